@@ -1,0 +1,36 @@
+# Tonearm: two commands on a fresh Debian 12 with a Swift 6 toolchain on PATH.
+#   make run    installs what is missing, builds, and plays a generated demo track
+#   make test   installs what is missing, builds, and runs every test
+SWIFT ?= swift
+DEMO_DIR := .build/demo
+DEMO := $(DEMO_DIR)/tonearm-demo.ogg
+
+.PHONY: all deps build run test demo clean
+
+all: build
+
+deps:
+	@bash packaging/install-build-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+# A 30-second tagged tone, made by GStreamer's own encoder (no media is committed).
+$(DEMO):
+	@mkdir -p $(DEMO_DIR)
+	gst-launch-1.0 -q audiotestsrc num-buffers=3000 samplesperbuffer=441 freq=440 volume=0.3 \
+	  ! audio/x-raw,rate=44100,channels=2 \
+	  ! taginject 'tags="title=(string)\"Tonearm demo\",artist=(string)Tonearm,album=(string)Generated"' \
+	  ! vorbisenc ! oggmux ! filesink location=$(DEMO)
+
+demo: deps $(DEMO)
+
+run: build demo
+	bash scripts/run-demo.sh $(DEMO)
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+clean:
+	rm -rf .build

@@ -1,0 +1,58 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Tonearm",
+    products: [
+        .executable(name: "tonearmd", targets: ["tonearmd"]),
+        .library(name: "PlayerModel", targets: ["PlayerModel"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // C at the edges: system libraries from Debian's -dev packages, each with a header of
+        // static inline shims for what Swift cannot import (variadics, macros).
+        .systemLibrary(
+            name: "CGStreamer", pkgConfig: "gstreamer-pbutils-1.0",
+            providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]),
+        .systemLibrary(
+            name: "CDBus", pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]),
+
+        // Thin Swift wrappers: no policy.
+        .target(name: "GStreamer", dependencies: ["CGStreamer"]),
+        .target(name: "DBus", dependencies: ["CDBus"]),
+
+        // The player model: pure Swift, no C.
+        .target(name: "PlayerModel"),
+
+        // The GStreamer engine behind the model's engine protocol.
+        .target(
+            name: "PlayerEngine",
+            dependencies: ["GStreamer", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
+
+        // MPRIS adapter: org.mpris.* and io.github.tonearm.Player1 over the model.
+        .target(
+            name: "MPRIS",
+            dependencies: ["DBus", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
+
+        .executableTarget(
+            name: "tonearmd",
+            dependencies: [
+                "PlayerEngine", "PlayerModel", "MPRIS", "DBus",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+
+        // Test support: the scripted engine, the media generator, the private bus.
+        .target(name: "TestSupport", dependencies: ["PlayerModel"], path: "Tests/TestSupport"),
+        .testTarget(name: "PlayerModelTests", dependencies: ["PlayerModel", "TestSupport"]),
+        .testTarget(
+            name: "PlayerEngineTests",
+            dependencies: ["PlayerEngine", "PlayerModel", "GStreamer", "TestSupport"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,110 @@
+#ifndef TONEARM_CGSTREAMER_SHIM_H
+#define TONEARM_CGSTREAMER_SHIM_H
+// GStreamer for Swift. Each static inline function below exists because Swift cannot import
+// what it wraps: a variadic function (g_object_set/get) or a function-like macro.
+#include <gst/gst.h>
+#include <gst/pbutils/pbutils.h>
+#include <gst/audio/audio.h>
+
+// g_object_set is variadic.
+static inline void tonearm_set_string(gpointer object, const char *name, const char *value) {
+    g_object_set(object, name, value, NULL);
+}
+// g_object_set is variadic.
+static inline void tonearm_set_int(gpointer object, const char *name, gint value) {
+    g_object_set(object, name, value, NULL);
+}
+// g_object_set is variadic; GstPlayFlags is a flags property, set as its integer value.
+static inline void tonearm_set_flags(gpointer object, const char *name, guint value) {
+    g_object_set(object, name, value, NULL);
+}
+// g_object_set is variadic.
+static inline void tonearm_set_uint64(gpointer object, const char *name, guint64 value) {
+    g_object_set(object, name, value, NULL);
+}
+// g_object_set is variadic.
+static inline void tonearm_set_double(gpointer object, const char *name, gdouble value) {
+    g_object_set(object, name, value, NULL);
+}
+// g_object_set is variadic.
+static inline void tonearm_set_bool(gpointer object, const char *name, gboolean value) {
+    g_object_set(object, name, value, NULL);
+}
+// g_object_set is variadic; the object property takes its own reference.
+static inline void tonearm_set_object(gpointer object, const char *name, gpointer value) {
+    g_object_set(object, name, value, NULL);
+}
+// g_object_get is variadic.
+static inline guint tonearm_get_flags(gpointer object, const char *name) {
+    guint value = 0;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+// g_object_get is variadic.
+static inline gdouble tonearm_get_double(gpointer object, const char *name) {
+    gdouble value = 0;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+// g_object_get is variadic.
+static inline gboolean tonearm_get_bool(gpointer object, const char *name) {
+    gboolean value = FALSE;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+// g_object_get is variadic; the caller owns the returned string (g_free).
+static inline gchar *tonearm_get_string(gpointer object, const char *name) {
+    gchar *value = NULL;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+// g_signal_connect is a macro and G_CALLBACK a cast Swift cannot express for this signature.
+static inline gulong tonearm_connect_about_to_finish(GstElement *playbin,
+                                                     void (*callback)(GstElement *, gpointer),
+                                                     gpointer data) {
+    return g_signal_connect(playbin, "about-to-finish", G_CALLBACK(callback), data);
+}
+// GST_MESSAGE_SRC is a macro.
+static inline GstObject *tonearm_message_src(GstMessage *message) {
+    return GST_MESSAGE_SRC(message);
+}
+// GST_MESSAGE_TYPE is a macro.
+static inline GstMessageType tonearm_message_type(GstMessage *message) {
+    return GST_MESSAGE_TYPE(message);
+}
+// gst_message_unref is a static inline over a cast Swift does not see through.
+static inline void tonearm_message_unref(GstMessage *message) { gst_message_unref(message); }
+// gst_query_unref is a static inline over a cast.
+static inline void tonearm_query_unref(GstQuery *query) { gst_query_unref(query); }
+// gst_tag_list_unref is a static inline over a cast.
+static inline void tonearm_tag_list_unref(GstTagList *list) { gst_tag_list_unref(list); }
+// gst_sample_unref is a static inline over a cast.
+static inline void tonearm_sample_unref(GstSample *sample) { gst_sample_unref(sample); }
+// GST_OBJECT_NAME is a macro; the name stays owned by the object.
+static inline const gchar *tonearm_object_name(GstObject *object) { return GST_OBJECT_NAME(object); }
+// GST_ELEMENT_GET_CLASS and the factory lookup are macros.
+static inline const gchar *tonearm_element_factory_name(GstElement *element) {
+    GstElementFactory *factory = gst_element_get_factory(element);
+    return factory ? gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory)) : NULL;
+}
+// GST_IS_BIN is a macro.
+static inline gboolean tonearm_is_bin(GstElement *element) { return GST_IS_BIN(element); }
+// GST_FORMAT_PERCENT_MAX is a macro.
+static inline gint64 tonearm_format_percent_max(void) { return GST_FORMAT_PERCENT_MAX; }
+// GST_PLUGIN_FEATURE is a cast macro.
+static inline void tonearm_feature_set_rank(GstElementFactory *factory, guint rank) {
+    gst_plugin_feature_set_rank(GST_PLUGIN_FEATURE(factory), rank);
+}
+// GST_PLUGIN_FEATURE is a cast macro.
+static inline guint tonearm_feature_get_rank(GstElementFactory *factory) {
+    return gst_plugin_feature_get_rank(GST_PLUGIN_FEATURE(factory));
+}
+// GST_PLUGIN_FEATURE is a cast macro; the name stays owned by the factory.
+static inline const gchar *tonearm_feature_name(GstElementFactory *factory) {
+    return gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory));
+}
+// GST_ELEMENT_FACTORY_TYPE_DECODER is a macro; the caller frees the list (gst_plugin_feature_list_free).
+static inline GList *tonearm_decoder_factories(void) {
+    return gst_element_factory_list_get_elements(GST_ELEMENT_FACTORY_TYPE_DECODER, GST_RANK_NONE);
+}
+#endif

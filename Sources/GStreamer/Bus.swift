@@ -1,0 +1,119 @@
+import CGStreamer
+
+/// A pipeline's `GstBus`, read without a GLib main loop: its poll file descriptor becomes readable
+/// when a message is pending, and `pop` drains it (`gst_bus_get_pollfd`, `gst_bus_pop`).
+public final class Bus: @unchecked Sendable {
+    private let pointer: UnsafeMutablePointer<GstBus>
+    private unowned let pipeline: Element
+
+    init(taking pointer: UnsafeMutablePointer<GstBus>, pipeline: Element) {
+        self.pointer = pointer
+        self.pipeline = pipeline
+    }
+
+    deinit { gst_object_unref(pointer) }
+
+    /// The file descriptor that is readable while messages are pending (`gst_bus_get_pollfd`).
+    public var fileDescriptor: Int32 {
+        var pollFD = GPollFD()
+        gst_bus_get_pollfd(pointer, &pollFD)
+        return pollFD.fd
+    }
+
+    /// The next pending message, copied into Swift, or nil (`gst_bus_pop`; the message is unreffed).
+    public func pop() -> Message? {
+        guard let raw = gst_bus_pop(pointer) else { return nil }
+        defer { tonearm_message_unref(raw) }
+        return Message(raw, fromPipeline: pipeline.isSource(of: raw))
+    }
+
+    /// Drops every pending message and, while `true`, every new one (`gst_bus_set_flushing`).
+    public func setFlushing(_ flushing: Bool) { gst_bus_set_flushing(pointer, flushing ? 1 : 0) }
+}
+
+/// A bus message copied out of its `GstMessage` at once: a `Sendable` value with no pointer in it.
+public struct Message: Sendable {
+    public enum Kind: Sendable {
+        case endOfStream
+        case error(GStreamerError)
+        case warning(GStreamerError)
+        case tags(TagList)
+        case buffering(percent: Int)
+        case stateChanged(old: ElementState, new: ElementState, pending: ElementState)
+        case asyncDone
+        case durationChanged
+        case streamStart
+        /// A plugin playbin needed is not installed (`gst_missing_plugin_message_get_description`).
+        case missingPlugin(description: String)
+        case clockLost
+        case requestState(ElementState)
+        case latency
+        case other(String)
+    }
+
+    public var kind: Kind
+    /// The name of the element that posted it.
+    public var source: String
+    /// Whether the pipeline itself posted it (state changes of children are not the pipeline's).
+    public var isFromPipeline: Bool
+
+    init(_ message: UnsafeMutablePointer<GstMessage>, fromPipeline: Bool) {
+        isFromPipeline = fromPipeline
+        let source = tonearm_message_src(message).flatMap { tonearm_object_name($0) }.map { String(utf8Repairing: $0) } ?? ""
+        self.source = source
+        let type = tonearm_message_type(message)
+        switch type {
+        case GST_MESSAGE_EOS:
+            kind = .endOfStream
+        case GST_MESSAGE_ERROR, GST_MESSAGE_WARNING:
+            var error: UnsafeMutablePointer<GError>?
+            var debug: UnsafeMutablePointer<gchar>?
+            if type == GST_MESSAGE_ERROR { gst_message_parse_error(message, &error, &debug) }
+            else { gst_message_parse_warning(message, &error, &debug) }
+            defer {
+                if let error { g_error_free(error) }
+                g_free(debug)
+            }
+            let copied = error.map { GStreamerError($0, debug: debug.map { String(utf8Repairing: $0) }, source: source) }
+                ?? GStreamerError(domain: GStreamerError.coreDomain, code: 0, message: "unknown error", source: source)
+            kind = type == GST_MESSAGE_ERROR ? .error(copied) : .warning(copied)
+        case GST_MESSAGE_TAG:
+            var list: UnsafeMutablePointer<GstTagList>?
+            gst_message_parse_tag(message, &list)
+            if let list {
+                defer { tonearm_tag_list_unref(list) }
+                kind = .tags(TagList(list))
+            } else {
+                kind = .tags(TagList())
+            }
+        case GST_MESSAGE_BUFFERING:
+            var percent: gint = 0
+            gst_message_parse_buffering(message, &percent)
+            kind = .buffering(percent: Int(percent))
+        case GST_MESSAGE_STATE_CHANGED:
+            var old = GST_STATE_VOID_PENDING, new = GST_STATE_VOID_PENDING, pending = GST_STATE_VOID_PENDING
+            gst_message_parse_state_changed(message, &old, &new, &pending)
+            kind = .stateChanged(old: ElementState(old), new: ElementState(new), pending: ElementState(pending))
+        case GST_MESSAGE_ASYNC_DONE:
+            kind = .asyncDone
+        case GST_MESSAGE_DURATION_CHANGED:
+            kind = .durationChanged
+        case GST_MESSAGE_STREAM_START:
+            kind = .streamStart
+        case GST_MESSAGE_CLOCK_LOST:
+            kind = .clockLost
+        case GST_MESSAGE_LATENCY:
+            kind = .latency
+        case GST_MESSAGE_REQUEST_STATE:
+            var state = GST_STATE_VOID_PENDING
+            gst_message_parse_request_state(message, &state)
+            kind = .requestState(ElementState(state))
+        case GST_MESSAGE_ELEMENT where gst_is_missing_plugin_message(message) != 0:
+            let description = gst_missing_plugin_message_get_description(message)
+            defer { g_free(description) }
+            kind = .missingPlugin(description: description.map { String(utf8Repairing: $0) } ?? "unknown plugin")
+        default:
+            kind = .other(gst_message_type_get_name(type).map { String(cString: $0) } ?? "unknown")
+        }
+    }
+}

@@ -1,0 +1,230 @@
+import CGStreamer
+
+/// A pipeline state (`GstState`).
+public enum ElementState: Int32, Sendable, CustomStringConvertible {
+    case voidPending = 0, null = 1, ready = 2, paused = 3, playing = 4
+
+    init(_ state: GstState) { self = ElementState(rawValue: Int32(state.rawValue)) ?? .voidPending }
+    var gst: GstState { GstState(rawValue: UInt32(rawValue)) }
+    public var description: String {
+        switch self {
+        case .voidPending: "VOID_PENDING"
+        case .null: "NULL"
+        case .ready: "READY"
+        case .paused: "PAUSED"
+        case .playing: "PLAYING"
+        }
+    }
+}
+
+/// The result of `gst_element_set_state`.
+public enum StateChangeResult: Sendable {
+    case failure, success, async, noPreroll
+}
+
+/// Seek flags (`GstSeekFlags`).
+public struct SeekFlags: OptionSet, Sendable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    public static let flush = SeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue)
+    public static let accurate = SeekFlags(rawValue: GST_SEEK_FLAG_ACCURATE.rawValue)
+    public static let keyUnit = SeekFlags(rawValue: GST_SEEK_FLAG_KEY_UNIT.rawValue)
+    public static let snapBefore = SeekFlags(rawValue: GST_SEEK_FLAG_SNAP_BEFORE.rawValue)
+    public static let snapAfter = SeekFlags(rawValue: GST_SEEK_FLAG_SNAP_AFTER.rawValue)
+    public static let snapNearest = SeekFlags(rawValue: GST_SEEK_FLAG_SNAP_NEAREST.rawValue)
+    public static let trickMode = SeekFlags(rawValue: GST_SEEK_FLAG_TRICKMODE.rawValue)
+    public static let instantRateChange = SeekFlags(rawValue: GST_SEEK_FLAG_INSTANT_RATE_CHANGE.rawValue)
+}
+
+/// A reference to a `GstElement`. Takes ownership of one reference (sinking a floating one) and
+/// releases it on deinit; a pipeline is set to NULL before that (trap 8 in the design brief).
+public final class Element: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<GstElement>
+    private let ownsPipeline: Bool
+
+    /// Wraps `pointer`, taking ownership with `gst_object_ref_sink` (elements start floating).
+    init(taking pointer: UnsafeMutablePointer<GstElement>, isPipeline: Bool = false) {
+        self.pointer = pointer
+        self.ownsPipeline = isPipeline
+        gst_object_ref_sink(pointer)
+    }
+
+    deinit {
+        if ownsPipeline { gst_element_set_state(pointer, GST_STATE_NULL) }
+        gst_object_unref(pointer)
+    }
+
+    /// `gst_element_factory_make`.
+    /// `gst_element_factory_make`. A top-level pipeline (`isPipeline`) is set to NULL before its
+    /// last reference goes.
+    public convenience init(factory: String, name: String? = nil, isPipeline: Bool = false) throws {
+        GStreamer.initialize()
+        guard let element = gst_element_factory_make(factory, name) else {
+            throw GStreamerError(domain: GStreamerError.coreDomain, code: Int32(GST_CORE_ERROR_MISSING_PLUGIN.rawValue),
+                                 message: "GStreamer element '\(factory)' is not installed")
+        }
+        self.init(taking: element, isPipeline: isPipeline)
+    }
+
+    /// `gst_parse_bin_from_description` with ghost pads for the unlinked ones: a description such
+    /// as `wavenc ! filesink location=out.wav` becomes one element usable as a sink.
+    public convenience init(binDescription: String) throws {
+        GStreamer.initialize()
+        var error: UnsafeMutablePointer<GError>?
+        let bin = gst_parse_bin_from_description(binDescription, 1, &error)
+        if let error {
+            defer { g_error_free(error) }
+            if let bin { gst_object_unref(bin) }
+            throw GStreamerError(error)
+        }
+        guard let bin else {
+            throw GStreamerError(domain: GStreamerError.coreDomain, code: 0, message: "could not parse '\(binDescription)'")
+        }
+        self.init(taking: UnsafeMutableRawPointer(bin).assumingMemoryBound(to: GstElement.self))
+    }
+
+    var object: gpointer { UnsafeMutableRawPointer(pointer) }
+
+    /// The element's name (`GST_OBJECT_NAME`).
+    public var name: String {
+        tonearm_object_name(UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstObject.self))
+            .map { String(cString: $0) } ?? ""
+    }
+
+    /// The name of the factory that made the element.
+    public var factoryName: String? { tonearm_element_factory_name(pointer).map { String(cString: $0) } }
+
+    public func set(_ property: String, _ value: String) { tonearm_set_string(object, property, value) }
+    public func set(_ property: String, _ value: Int32) { tonearm_set_int(object, property, value) }
+    public func set(_ property: String, flags value: UInt32) { tonearm_set_flags(object, property, value) }
+    public func set(_ property: String, _ value: UInt64) { tonearm_set_uint64(object, property, guint64(value)) }
+    public func set(_ property: String, _ value: Double) { tonearm_set_double(object, property, value) }
+    public func set(_ property: String, _ value: Bool) { tonearm_set_bool(object, property, value ? 1 : 0) }
+    public func set(_ property: String, _ value: Element) { tonearm_set_object(object, property, value.object) }
+    public func flags(_ property: String) -> UInt32 { tonearm_get_flags(object, property) }
+    public func double(_ property: String) -> Double { tonearm_get_double(object, property) }
+    public func bool(_ property: String) -> Bool { tonearm_get_bool(object, property) != 0 }
+    public func string(_ property: String) -> String? {
+        guard let value = tonearm_get_string(object, property) else { return nil }
+        defer { g_free(value) }
+        return String(utf8Repairing: value)
+    }
+
+    /// `gst_element_set_state`.
+    @discardableResult
+    public func setState(_ state: ElementState) -> StateChangeResult {
+        switch gst_element_set_state(pointer, state.gst) {
+        case GST_STATE_CHANGE_SUCCESS: .success
+        case GST_STATE_CHANGE_ASYNC: .async
+        case GST_STATE_CHANGE_NO_PREROLL: .noPreroll
+        default: .failure
+        }
+    }
+
+    /// The current and pending state without waiting (`gst_element_get_state` with timeout 0).
+    public var currentState: (current: ElementState, pending: ElementState) {
+        var current = GST_STATE_VOID_PENDING
+        var pending = GST_STATE_VOID_PENDING
+        gst_element_get_state(pointer, &current, &pending, 0)
+        return (ElementState(current), ElementState(pending))
+    }
+
+    /// `gst_element_query_position` in time, in nanoseconds.
+    public func queryPosition() -> Int64? {
+        var position: gint64 = -1
+        guard gst_element_query_position(pointer, GST_FORMAT_TIME, &position) != 0, position >= 0 else { return nil }
+        return Int64(position)
+    }
+
+    /// `gst_element_query_duration` in time, in nanoseconds.
+    public func queryDuration() -> Int64? {
+        var duration: gint64 = -1
+        guard gst_element_query_duration(pointer, GST_FORMAT_TIME, &duration) != 0, duration >= 0 else { return nil }
+        return Int64(duration)
+    }
+
+    /// The SEEKING query in time: whether the element can seek now.
+    public func querySeekable() -> Bool? {
+        guard let query = gst_query_new_seeking(GST_FORMAT_TIME) else { return nil }
+        defer { tonearm_query_unref(query) }
+        guard gst_element_query(pointer, query) != 0 else { return nil }
+        var seekable: gboolean = 0
+        gst_query_parse_seeking(query, nil, &seekable, nil, nil)
+        return seekable != 0
+    }
+
+    /// The BUFFERING query in percent format: whether the stream is live (from the LATENCY query),
+    /// and the loaded ranges as fractions 0...1 of the whole.
+    public func queryBufferedRanges() -> [ClosedRange<Double>]? {
+        guard let query = gst_query_new_buffering(GST_FORMAT_PERCENT) else { return nil }
+        defer { tonearm_query_unref(query) }
+        guard gst_element_query(pointer, query) != 0 else { return nil }
+        let max = Double(tonearm_format_percent_max())
+        var ranges: [ClosedRange<Double>] = []
+        for index in 0..<gst_query_get_n_buffering_ranges(query) {
+            var start: gint64 = 0
+            var stop: gint64 = 0
+            if gst_query_parse_nth_buffering_range(query, index, &start, &stop) != 0, start >= 0, stop >= start {
+                ranges.append(Double(start) / max...Double(stop) / max)
+            }
+        }
+        return ranges
+    }
+
+    /// The LATENCY query: whether the pipeline has a live source.
+    public func queryLive() -> Bool? {
+        guard let query = gst_query_new_latency() else { return nil }
+        defer { tonearm_query_unref(query) }
+        guard gst_element_query(pointer, query) != 0 else { return nil }
+        var live: gboolean = 0
+        gst_query_parse_latency(query, &live, nil, nil)
+        return live != 0
+    }
+
+    /// `gst_element_seek` in time from `start` (nanoseconds) to the end.
+    public func seek(rate: Double, flags: SeekFlags, start: Int64) -> Bool {
+        gst_element_seek(pointer, rate, GST_FORMAT_TIME, GstSeekFlags(rawValue: flags.rawValue),
+                         GST_SEEK_TYPE_SET, gint64(start), GST_SEEK_TYPE_NONE, -1) != 0
+    }
+
+    /// The factory names of the element's children when it is a bin (`gst_bin_iterate_elements`).
+    public var childFactoryNames: [String] {
+        guard tonearm_is_bin(pointer) != 0 else { return [] }
+        var names: [String] = []
+        let bin = UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstBin.self)
+        var node = bin.pointee.children
+        while let current = node {
+            let child = current.pointee.data.assumingMemoryBound(to: GstElement.self)
+            if let name = tonearm_element_factory_name(child) { names.append(String(cString: name)) }
+            node = current.pointee.next
+        }
+        return names
+    }
+
+    /// The element's bus (`gst_element_get_bus`, whose reference the Bus owns).
+    public var bus: Bus? { gst_element_get_bus(pointer).map { Bus(taking: $0, pipeline: self) } }
+
+    /// Whether `message` was posted by this element itself.
+    func isSource(of message: UnsafeMutablePointer<GstMessage>) -> Bool {
+        UnsafeMutableRawPointer(tonearm_message_src(message)) == UnsafeMutableRawPointer(pointer)
+    }
+}
+
+/// A `playbin`/`playbin3` and its `about-to-finish` signal.
+public final class AboutToFinish: @unchecked Sendable {
+    private let handler: @Sendable () -> Void
+    private init(_ handler: @escaping @Sendable () -> Void) { self.handler = handler }
+
+    /// Connects `handler` to `about-to-finish` on `playbin`. It runs on a streaming thread: it may
+    /// set the next `uri` synchronously and must do nothing else (design brief, trap 2). The returned
+    /// object must outlive the connection (keep it as long as the element).
+    public static func connect(_ playbin: Element, _ handler: @escaping @Sendable () -> Void) -> AboutToFinish {
+        let box = AboutToFinish(handler)
+        let callback: @convention(c) (UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { _, data in
+            guard let data else { return }
+            Unmanaged<AboutToFinish>.fromOpaque(data).takeUnretainedValue().handler()
+        }
+        _ = tonearm_connect_about_to_finish(playbin.pointer, callback, Unmanaged.passUnretained(box).toOpaque())
+        return box
+    }
+}

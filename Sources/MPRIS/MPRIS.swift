@@ -1,0 +1,1 @@
+// MPRIS adapter (issue 3).

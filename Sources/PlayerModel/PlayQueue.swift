@@ -1,0 +1,105 @@
+/// The queue: items in order, which one is current, and the order in which to play them (the
+/// queue's order, or a shuffled one). A value type; the player owns the only one.
+public struct PlayQueue: Sendable {
+    public private(set) var items: [Item] = []
+    public private(set) var currentID: ItemID?
+    /// The play order: equal to `items`' order unless shuffled.
+    private var order: [ItemID] = []
+    public private(set) var isShuffled = false
+    private var nextRawID: UInt64 = 1
+
+    public init() {}
+
+    public var current: Item? { currentID.flatMap { item($0) } }
+    public var ids: [ItemID] { items.map(\.id) }
+    public var isEmpty: Bool { items.isEmpty }
+
+    public func item(_ id: ItemID) -> Item? { items.first { $0.id == id } }
+    public func index(of id: ItemID) -> Int? { items.firstIndex { $0.id == id } }
+
+    mutating func update(_ id: ItemID, _ change: (inout Item) -> Void) {
+        guard let index = index(of: id) else { return }
+        change(&items[index])
+    }
+
+    /// Adds items after `after` (nil: at the end); returns their new ids.
+    mutating func insert(_ uris: [MediaURI], after: ItemID?) -> [ItemID] {
+        let newItems = uris.map { uri -> Item in
+            defer { nextRawID += 1 }
+            return Item(id: ItemID(nextRawID), uri: uri)
+        }
+        let position = after.flatMap { index(of: $0).map { $0 + 1 } } ?? items.count
+        items.insert(contentsOf: newItems, at: position)
+        if isShuffled {
+            // new entries land at random places after the current one in the play order
+            for item in newItems {
+                let start = currentID.flatMap { order.firstIndex(of: $0).map { $0 + 1 } } ?? 0
+                order.insert(item.id, at: Int.random(in: start...order.count))
+            }
+        } else {
+            order = ids
+        }
+        return newItems.map(\.id)
+    }
+
+    /// Removes an item. Returns false when it is not in the queue. Removing the current item
+    /// leaves no current item; the caller picks the next one first.
+    @discardableResult
+    mutating func remove(_ id: ItemID) -> Bool {
+        guard let index = index(of: id) else { return false }
+        items.remove(at: index)
+        order.removeAll { $0 == id }
+        if currentID == id { currentID = nil }
+        return true
+    }
+
+    /// Moves an item to just after `after` (nil: to the front).
+    mutating func move(_ id: ItemID, after: ItemID?) -> Bool {
+        guard let from = index(of: id), after != id else { return false }
+        if let after, index(of: after) == nil { return false }
+        let item = items.remove(at: from)
+        let to = after.flatMap { index(of: $0).map { $0 + 1 } } ?? 0
+        items.insert(item, at: to)
+        if !isShuffled { order = ids }
+        return true
+    }
+
+    mutating func removeAll() {
+        items.removeAll()
+        order.removeAll()
+        currentID = nil
+    }
+
+    mutating func setCurrent(_ id: ItemID?) {
+        precondition(id == nil || index(of: id!) != nil, "current item must be in the queue")
+        currentID = id
+    }
+
+    mutating func setShuffled(_ shuffled: Bool) {
+        isShuffled = shuffled
+        if shuffled {
+            // the current item first, the rest in a random order
+            var rest = ids.filter { $0 != currentID }
+            rest.shuffle()
+            order = (currentID.map { [$0] } ?? []) + rest
+        } else {
+            order = ids
+        }
+    }
+
+    /// The item after `id` in play order; with `wrap`, the first after the last.
+    public func next(after id: ItemID?, wrap: Bool) -> ItemID? {
+        guard !order.isEmpty else { return nil }
+        guard let id, let position = order.firstIndex(of: id) else { return order.first }
+        if position + 1 < order.count { return order[position + 1] }
+        return wrap ? order.first : nil
+    }
+
+    /// The item before `id` in play order; with `wrap`, the last before the first.
+    public func previous(before id: ItemID?, wrap: Bool) -> ItemID? {
+        guard !order.isEmpty else { return nil }
+        guard let id, let position = order.firstIndex(of: id) else { return order.last }
+        if position > 0 { return order[position - 1] }
+        return wrap ? order.last : nil
+    }
+}

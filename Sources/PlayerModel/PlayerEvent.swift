@@ -1,0 +1,60 @@
+/// What observers of a player hear. States arrive first with their current value when a
+/// subscription starts (rule 1); moments (`seeked`, `playedToEnd`, `itemFailed`) only as they happen.
+public enum PlayerEvent: Sendable, Equatable {
+    case currentItemChanged(Item?)
+    case queueChanged([ItemID])
+    case itemStatusChanged(ItemID, ItemStatus)
+    case timeControlStatusChanged(TimeControlStatus)
+    case intentChanged(TransportIntent)
+    case bufferingChanged(ItemID, percent: Int, loadedRanges: [TimeRange])
+    case metadataChanged(ItemID, Metadata)
+    case durationChanged(ItemID, Duration?)
+    /// Whether the current item is live or seekable changed.
+    case capabilitiesChanged(ItemID, isLive: Bool, isSeekable: Bool)
+    case rateChanged(Double, RateChangeReason)
+    case volumeChanged(Double, muted: Bool)
+    case loopModeChanged(LoopMode)
+    case shuffleChanged(Bool)
+    /// The position jumped (a seek finished, a track looped), to this position.
+    case seeked(Duration)
+    case playedToEnd(ItemID)
+    case itemFailed(ItemID, ItemError)
+}
+
+/// Errors a caller of the player gets for a request that cannot be carried out.
+public struct PlayerError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        case noSuchItem, noCurrentItem, rateOutOfRange, retryBudgetExhausted, nothingToRetry, invalidURI
+    }
+    public var code: Code
+    public var message: String
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+    public var description: String { message }
+}
+
+/// Keeps a subscription alive; `cancel()` or dropping it ends it.
+public final class Subscription: @unchecked Sendable {
+    private var onCancel: (() -> Void)?
+    init(_ onCancel: @escaping () -> Void) { self.onCancel = onCancel }
+    public func cancel() {
+        onCancel?()
+        onCancel = nil
+    }
+    deinit { cancel() }
+}
+
+/// How the player behaves.
+public struct PlayerConfiguration: Sendable {
+    /// After a failed item, go on with the next one.
+    public var advanceOnFailure = true
+    /// How often `retry()` may try one item again.
+    public var maximumRetries = 3
+    public var minimumRate = 0.25
+    public var maximumRate = 4.0
+    /// `previous()` restarts the current item when it has played longer than this.
+    public var restartThreshold: Duration = .seconds(3)
+    public init() {}
+}

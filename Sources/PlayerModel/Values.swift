@@ -1,0 +1,233 @@
+import Foundation
+
+/// A stable identifier of one queue entry. Two entries of the same URI have different ids.
+public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let rawValue: UInt64
+    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+    public static func < (a: ItemID, b: ItemID) -> Bool { a.rawValue < b.rawValue }
+    public var description: String { "item\(rawValue)" }
+}
+
+/// What one load of an item is called; bus messages of an older load never touch a newer one
+/// (rule 3 in the design brief).
+public struct Generation: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt64
+    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+    public var description: String { "gen\(rawValue)" }
+}
+
+/// A media URI the player accepts: `file://`, `http://`, `https://` (HLS is an `.m3u8` over HTTP).
+public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
+    public let url: URL
+    public static let supportedSchemes = ["file", "http", "https"]
+
+    /// Accepts an absolute or relative path, or a URI with a supported scheme.
+    public init(_ text: String, relativeTo directory: String = FileManager.default.currentDirectoryPath) throws(ItemError) {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw ItemError(.invalidURI, "empty URI") }
+        if trimmed.hasPrefix("/") || trimmed.hasPrefix("~") || trimmed.hasPrefix(".") || !trimmed.contains(":") {
+            let expanded = (trimmed as NSString).expandingTildeInPath
+            let absolute = expanded.hasPrefix("/") ? expanded : (directory as NSString).appendingPathComponent(expanded)
+            url = URL(fileURLWithPath: (absolute as NSString).standardizingPath)
+            return
+        }
+        guard let parsed = URL(string: trimmed), let scheme = parsed.scheme?.lowercased() else {
+            throw ItemError(.invalidURI, "not a valid URI: \(trimmed)")
+        }
+        guard MediaURI.supportedSchemes.contains(scheme) else {
+            throw ItemError(.unsupportedScheme, "Tonearm does not play \(scheme): URIs (it plays file, http and https): \(trimmed)")
+        }
+        if scheme == "file" {
+            guard parsed.host == nil || parsed.host == "" || parsed.host == "localhost" else {
+                throw ItemError(.invalidURI, "file URI names a remote host: \(trimmed)")
+            }
+        } else if parsed.host == nil || parsed.host == "" {
+            throw ItemError(.invalidURI, "\(scheme) URI has no host: \(trimmed)")
+        }
+        url = parsed
+    }
+
+    public init(fileURL: URL) { url = fileURL }
+
+    public var string: String { url.absoluteString }
+    public var isFile: Bool { url.isFileURL }
+    public var path: String? { url.isFileURL ? url.path : nil }
+    /// The last path component, decoded, for a title when there is no title tag.
+    public var displayName: String {
+        let name = url.lastPathComponent
+        return name.isEmpty || name == "/" ? string : name
+    }
+    public var description: String { string }
+}
+
+/// Why an item cannot play, with a message a person can act on.
+public struct ItemError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable, CaseIterable {
+        case notFound, permission, unsupportedFormat, missingDecoder, decode, network, output
+        case invalidURI, unsupportedScheme, other
+    }
+    public var kind: Kind
+    public var message: String
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+    public var description: String { "\(kind.rawValue): \(message)" }
+}
+
+/// Can this item play? `unknown` until the pipeline prerolled it.
+public enum ItemStatus: Hashable, Sendable {
+    case unknown, readyToPlay, failed(ItemError)
+    public var name: String {
+        switch self {
+        case .unknown: "unknown"
+        case .readyToPlay: "readyToPlay"
+        case .failed: "failed"
+        }
+    }
+}
+
+/// Why playback that was asked for is not advancing.
+public enum WaitingReason: String, Hashable, Sendable {
+    case buffering, evaluatingBuffering, noItem
+}
+
+/// What the transport does right now, apart from what was asked (rule 4).
+public enum TimeControlStatus: Hashable, Sendable {
+    case paused, waitingToPlay(WaitingReason), playing
+    public var name: String {
+        switch self {
+        case .paused: "paused"
+        case .waitingToPlay: "waitingToPlay"
+        case .playing: "playing"
+        }
+    }
+    public var waitingReason: WaitingReason? {
+        if case .waitingToPlay(let reason) = self { reason } else { nil }
+    }
+}
+
+/// What the user asked the transport to do.
+public enum TransportIntent: String, Hashable, Sendable {
+    case stopped, paused, playing
+}
+
+public enum LoopMode: String, Hashable, Sendable, CaseIterable {
+    case none, track, queue
+}
+
+/// Why the rate changed.
+public enum RateChangeReason: String, Hashable, Sendable {
+    /// The value when a subscription starts.
+    case initial
+    /// A client asked for it.
+    case client
+    /// A client asked for a rate out of range; the rate is unchanged.
+    case refused
+    /// The sound server paused or resumed the stream (REQUEST_STATE from the sink).
+    case soundServer
+    /// The system is going to sleep.
+    case systemSleep
+}
+
+/// A loaded range of media time.
+public struct TimeRange: Hashable, Sendable {
+    public var start: Duration
+    public var end: Duration
+    public init(start: Duration, end: Duration) {
+        self.start = start
+        self.end = end
+    }
+}
+
+/// An image embedded in the media.
+public struct CoverImage: Hashable, Sendable {
+    public var data: Data
+    public var mediaType: String
+    public init(data: Data, mediaType: String) {
+        self.data = data
+        self.mediaType = mediaType
+    }
+}
+
+/// Tags of an item. Every string is valid UTF-8 (repaired at the engine boundary).
+public struct Metadata: Hashable, Sendable {
+    public var title: String?
+    public var artists: [String] = []
+    public var album: String?
+    public var albumArtists: [String] = []
+    public var trackNumber: Int?
+    public var discNumber: Int?
+    public var genres: [String] = []
+    /// ISO 8601, as precise as the tag is (`2024`, `2024-05-17`).
+    public var date: String?
+    public var comment: String?
+    public var audioCodec: String?
+    public var videoCodec: String?
+    /// Bits per second.
+    public var bitrate: Int?
+    public var cover: CoverImage?
+    /// The title a radio station sends for what it plays now.
+    public var streamTitle: String?
+    /// A radio station's name.
+    public var organization: String?
+
+    public init() {}
+
+    /// Values of `newer` replace ours where `newer` has them.
+    public mutating func merge(_ newer: Metadata) {
+        if let v = newer.title { title = v }
+        if !newer.artists.isEmpty { artists = newer.artists }
+        if let v = newer.album { album = v }
+        if !newer.albumArtists.isEmpty { albumArtists = newer.albumArtists }
+        if let v = newer.trackNumber { trackNumber = v }
+        if let v = newer.discNumber { discNumber = v }
+        if !newer.genres.isEmpty { genres = newer.genres }
+        if let v = newer.date { date = v }
+        if let v = newer.comment { comment = v }
+        if let v = newer.audioCodec { audioCodec = v }
+        if let v = newer.videoCodec { videoCodec = v }
+        if let v = newer.bitrate { bitrate = v }
+        if let v = newer.cover { cover = v }
+        if let v = newer.streamTitle { streamTitle = v }
+        if let v = newer.organization { organization = v }
+    }
+}
+
+/// One piece of media and its dynamic state.
+public struct Item: Hashable, Sendable, Identifiable {
+    public let id: ItemID
+    public let uri: MediaURI
+    public internal(set) var status: ItemStatus = .unknown
+    public internal(set) var duration: Duration?
+    public internal(set) var isLive = false
+    public internal(set) var isSeekable = false
+    public internal(set) var metadata = Metadata()
+    public internal(set) var bufferingPercent = 100
+    public internal(set) var loadedRanges: [TimeRange] = []
+
+    public init(id: ItemID, uri: MediaURI) {
+        self.id = id
+        self.uri = uri
+    }
+
+    public var error: ItemError? {
+        if case .failed(let error) = status { error } else { nil }
+    }
+    /// The buffer ran dry: asked to play, nothing to play.
+    public var isBufferEmpty: Bool { bufferingPercent == 0 }
+    /// The title to show: the title tag, a radio stream title, else the file name.
+    public var displayTitle: String {
+        metadata.title ?? metadata.streamTitle ?? uri.displayName
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds (truncated).
+    public var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+    public var microseconds: Int64 { nanoseconds / 1000 }
+    public var seconds: Double { Double(nanoseconds) / 1e9 }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Logging
+import PlayerEngine
+import PlayerModel
+import TestSupport
+import XCTest
+
+/// A real player over a real GStreamer pipeline, on media generated for the test.
+final class Harness {
+    let player: Player
+    let engine: GStreamerEngine
+    let recorder: EventRecorder
+
+    init(pipeline: EngineConfiguration.PipelineKind, sink: String = "fakesink sync=true",
+         configuration: PlayerConfiguration = PlayerConfiguration()) throws {
+        let queue = DispatchQueue(label: "test.player")
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        engine = try GStreamerEngine(configuration: EngineConfiguration(pipeline: pipeline, audioSink: sink, video: false),
+                                     queue: queue, logger: logger)
+        player = Player(engine: engine, configuration: configuration, queue: queue)
+        recorder = EventRecorder(player)
+    }
+
+    @discardableResult
+    func enqueue(_ urls: URL...) throws -> [ItemID] {
+        try player.enqueue(urls.map { MediaURI(fileURL: $0) })
+    }
+
+    func waitForStatus(_ id: ItemID, _ name: String, from: Int = 0, timeout: TimeInterval = 20) throws -> ItemStatus {
+        try recorder.wait(for: "\(id) \(name)", from: from, timeout: timeout) { event in
+            guard let (itemID, status) = event.itemStatus, itemID == id, status.name == name else { return nil }
+            return status
+        }
+    }
+
+    func waitForTimeControl(_ status: TimeControlStatus, from: Int = 0) throws {
+        try recorder.wait(for: "time control \(status)", from: from) { $0.timeControl == status ? () : nil }
+    }
+
+    func waitForSeeked(from: Int) throws -> Duration {
+        try recorder.wait(for: "seeked", from: from) { $0.seekedPosition }
+    }
+}
+
+/// Runs the same test body on playbin3 and on legacy playbin (trap 6).
+func onBothPipelines(_ body: (EngineConfiguration.PipelineKind) throws -> Void) rethrows {
+    for kind in EngineConfiguration.PipelineKind.allCases {
+        do {
+            try body(kind)
+        } catch {
+            XCTFail("on \(kind.rawValue): \(error)")
+            throw error
+        }
+    }
+}

@@ -1,0 +1,271 @@
+import Foundation
+
+/// Makes test media at test time with GStreamer's own encoders (`gst-launch-1.0`), in a fresh
+/// temporary directory. No media is committed.
+public final class MediaGenerator: @unchecked Sendable {
+    public enum Format: String, CaseIterable, Sendable {
+        case mp3, ogg, opus, flac, wav
+
+        var encoder: String {
+            switch self {
+            case .mp3: "lamemp3enc"
+            case .ogg: "vorbisenc ! oggmux"
+            case .opus: "audioresample ! audio/x-raw,rate=48000 ! opusenc ! oggmux"
+            case .flac: "flacenc"
+            case .wav: "wavenc"
+            }
+        }
+    }
+
+    public struct Tags: Sendable {
+        public var title: String?
+        public var artist: String?
+        public var album: String?
+        public var albumArtist: String?
+        public var trackNumber: Int?
+        public var discNumber: Int?
+        public var genre: String?
+        public var date: String?
+        public var comment: String?
+        public init(title: String? = nil, artist: String? = nil, album: String? = nil, albumArtist: String? = nil,
+                    trackNumber: Int? = nil, discNumber: Int? = nil, genre: String? = nil, date: String? = nil,
+                    comment: String? = nil) {
+            self.title = title
+            self.artist = artist
+            self.album = album
+            self.albumArtist = albumArtist
+            self.trackNumber = trackNumber
+            self.discNumber = discNumber
+            self.genre = genre
+            self.date = date
+            self.comment = comment
+        }
+
+        /// A `taginject` tag string (gst_tag_list_new_from_string syntax).
+        var injection: String {
+            func quoted(_ value: String) -> String {
+                "(string)\\\"" + value.replacingOccurrences(of: "\"", with: "'") + "\\\""
+            }
+            var parts: [String] = []
+            if let title { parts.append("title=\(quoted(title))") }
+            if let artist { parts.append("artist=\(quoted(artist))") }
+            if let album { parts.append("album=\(quoted(album))") }
+            if let albumArtist { parts.append("album-artist=\(quoted(albumArtist))") }
+            if let trackNumber { parts.append("track-number=(uint)\(trackNumber)") }
+            if let discNumber { parts.append("album-disc-number=(uint)\(discNumber)") }
+            if let genre { parts.append("genre=\(quoted(genre))") }
+            if let date { parts.append("datetime=(GstDateTime)\(date)") }
+            if let comment { parts.append("comment=\(quoted(comment))") }
+            return parts.joined(separator: ",")
+        }
+    }
+
+    public static let sampleRate = 44100
+    public let directory: URL
+
+    public init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-media-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+
+    public func url(_ name: String) -> URL { directory.appendingPathComponent(name) }
+
+    /// A sine tone (44.1 kHz stereo) encoded as `format`, with tags and, for MP3 and FLAC, an
+    /// embedded PNG cover.
+    public func tone(_ name: String, format: Format, seconds: Double, frequency: Double = 440,
+                     tags: Tags = Tags(), cover: Bool = false) throws -> URL {
+        let output = url("\(name).\(format.rawValue)")
+        let samples = Int(seconds * Double(Self.sampleRate))
+        let source = "audiotestsrc num-buffers=\(max(1, samples / 441)) samplesperbuffer=441 freq=\(frequency) volume=0.5"
+            + " ! audio/x-raw,rate=\(Self.sampleRate),channels=2"
+        // MP3 gets its ID3v2 tag (text and cover) from our own writer; the rest from taginject
+        let tagging = tags.injection.isEmpty || format == .mp3 ? "" : " ! taginject @TAGS@"
+        try gstLaunch("\(source)\(tagging) ! \(format.encoder) ! filesink location=\(output.path)",
+                      tags: "tags=\"\(tags.injection)\"")
+        let png = cover ? try coverImage() : nil
+        switch format {
+        case .mp3:
+            try ID3Writer.prepend(tags: tags, cover: png.map { ($0, "image/png") }, to: output)
+        case .flac:
+            if let png { try FLACWriter.insertPicture(png, mediaType: "image/png", into: output) }
+        default:
+            break
+        }
+        return output
+    }
+
+    /// A small PNG (gst-launch's videotestsrc through pngenc).
+    public func coverImage() throws -> Data {
+        let output = url("cover-\(UUID().uuidString).png")
+        try gstLaunch("videotestsrc num-buffers=1 pattern=smpte ! video/x-raw,width=64,height=64 ! pngenc ! filesink location=\(output.path)")
+        defer { try? FileManager.default.removeItem(at: output) }
+        return try Data(contentsOf: output)
+    }
+
+    /// Bytes no demuxer recognises.
+    public func garbage(_ name: String) throws -> URL {
+        let output = url(name)
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<65536).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        try Data(bytes).write(to: output)
+        return output
+    }
+
+    /// The first `fraction` of a file.
+    public func truncated(_ source: URL, fraction: Double, name: String) throws -> URL {
+        let data = try Data(contentsOf: source)
+        let output = url(name)
+        try data.prefix(Int(Double(data.count) * fraction)).write(to: output)
+        return output
+    }
+
+    /// A file of the right container whose payload after `keep` bytes is overwritten with noise.
+    public func corrupted(_ source: URL, keep: Int, name: String) throws -> URL {
+        var data = try Data(contentsOf: source)
+        var generator = SystemRandomNumberGenerator()
+        for index in keep..<data.count { data[index] = UInt8.random(in: 0...255, using: &generator) }
+        let output = url(name)
+        try data.write(to: output)
+        return output
+    }
+
+    /// A continuous sine cut into two WAV files at sample `cut`; returns them and the whole tone's
+    /// interleaved 16-bit samples for comparison.
+    public func splitTone(seconds: Double, cutAtSample cut: Int, frequency: Double = 440)
+        throws -> (first: URL, second: URL, samples: [Int16]) {
+        let whole = url("whole.wav")
+        let frames = Int(seconds * Double(Self.sampleRate))
+        try gstLaunch("audiotestsrc num-buffers=\(frames / 441) samplesperbuffer=441 freq=\(frequency) volume=0.5"
+                      + " ! audio/x-raw,format=S16LE,rate=\(Self.sampleRate),channels=2 ! wavenc ! filesink location=\(whole.path)")
+        let samples = try WAV.samples(of: whole)
+        let first = url("part1.wav"), second = url("part2.wav")
+        try WAV.write(Array(samples[..<(cut * 2)]), channels: 2, rate: Self.sampleRate, to: first)
+        try WAV.write(Array(samples[(cut * 2)...]), channels: 2, rate: Self.sampleRate, to: second)
+        return (first, second, samples)
+    }
+
+    /// Runs `gst-launch-1.0` on a description; `@TAGS@` stands for one argument that holds spaces.
+    public func gstLaunch(_ pipeline: String, tags: String = "") throws {
+        // gst-launch-1.0 escapes each argument's spaces, so every token is its own argument
+        let tokens = pipeline.split(separator: " ").map { $0 == "@TAGS@" ? tags : String($0) }
+        try Processes.run(["gst-launch-1.0", "-q"] + tokens)
+    }
+}
+
+/// Minimal RIFF/WAVE reading and writing of 16-bit PCM, for comparing captured output.
+public enum WAV {
+    public struct Malformed: Error {}
+
+    /// Interleaved 16-bit samples of a PCM WAV (the `data` chunk).
+    public static func samples(of url: URL) throws -> [Int16] {
+        let data = try Data(contentsOf: url)
+        var offset = 12
+        while offset + 8 <= data.count {
+            let id = String(decoding: data[offset..<offset + 4], as: UTF8.self)
+            var size = Int(data[offset + 4]) | Int(data[offset + 5]) << 8 | Int(data[offset + 6]) << 16 | Int(data[offset + 7]) << 24
+            if id == "data" {
+                if size == 0 || offset + 8 + size > data.count { size = data.count - offset - 8 }  // streaming writer
+                let body = data[(offset + 8)..<(offset + 8 + size)]
+                return stride(from: body.startIndex, to: body.endIndex - 1, by: 2).map {
+                    Int16(bitPattern: UInt16(body[$0]) | UInt16(body[$0 + 1]) << 8)
+                }
+            }
+            offset += 8 + size + (size & 1)
+        }
+        throw Malformed()
+    }
+
+    public static func write(_ samples: [Int16], channels: Int, rate: Int, to url: URL) throws {
+        var data = Data()
+        func u32(_ v: Int) { withUnsafeBytes(of: UInt32(v).littleEndian) { data.append(contentsOf: $0) } }
+        func u16(_ v: Int) { withUnsafeBytes(of: UInt16(v).littleEndian) { data.append(contentsOf: $0) } }
+        data.append(contentsOf: Array("RIFF".utf8)); u32(36 + samples.count * 2)
+        data.append(contentsOf: Array("WAVEfmt ".utf8)); u32(16); u16(1); u16(channels); u32(rate)
+        u32(rate * channels * 2); u16(channels * 2); u16(16)
+        data.append(contentsOf: Array("data".utf8)); u32(samples.count * 2)
+        for sample in samples { withUnsafeBytes(of: sample.littleEndian) { data.append(contentsOf: $0) } }
+        try data.write(to: url)
+    }
+}
+
+/// Writes an ID3v2.4 tag with one APIC frame in front of a file (which may have its own tag after).
+public enum ID3Writer {
+    /// An ID3v2.4 tag with the text frames of `tags` and an APIC front cover.
+    public static func prepend(tags: MediaGenerator.Tags, cover: (Data, String)?, to url: URL) throws {
+        var frames: [(String, Data)] = []
+        func text(_ id: String, _ value: String?) {
+            if let value { frames.append((id, Data([3] + Array(value.utf8)))) }
+        }
+        text("TIT2", tags.title)
+        text("TPE1", tags.artist)
+        text("TALB", tags.album)
+        text("TPE2", tags.albumArtist)
+        text("TRCK", tags.trackNumber.map(String.init))
+        text("TPOS", tags.discNumber.map(String.init))
+        text("TCON", tags.genre)
+        text("TDRC", tags.date)
+        if let comment = tags.comment {
+            frames.append(("COMM", Data([3] + Array("eng".utf8) + [0] + Array(comment.utf8))))
+        }
+        if let (image, mediaType) = cover {
+            var body = Data([3])  // UTF-8 description
+            body.append(contentsOf: Array(mediaType.utf8)); body.append(0)
+            body.append(3)  // front cover
+            body.append(0)  // empty description
+            body.append(image)
+            frames.append(("APIC", body))
+        }
+        if !frames.isEmpty { try prepend(frames: frames, to: url) }
+    }
+
+    /// Text frames whose bytes are written as given, declared UTF-8: hostile tags for tests.
+    public static func prependText(_ frames: [(id: String, bytes: [UInt8])], to url: URL) throws {
+        try prepend(frames: frames.map { ($0.id, Data([3] + $0.bytes)) }, to: url)
+    }
+
+    static func prepend(frames: [(String, Data)], to url: URL) throws {
+        func synchsafe(_ value: Int) -> [UInt8] {
+            [UInt8((value >> 21) & 0x7f), UInt8((value >> 14) & 0x7f), UInt8((value >> 7) & 0x7f), UInt8(value & 0x7f)]
+        }
+        var tagBody = Data()
+        for (id, body) in frames {
+            tagBody.append(contentsOf: Array(id.utf8))
+            tagBody.append(contentsOf: synchsafe(body.count))
+            tagBody.append(contentsOf: [0, 0])
+            tagBody.append(body)
+        }
+        var tag = Data(Array("ID3".utf8) + [4, 0, 0])
+        tag.append(contentsOf: synchsafe(tagBody.count))
+        tag.append(tagBody)
+        let original = try Data(contentsOf: url)
+        try (tag + original).write(to: url)
+    }
+}
+
+/// Inserts a PICTURE metadata block after a FLAC file's STREAMINFO.
+public enum FLACWriter {
+    public struct NotFLAC: Error {}
+
+    public static func insertPicture(_ image: Data, mediaType: String, into url: URL) throws {
+        var data = try Data(contentsOf: url)
+        guard data.prefix(4) == Data(Array("fLaC".utf8)) else { throw NotFLAC() }
+        func u32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 0xff), UInt8(v >> 16 & 0xff), UInt8(v >> 8 & 0xff), UInt8(v & 0xff)] }
+        var picture = Data(u32(3))  // front cover
+        picture.append(contentsOf: u32(mediaType.utf8.count) + Array(mediaType.utf8))
+        picture.append(contentsOf: u32(0))  // description
+        picture.append(contentsOf: u32(64) + u32(64) + u32(24) + u32(0))
+        picture.append(contentsOf: u32(image.count))
+        picture.append(image)
+        // STREAMINFO is 4 + 34 bytes; if it was the last block, it no longer is
+        let streamInfoHeader = 4
+        let wasLast = data[streamInfoHeader] & 0x80 != 0
+        data[streamInfoHeader] &= 0x7f
+        var block = Data([UInt8(6) | (wasLast ? 0x80 : 0)])
+        block.append(contentsOf: u32(picture.count).suffix(3))
+        block.append(picture)
+        data.insert(contentsOf: block, at: 4 + 4 + 34)
+        try data.write(to: url)
+    }
+}

@@ -1,0 +1,91 @@
+#!/bin/bash
+# Install what Tonearm needs to build, run and test on Debian 12 (bookworm),
+# starting from a minimal system that has only a Swift toolchain.
+#
+# Fast path: when every package is already installed this only runs dpkg-query
+# and exits, so `make run` is quick the second time.
+#
+# Usage: packaging/install-build-deps.sh [--check] [--list]
+#   --check  exit 1 (and name them) if packages are missing; install nothing
+#   --list   print the package list and exit
+#
+# Runs apt-get as root, or through sudo when not root.
+set -eu
+
+PACKAGES=(
+    # build
+    pkg-config
+    libgstreamer1.0-dev
+    libgstreamer-plugins-base1.0-dev
+    libdbus-1-dev
+    # the Swift 6.3 toolchain does not start without it
+    libncurses6
+    # run: GStreamer plugins and tools (gst-launch-1.0, gst-inspect-1.0, gst-discoverer-1.0)
+    gstreamer1.0-plugins-base
+    gstreamer1.0-plugins-good
+    gstreamer1.0-plugins-bad
+    gstreamer1.0-plugins-ugly
+    gstreamer1.0-libav
+    gstreamer1.0-tools
+    gstreamer1.0-plugins-base-apps
+    # real audio sinks: without one, autoaudiosink silently falls back to a fake sink
+    gstreamer1.0-pulseaudio
+    gstreamer1.0-alsa
+    # souphttpsrc (plugins-good 1.22) dlopens libsoup at run time; https needs TLS and CAs
+    libsoup-3.0-0
+    glib-networking
+    ca-certificates
+    # tests: a private bus (dbus-daemon, dbus-run-session), dbus-send/dbus-monitor (dbus-bin),
+    # MPRIS clients (playerctl, gdbus from libglib2.0-bin, busctl from systemd),
+    # and python3 for the test HTTP server
+    dbus-daemon
+    dbus-bin
+    playerctl
+    libglib2.0-bin
+    systemd
+    python3
+)
+
+mode=install
+for arg in "$@"; do
+    case "$arg" in
+        --check) mode=check ;;
+        --list) printf '%s\n' "${PACKAGES[@]}"; exit 0 ;;
+        -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "install-build-deps: unknown argument: $arg" >&2; exit 2 ;;
+    esac
+done
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+    status=$(dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null || true)
+    case "$status" in
+        *"install ok installed"*) ;;
+        *) missing+=("$pkg") ;;
+    esac
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+    exit 0
+fi
+
+if [ "$mode" = check ]; then
+    echo "install-build-deps: missing: ${missing[*]}" >&2
+    exit 1
+fi
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        echo "install-build-deps: need root to install: ${missing[*]}" >&2
+        echo "install-build-deps: run this script as root, or install sudo" >&2
+        exit 1
+    fi
+}
+
+echo "install-build-deps: installing: ${missing[*]}" >&2
+as_root env DEBIAN_FRONTEND=noninteractive apt-get update
+as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
