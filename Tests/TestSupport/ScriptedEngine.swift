@@ -1,3 +1,4 @@
+import Dispatch
 import PlayerModel
 
 /// An engine the test drives by hand: it records what the player asked and sends the events the
@@ -23,7 +24,10 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
     public private(set) var generation: Generation?
     public private(set) var nextGeneration: Generation?
 
-    public init() {}
+    /// The player's queue: scripted events are delivered on it, as the real engine's are.
+    public let queue: DispatchQueue
+
+    public init(queue: DispatchQueue) { self.queue = queue }
 
     public func check(_ uri: MediaURI) -> ItemError? { failingChecks[uri] }
     public func load(_ uri: MediaURI, generation: Generation) {
@@ -51,7 +55,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
 
     /// Sends an event as the current load (or an explicit generation).
     public func send(_ event: EngineEvent, generation: Generation? = nil) {
-        eventHandler?(generation ?? self.generation ?? Generation(0), event)
+        queue.sync { eventHandler?(generation ?? self.generation ?? Generation(0), event) }
     }
 
     /// Preroll: PAUSED reached and ASYNC_DONE.
