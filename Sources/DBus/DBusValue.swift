@@ -1,0 +1,188 @@
+/// A D-Bus value with its type: what goes into a message and what comes out of one.
+///
+/// Containers carry the signature of their elements, so that an empty array still has a type.
+/// `signature` is computed; `validate()` checks what libdbus would abort on (an array element of
+/// another type than declared, a dictionary key that is not basic, nesting too deep) before encoding.
+public indirect enum DBusValue: Hashable, Sendable {
+    case byte(UInt8)
+    case bool(Bool)
+    case int16(Int16)
+    case uint16(UInt16)
+    case int32(Int32)
+    case uint32(UInt32)
+    case int64(Int64)
+    case uint64(UInt64)
+    case double(Double)
+    /// A string; NUL characters are dropped when it is sent (see `String.dbusSanitized`).
+    case string(String)
+    case objectPath(ObjectPath)
+    case signature(Signature)
+    /// `a<element>`: every value must have the signature `element`.
+    case array(element: Signature, [DBusValue])
+    /// `a{<key><value>}`: keys must be of a basic type. Entries keep their order.
+    case dictionary(key: Signature, value: Signature, [DictionaryEntry])
+    /// `(...)`: one or more fields.
+    case structure([DBusValue])
+    /// `v`: any single value with its type.
+    case variant(DBusValue)
+
+    /// One entry of a `dictionary`.
+    public struct DictionaryEntry: Hashable, Sendable {
+        public var key: DBusValue
+        public var value: DBusValue
+        public init(_ key: DBusValue, _ value: DBusValue) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    /// The value's D-Bus type signature (one complete type).
+    public var signature: Signature { Signature(unchecked: signatureText) }
+
+    var signatureText: String {
+        switch self {
+        case .byte: "y"
+        case .bool: "b"
+        case .int16: "n"
+        case .uint16: "q"
+        case .int32: "i"
+        case .uint32: "u"
+        case .int64: "x"
+        case .uint64: "t"
+        case .double: "d"
+        case .string: "s"
+        case .objectPath: "o"
+        case .signature: "g"
+        case .array(let element, _): "a" + element.rawValue
+        case .dictionary(let key, let value, _): "a{" + key.rawValue + value.rawValue + "}"
+        case .structure(let fields): "(" + fields.map(\.signatureText).joined() + ")"
+        case .variant: "v"
+        }
+    }
+}
+
+// MARK: - Convenience constructors
+
+extension DBusValue {
+    /// A string made from bytes that may not be UTF-8 (tags): see `String(dbusRepairing:)`.
+    public static func string<Bytes: Sequence>(repairing bytes: Bytes) -> DBusValue where Bytes.Element == UInt8 {
+        .string(String(dbusRepairing: bytes))
+    }
+
+    /// `as`
+    public static func stringArray(_ strings: [String]) -> DBusValue { .array(element: .string, strings.map { .string($0) }) }
+
+    /// `ao`
+    public static func objectPathArray(_ paths: [ObjectPath]) -> DBusValue { .array(element: .objectPath, paths.map { .objectPath($0) }) }
+
+    /// `a{sv}` with entries sorted by key, so that equal dictionaries encode and compare equal.
+    /// Values are wrapped in `.variant` unless they already are one.
+    public static func vardict(_ entries: [String: DBusValue]) -> DBusValue {
+        .dictionary(key: .string, value: .variant, entries.sorted { $0.key < $1.key }.map { key, value in
+            DictionaryEntry(.string(key), value.isVariant ? value : .variant(value))
+        })
+    }
+
+    /// `aa{sv}`
+    public static func vardictArray(_ dictionaries: [[String: DBusValue]]) -> DBusValue {
+        .array(element: .init(unchecked: "a{sv}"), dictionaries.map { vardict($0) })
+    }
+
+    var isVariant: Bool { if case .variant = self { true } else { false } }
+}
+
+// MARK: - Accessors
+
+extension DBusValue {
+    /// The content of a variant, recursively; any other value is returned as it is.
+    public var unwrappingVariant: DBusValue {
+        if case .variant(let inner) = self { inner.unwrappingVariant } else { self }
+    }
+
+    /// The payload when the value, after unwrapping variants, has that type; nil otherwise.
+    public var stringValue: String? { if case .string(let v) = unwrappingVariant { v } else { nil } }
+    public var boolValue: Bool? { if case .bool(let v) = unwrappingVariant { v } else { nil } }
+    public var int32Value: Int32? { if case .int32(let v) = unwrappingVariant { v } else { nil } }
+    public var uint32Value: UInt32? { if case .uint32(let v) = unwrappingVariant { v } else { nil } }
+    public var int64Value: Int64? { if case .int64(let v) = unwrappingVariant { v } else { nil } }
+    public var uint64Value: UInt64? { if case .uint64(let v) = unwrappingVariant { v } else { nil } }
+    public var doubleValue: Double? { if case .double(let v) = unwrappingVariant { v } else { nil } }
+    public var objectPathValue: ObjectPath? { if case .objectPath(let v) = unwrappingVariant { v } else { nil } }
+
+    /// The elements of an array (not of a dictionary).
+    public var arrayValue: [DBusValue]? { if case .array(_, let v) = unwrappingVariant { v } else { nil } }
+
+    /// The fields of a struct.
+    public var structureValue: [DBusValue]? { if case .structure(let v) = unwrappingVariant { v } else { nil } }
+
+    /// An `as` as strings.
+    public var stringArrayValue: [String]? { arrayValue.flatMap { items in
+        let strings = items.compactMap(\.stringValue)
+        return strings.count == items.count ? strings : nil
+    } }
+
+    /// A dictionary with string keys (`a{s*}`, typically `a{sv}`), keyed by string; values as they are
+    /// (still wrapped in `.variant` for `a{sv}`).
+    public var stringKeyedDictionary: [String: DBusValue]? {
+        guard case .dictionary(_, _, let entries) = unwrappingVariant else { return nil }
+        var result: [String: DBusValue] = [:]
+        for entry in entries {
+            guard let key = entry.key.stringValue else { return nil }
+            result[key] = entry.value
+        }
+        return result
+    }
+}
+
+// MARK: - Validation
+
+extension DBusValue {
+    /// Checks everything libdbus would abort on if this value were appended to a message.
+    public func validate() throws {
+        switch self {
+        case .byte, .bool, .int16, .uint16, .int32, .uint32, .int64, .uint64, .double, .string, .objectPath, .signature:
+            return
+        case .array(let element, let items):
+            guard element.isSingleCompleteType else {
+                throw DBusError.invalidArgs("array element signature '\(element)' is not a single complete type")
+            }
+            for item in items {
+                guard item.signatureText == element.rawValue else {
+                    throw DBusError.invalidArgs("array of '\(element)' holds a value of type '\(item.signatureText)'")
+                }
+                try item.validate()
+            }
+        case .dictionary(let key, let value, let entries):
+            guard key.isBasicType else { throw DBusError.invalidArgs("dictionary key type '\(key)' is not a basic type") }
+            guard value.isSingleCompleteType else {
+                throw DBusError.invalidArgs("dictionary value signature '\(value)' is not a single complete type")
+            }
+            for entry in entries {
+                guard entry.key.signatureText == key.rawValue, entry.value.signatureText == value.rawValue else {
+                    throw DBusError.invalidArgs(
+                        "dictionary a{\(key)\(value)} holds an entry of types '\(entry.key.signatureText)' → '\(entry.value.signatureText)'")
+                }
+                try entry.value.validate()
+            }
+        case .structure(let fields):
+            guard !fields.isEmpty else { throw DBusError.invalidArgs("a struct needs at least one field") }
+            for field in fields { try field.validate() }
+        case .variant(let inner):
+            try inner.validate()
+            // The variant's own signature must be valid on its own (nesting depth, length).
+            _ = try Signature(validating: inner.signatureText)
+        }
+    }
+}
+
+extension Array where Element == DBusValue {
+    /// The signature of these values as message arguments, concatenated.
+    public var signature: Signature { Signature(unchecked: map(\.signatureText).joined()) }
+
+    /// Validates each value and the whole signature (at most 255 bytes, nesting at most 32 deep:
+    /// `dbus_signature_validate`).
+    func validateAsArguments() throws {
+        for value in self { try value.validate() }
+        _ = try Signature(validating: map(\.signatureText).joined())
+    }
+}

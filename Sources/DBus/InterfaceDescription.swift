@@ -1,0 +1,243 @@
+import Dispatch
+
+/// One D-Bus interface as a declarative table (the zbus model): its methods, properties and signals,
+/// each with its signature, and the handlers that implement them. An `ObjectServer` dispatches calls
+/// against it, checking every signature before a handler runs.
+///
+/// Handlers run on the connection's queue; they are not `@Sendable` because they never leave it.
+public struct InterfaceDescription {
+    /// The interface name, for example `org.mpris.MediaPlayer2.Player`.
+    public var name: String
+    public var methods: [Method]
+    public var properties: [Property]
+    public var signals: [Signal]
+    /// Introspection XML for this interface: an `<interface>` element, or a whole `<node>` document
+    /// (a file from `dbus/`) whose `<interface>` elements are taken. Nil: generated from the table.
+    public var introspectionXML: String?
+
+    public init(name: String, methods: [Method] = [], properties: [Property] = [], signals: [Signal] = [],
+                introspectionXML: String? = nil) {
+        self.name = name
+        self.methods = methods
+        self.properties = properties
+        self.signals = signals
+        self.introspectionXML = introspectionXML
+    }
+
+    /// Table lookups by member name.
+    public func method(named name: String) -> Method? { methods.first { $0.name == name } }
+    public func property(named name: String) -> Property? { properties.first { $0.name == name } }
+    public func signal(named name: String) -> Signal? { signals.first { $0.name == name } }
+}
+
+extension InterfaceDescription {
+    /// What a method handler receives besides its arguments.
+    public typealias MethodHandler = (_ arguments: [DBusValue], _ context: MethodContext) throws -> [DBusValue]
+
+    /// A method: the handler runs only when the call's signature equals `inSignature`, and what it
+    /// returns must match `outSignature`. A thrown error becomes the error reply (see `DBusErrorConvertible`).
+    /// To answer later, call `context.deferReply()` and return anything (`[]`): the return value is ignored.
+    public struct Method {
+        public var name: String
+        public var inSignature: Signature
+        public var outSignature: Signature
+        /// Argument names for generated introspection XML (optional).
+        public var inNames: [String]
+        public var outNames: [String]
+        let body: Body
+
+        enum Body {
+            case values(MethodHandler)
+            /// Reads the message itself (Properties.Set must look at a variant's type before its value).
+            case raw((MethodContext) throws -> [DBusValue])
+        }
+
+        public init(_ name: String, in inSignature: Signature = "", out outSignature: Signature = "",
+                    inNames: [String] = [], outNames: [String] = [], handler: @escaping MethodHandler) {
+            self.name = name
+            self.inSignature = inSignature
+            self.outSignature = outSignature
+            self.inNames = inNames
+            self.outNames = outNames
+            self.body = .values(handler)
+        }
+
+        init(_ name: String, in inSignature: Signature, out outSignature: Signature, raw: @escaping (MethodContext) throws -> [DBusValue]) {
+            self.name = name
+            self.inSignature = inSignature
+            self.outSignature = outSignature
+            self.inNames = []
+            self.outNames = []
+            self.body = .raw(raw)
+        }
+    }
+
+    /// How a property announces changes: the `org.freedesktop.DBus.Property.EmitsChangedSignal` annotation.
+    public enum EmitsChanged: String, Sendable {
+        /// `PropertiesChanged` carries the new value (the D-Bus default).
+        case `true` = "true"
+        /// `PropertiesChanged` names the property in its invalidated list, without value.
+        case invalidates = "invalidates"
+        /// Never changes; never announced.
+        case const = "const"
+        /// Changes are not announced (MPRIS `Position`).
+        case `false` = "false"
+    }
+
+    /// Read or read-write.
+    public enum Access: String, Sendable {
+        case read = "read"
+        case readWrite = "readwrite"
+    }
+
+    /// A property: the getter returns a value of `signature` (checked); the setter, present for
+    /// read-write properties, receives a value already checked against `signature` (never a variant
+    /// wrapper, unless `signature` is `v`) and throws to refuse it.
+    public struct Property {
+        public var name: String
+        public var signature: Signature
+        public var emitsChanged: EmitsChanged
+        public var getter: () throws -> DBusValue
+        public var setter: ((DBusValue, MethodContext) throws -> Void)?
+        public var access: Access { setter == nil ? .read : .readWrite }
+
+        public init(_ name: String, _ signature: Signature, emitsChanged: EmitsChanged = .true,
+                    get: @escaping () throws -> DBusValue,
+                    set: ((DBusValue, MethodContext) throws -> Void)? = nil) {
+            self.name = name
+            self.signature = signature
+            self.emitsChanged = emitsChanged
+            self.getter = get
+            self.setter = set
+        }
+    }
+
+    /// A signal this interface may emit; `emitSignal` checks arguments against `signature`.
+    public struct Signal {
+        public var name: String
+        public var signature: Signature
+        public var argumentNames: [String]
+
+        public init(_ name: String, _ signature: Signature = "", argumentNames: [String] = []) {
+            self.name = name
+            self.signature = signature
+            self.argumentNames = argumentNames
+        }
+    }
+}
+
+/// The call a method handler is answering, and how to answer it later.
+///
+/// Lives on the connection's queue, like the handler.
+public final class MethodContext {
+    /// The incoming call.
+    public let message: Message
+    public let connection: Connection
+    /// The object path called.
+    public let path: ObjectPath
+    /// The interface resolved for the call (filled in when the call named none).
+    public let interface: String
+    public let member: String
+    /// The unique name of the caller.
+    public var sender: String? { message.sender }
+
+    let outSignature: Signature
+    private(set) var deferred: DeferredReply?
+
+    init(message: Message, connection: Connection, path: ObjectPath, interface: String, member: String, outSignature: Signature) {
+        self.message = message
+        self.connection = connection
+        self.path = path
+        self.interface = interface
+        self.member = member
+        self.outSignature = outSignature
+    }
+
+    /// Takes over the reply: the handler's return value is ignored and the caller gets the reply when
+    /// `DeferredReply.succeed` or `fail` is called, once. A `DeferredReply` released unanswered sends
+    /// `org.freedesktop.DBus.Error.Failed`, so every call gets exactly one reply.
+    public func deferReply() -> DeferredReply {
+        if let deferred { return deferred }
+        let reply = DeferredReply(call: message, connection: connection, outSignature: outSignature, description: "\(interface).\(member)")
+        deferred = reply
+        return reply
+    }
+}
+
+/// A reply to be sent later; see `MethodContext.deferReply()`. Use it on the connection's queue.
+/// `@unchecked Sendable` so that it can travel to the queue in a block; it is used only there.
+public final class DeferredReply: @unchecked Sendable {
+    private let call: Message
+    private let connection: Connection
+    private let outSignature: Signature
+    private let description: String
+    private var answered = false
+
+    init(call: Message, connection: Connection, outSignature: Signature, description: String) {
+        self.call = call
+        self.connection = connection
+        self.outSignature = outSignature
+        self.description = description
+    }
+
+    /// Sends the method return with `values`, which must match the method's out signature (else the
+    /// caller gets `Failed` naming both signatures).
+    public func succeed(_ values: [DBusValue] = []) {
+        dispatchPrecondition(condition: .onQueue(connection.queue))
+        guard claim() else { return }
+        sendReply(call: call, connection: connection, outSignature: outSignature, description: description, result: .success(values))
+    }
+
+    /// Sends `error` as the error reply.
+    public func fail(_ error: any Error) {
+        dispatchPrecondition(condition: .onQueue(connection.queue))
+        guard claim() else { return }
+        sendReply(call: call, connection: connection, outSignature: outSignature, description: description, result: .failure(DBusError(error)))
+    }
+
+    private func claim() -> Bool {
+        guard !answered else {
+            connection.log?("\(description): a second reply was dropped (every call gets exactly one)")
+            return false
+        }
+        answered = true
+        return true
+    }
+
+    deinit {
+        guard !answered else { return }
+        let call = self.call, connection = self.connection, outSignature = self.outSignature, description = self.description
+        connection.queue.asyncConfined {
+            sendReply(call: call, connection: connection, outSignature: outSignature, description: description,
+                      result: .failure(.failed("\(description) was dropped without a reply")))
+        }
+    }
+}
+
+/// Sends the one reply to `call` (unless it asked for none). Return values that do not match the
+/// out signature become `Failed`: libdbus would accept them, but the caller would get the wrong types.
+func sendReply(call: Message, connection: Connection, outSignature: Signature, description: String, result: Result<[DBusValue], DBusError>) {
+    guard !call.noReplyExpected, connection.isConnected else { return }
+    do {
+        let reply: Message
+        switch result {
+        case .success(let values):
+            if values.signature != outSignature {
+                connection.log?("\(description) returned '\(values.signature)' but declares '\(outSignature)'")
+                reply = try call.errorReply(.failed("\(description) produced a reply of signature '\(values.signature)' instead of '\(outSignature)'"))
+            } else {
+                do {
+                    reply = try call.methodReturn(values)
+                } catch {
+                    connection.log?("\(description): invalid reply values: \(error)")
+                    reply = try call.errorReply(.failed("\(description) produced an invalid reply: \(DBusError(error).message)"))
+                }
+            }
+        case .failure(let error):
+            reply = try call.errorReply(error)
+        }
+        try connection.send(reply)
+    } catch {
+        connection.log?("\(description): reply not sent: \(error)")
+    }
+}

@@ -1,0 +1,147 @@
+@testable import DBus
+import Dispatch
+import XCTest
+
+/// The connection's life: connecting, idling, timeouts, losing the bus, closing.
+final class ConnectionTests: XCTestCase {
+    func testConnectsRegistersAndIdlesWithoutTimers() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let queue = DispatchQueue(label: "test.idle")
+        try queue.sync {
+            let connection = try Connection(address: bus.address, queue: queue)
+            XCTAssertTrue(connection.uniqueName.hasPrefix(":"), connection.uniqueName)
+            XCTAssertTrue(connection.isConnected)
+            connection.close()
+            XCTAssertFalse(connection.isConnected)
+            connection.close()  // idempotent
+        }
+        let connection = try queue.sync { try Connection(address: bus.address, queue: queue) }
+        // After a round trip completes, nothing is armed but the read watch: the connection sleeps.
+        let done = expectation(description: "GetId")
+        queue.sync {
+            connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                            member: "GetId") { result in
+                XCTAssertNotNil(result.value?.first?.stringValue)
+                done.fulfill()
+            }
+            XCTAssertEqual(connection.integration.enabledTimeoutCount, 1, "the pending call's timeout")
+        }
+        wait(for: [done], timeout: 10)
+        queue.sync {
+            XCTAssertEqual(connection.integration.enabledTimeoutCount, 0)
+            XCTAssertEqual(connection.integration.enabledWatchCount, 1, "only the read watch")
+            connection.close()
+        }
+    }
+
+    func testMissingAddressThrows() throws {
+        let queue = DispatchQueue(label: "test.address")
+        try queue.sync {
+            XCTAssertThrowsError(try Connection(address: "unix:path=/nonexistent/bus", queue: queue))
+            XCTAssertThrowsError(try Connection(address: "not an address", queue: queue))
+        }
+    }
+
+    func testCallTimeoutIsNoReply() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let service = try TestService(bus: bus, name: "io.github.tonearm.Timeout")
+        defer { service.close() }
+        let client = try Client(bus: bus)
+        defer { client.close() }
+        var kept: DeferredReply?
+        service.sync {
+            // An extra method whose reply never comes; registered at another path.
+            _ = try? service.server.register([InterfaceDescription(name: "io.x.Slow", methods: [
+                .init("Never") { _, context in
+                    kept = context.deferReply()
+                    return []
+                },
+            ])], at: "/slow")
+        }
+        let done = expectation(description: "timeout")
+        try client.queue.sync {
+            let message = try Message.methodCall(destination: "io.github.tonearm.Timeout", path: "/slow", interface: "io.x.Slow", member: "Never")
+            client.connection.call(message, timeout: .milliseconds(50)) { result in
+                XCTAssertEqual(result.failure?.name, DBusError.Name.noReply)
+                done.fulfill()
+            }
+        }
+        wait(for: [done], timeout: 10)
+        service.sync {
+            XCTAssertNotNil(kept)
+            kept?.succeed()  // too late: the bus drops it; must not crash
+            kept = nil
+        }
+    }
+
+    func testClosingFailsCallsInFlight() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let service = try TestService(bus: bus, name: "io.github.tonearm.Close")
+        defer { service.close() }
+        var kept: DeferredReply?  // on the service queue: keeps the call unanswered
+        service.sync {
+            _ = try? service.server.register([InterfaceDescription(name: "io.x.Slow", methods: [
+                .init("Never") { _, context in
+                    kept = context.deferReply()
+                    return []
+                },
+            ])], at: "/slow")
+        }
+        defer { service.sync { kept = nil } }
+        let client = try Client(bus: bus)
+        let failed = expectation(description: "call failed")
+        let called = expectation(description: "service got the call")
+        service.sync { service.notified = { called.fulfill() } }
+        try client.queue.sync {
+            // Notify first: once it ran, Never (sent before it on the same connection) has arrived too.
+            let never = try Message.methodCall(destination: "io.github.tonearm.Close", path: "/slow", interface: "io.x.Slow", member: "Never")
+            client.connection.call(never) { result in
+                XCTAssertEqual(result.failure?.name, DBusError.Name.disconnected)
+                failed.fulfill()
+            }
+            try client.connection.send(try Message.methodCall(destination: "io.github.tonearm.Close", path: TestService.path,
+                                                              interface: TestService.interface, member: "Notify", noReplyExpected: true))
+        }
+        wait(for: [called], timeout: 10)
+        client.close()
+        wait(for: [failed], timeout: 10)
+    }
+
+    func testLosingTheBusIsReported() throws {
+        let bus = try PrivateBus()
+        let queue = DispatchQueue(label: "test.disconnect")
+        let lost = expectation(description: "onDisconnect")
+        let failedCall = expectation(description: "pending call failed")
+        let connection = try queue.sync { try Connection(address: bus.address, queue: queue) }
+        queue.sync {
+            connection.onDisconnect = { error in
+                XCTAssertEqual(error.name, DBusError.Name.disconnected)
+                XCTAssertTrue(error.message.contains("org.freedesktop.DBus.Local.Disconnected"), error.message)
+                lost.fulfill()
+            }
+            // A call to a name that will never answer, in flight when the bus goes away.
+            let server = ObjectServer(connection: connection)
+            _ = try? server.register([InterfaceDescription(name: "io.x.Slow", methods: [
+                .init("Never") { _, context in _ = context.deferReply(); return [] },
+            ])], at: "/slow")
+            connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                            member: "GetId") { _ in }
+        }
+        bus.stop()
+        wait(for: [lost], timeout: 10)
+        try queue.sync {
+            XCTAssertFalse(connection.isConnected)
+            XCTAssertThrowsError(try connection.send(try Message.signal(path: "/a", interface: "io.x.Y", member: "Z")))
+            connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                            member: "GetId") { result in
+                XCTAssertEqual(result.failure?.name, DBusError.Name.disconnected)
+                failedCall.fulfill()
+            }
+        }
+        wait(for: [failedCall], timeout: 10)
+        queue.sync { connection.close() }
+    }
+}

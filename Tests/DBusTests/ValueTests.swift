@@ -1,0 +1,178 @@
+@testable import DBus
+import XCTest
+
+/// Typed values, validation and message encoding, without a bus.
+final class ValueTests: XCTestCase {
+    func testObjectPathValidation() throws {
+        for good in ["/", "/org/mpris/MediaPlayer2", "/_1/a_b"] { XCTAssertNotNil(ObjectPath(good), good) }
+        for bad in ["", "relative", "/trailing/", "/double//slash", "/dash-ed", "/nul\u{0}", "/é"] {
+            XCTAssertNil(ObjectPath(bad), bad)
+            XCTAssertThrowsError(try ObjectPath(validating: bad)) { error in
+                XCTAssertEqual((error as? DBusError)?.name, DBusError.Name.invalidArgs)
+            }
+        }
+        XCTAssertEqual(ObjectPath.root.appending("org")?.rawValue, "/org")
+        // A literal is checked when written (it traps if invalid); a run-time string goes through init?(_:).
+        let org: ObjectPath = "/org"
+        XCTAssertEqual(org.appending("mpris")?.rawValue, "/org/mpris")
+        XCTAssertNil(org.appending("a/b"))
+    }
+
+    func testSignatureValidationAndSplitting() throws {
+        let empty = "", vardict = "a{sv}"
+        XCTAssertNotNil(Signature(empty))
+        XCTAssertNotNil(Signature(vardict))
+        for bad in ["a", "a{vs}", "(", "{sv}", "z", String(repeating: "a", count: 40) + "s"] {
+            XCTAssertNil(Signature(bad), bad)
+        }
+        XCTAssertEqual(Signature("sa{sv}as").completeTypes, ["s", "a{sv}", "as"])
+        XCTAssertTrue(Signature("a(xx)").isSingleCompleteType)
+        XCTAssertFalse(Signature("ss").isSingleCompleteType)
+        XCTAssertTrue(Signature("s").isBasicType)
+        XCTAssertFalse(Signature("v").isBasicType)
+    }
+
+    func testSignaturesOfValues() {
+        XCTAssertEqual(DBusValue.vardict([:]).signature, "a{sv}")
+        XCTAssertEqual(DBusValue.vardictArray([]).signature, "aa{sv}")
+        XCTAssertEqual(DBusValue.array(element: "(xx)", []).signature, "a(xx)")
+        XCTAssertEqual(DBusValue.structure([.string("a"), .string("b")]).signature, "(ss)")
+        XCTAssertEqual(DBusValue.variant(.int64(1)).signature, "v")
+        XCTAssertEqual([DBusValue.string("a"), .objectPath("/x")].signature, "so")
+    }
+
+    func testValidationRefusesWhatLibdbusWouldAbortOn() {
+        XCTAssertThrowsError(try DBusValue.array(element: .string, [.int32(1)]).validate())
+        XCTAssertThrowsError(try DBusValue.array(element: "ss", []).validate())
+        XCTAssertThrowsError(try DBusValue.dictionary(key: .variant, value: .string, []).validate())
+        XCTAssertThrowsError(try DBusValue.dictionary(key: .string, value: .variant, [.init(.string("k"), .string("not a variant"))]).validate())
+        XCTAssertThrowsError(try DBusValue.structure([]).validate())
+        var deep = DBusValue.int32(1)
+        for _ in 0..<40 { deep = .array(element: deep.signature, [deep]) }
+        XCTAssertThrowsError(try Message.signal(path: "/a", interface: "io.x.Y", member: "Z", arguments: [deep]))
+    }
+
+    func testInvalidNamesThrowInsteadOfAborting() {
+        XCTAssertThrowsError(try Message.signal(path: "/a", interface: "no_dots", member: "Z"))
+        XCTAssertThrowsError(try Message.signal(path: "/a", interface: "io.x.Y", member: "bad.member"))
+        XCTAssertThrowsError(try Message.methodCall(destination: "bad name", path: "/a", interface: nil, member: "M"))
+        XCTAssertThrowsError(try Message.methodCall(destination: nil, path: "/a", interface: "io.x\u{0}.Y", member: "M"))
+    }
+
+    func testReplyingToAMessageThatWasNeverReceivedThrows() throws {
+        // libdbus would abort in dbus_message_set_reply_serial (serial 0).
+        let call = try Message.methodCall(destination: "io.x.Y", path: "/a", interface: "io.x.Y", member: "M")
+        XCTAssertThrowsError(try call.errorReply(.invalidArgs("bad")))
+        XCTAssertThrowsError(try call.methodReturn([.int32(1)]))
+        let signal = try Message.signal(path: "/a", interface: "io.x.Y", member: "Z")
+        XCTAssertThrowsError(try signal.methodReturn())
+        // A sent message is locked: appending to it would abort in _dbus_message_iter_append_check.
+        signal.isLocked = true
+        XCTAssertThrowsError(try signal.append([.int32(1)]))
+    }
+
+    func testEveryTypeRoundTripsThroughAMessage() throws {
+        let values: [DBusValue] = ServiceTests.allValues + [
+            .byte(255), .int16(-2), .uint16(3), .uint64(.max), .signature("a{sv}"),
+            .array(element: "v", [.variant(.variant(.bool(false)))]),
+            .dictionary(key: .uint32, value: "as", [.init(.uint32(1), .stringArray(["z"]))]),
+            .structure([.structure([.objectPath("/n")]), .vardict(["deep": .vardictArray([["x": .double(2)]])])]),
+        ]
+        let message = try Message.signal(path: "/a", interface: "io.x.Y", member: "Z", arguments: values)
+        XCTAssertEqual(message.signature, values.signature)
+        XCTAssertEqual(try message.arguments(), values)
+    }
+
+    func testHostileStringsAreRepaired() throws {
+        XCTAssertEqual(String(dbusRepairing: [0x66, 0xFF, 0x00, 0x6F]), "f\u{FFFD}o")
+        XCTAssertEqual(String(dbusRepairing: [0xC3]), "\u{FFFD}")  // truncated sequence
+        XCTAssertEqual(String(dbusRepairing: [0xED, 0xA0, 0x80]), "\u{FFFD}\u{FFFD}\u{FFFD}")  // encoded surrogate
+        let bytes: [CChar] = [0x41, CChar(bitPattern: 0xFE), 0x42, 0]
+        XCTAssertEqual(bytes.withUnsafeBufferPointer { String(dbusRepairingCString: $0.baseAddress!) }, "A\u{FFFD}B")
+        XCTAssertEqual(DBusValue.string(repairing: [0x80]), .string("\u{FFFD}"))
+
+        // Embedded NUL in a Swift string: sent without it, also inside containers.
+        let message = try Message.signal(path: "/a", interface: "io.x.Y", member: "Z", arguments: [
+            .string("a\u{0}b"), .vardict(["k\u{0}": .string("\u{0}v")]),
+        ])
+        XCTAssertEqual(try message.arguments(), [.string("ab"), .vardict(["k": .string("v")])])
+        // Noncharacters are valid for libdbus 1.14 (dbus_validate_utf8), and pass unchanged.
+        let noncharacters = String(decoding: [0xEF, 0xBF, 0xBE, 0xEF, 0xB7, 0x90] as [UInt8], as: UTF8.self)  // U+FFFE U+FDD0
+        XCTAssertEqual(noncharacters.unicodeScalars.map(\.value), [0xFFFE, 0xFDD0])
+        let odd = try Message.signal(path: "/a", interface: "io.x.Y", member: "Z", arguments: [.string(noncharacters)])
+        XCTAssertEqual(try odd.arguments(), [.string(noncharacters)])
+    }
+
+    func testAccessors() {
+        let metadata = DBusValue.vardict(["xesam:artist": .stringArray(["A", "B"]), "mpris:length": .int64(7)])
+        let dict = metadata.stringKeyedDictionary
+        XCTAssertEqual(dict?["xesam:artist"]?.stringArrayValue, ["A", "B"])
+        XCTAssertEqual(dict?["mpris:length"]?.int64Value, 7)
+        XCTAssertEqual(DBusValue.variant(.variant(.double(1))).doubleValue, 1)
+        XCTAssertNil(DBusValue.int32(1).stringValue)
+    }
+
+    func testErrorConversion() {
+        struct Custom: DBusErrorConvertible { var dbusError: DBusError { DBusError(name: "io.github.tonearm.Error.X", message: "x") } }
+        struct Plain: Error {}
+        XCTAssertEqual(DBusError(Custom()).name, "io.github.tonearm.Error.X")
+        XCTAssertEqual(DBusError(Plain()).name, DBusError.Name.failed)
+        XCTAssertEqual(DBusError(DBusError.unknownMethod("m")), .unknownMethod("m"))
+    }
+}
+
+/// The introspection reader and the table-against-XML check, on the repository's `dbus/` files.
+final class IntrospectionTests: XCTestCase {
+    static let dbusDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("dbus")
+
+    func testParsesTheRepositoryXML() throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.dbusDirectory.path).filter { $0.hasSuffix(".xml") }
+        XCTAssertFalse(files.isEmpty, "no XML in \(Self.dbusDirectory.path)")
+        for file in files {
+            let xml = try String(contentsOf: Self.dbusDirectory.appendingPathComponent(file), encoding: .utf8)
+            let interfaces = try Introspection.parse(xml)
+            XCTAssertEqual(interfaces.map(\.name), [String(file.dropLast(4))], file)
+            XCTAssertNotNil(Introspection.interfaceElements(of: xml), file)
+        }
+        let player = try XCTUnwrap(try Introspection.parse(
+            String(contentsOf: Self.dbusDirectory.appendingPathComponent("org.mpris.MediaPlayer2.Player.xml"), encoding: .utf8)).first)
+        XCTAssertEqual(player.properties["Position"], .init(type: "x", access: "read", emitsChanged: "false"))
+        XCTAssertEqual(player.methods["SetPosition"], .init(inSignature: "ox", outSignature: ""))
+        XCTAssertEqual(player.signals["Seeked"], "x")
+    }
+
+    func testTableAgainstXML() throws {
+        let table = InterfaceDescription(
+            name: "io.x.T",
+            methods: [.init("Seek", in: "x") { _, _ in [] }, .init("Get", in: "s", out: "a{sv}") { _, _ in [] }],
+            properties: [
+                .init("Position", "x", emitsChanged: .false, get: { .int64(0) }),
+                .init("Volume", "d", get: { .double(1) }, set: { _, _ in }),
+            ],
+            signals: [.init("Seeked", "x")])
+        XCTAssertEqual(try table.differences(fromXML: Introspection.document(interfaces: [table], children: [])), [])
+        let xml = """
+            <node><!-- a comment with <interface name="fake"> inside -->
+              <interface name="io.x.T">
+                <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="invalidates"/>
+                <method name="Seek"><arg type="i" direction="in"/></method>
+                <method name="Get"><annotation name="org.gtk.GDBus.DocString" value="a > b"/>
+                  <arg type="s"/><arg type="a{sv}" direction="out"/></method>
+                <method name="Extra"/>
+                <property name="Position" type="x" access="read"/>
+                <property name="Volume" type="d" access="read"/>
+                <signal name="Seeked"><arg type="x"/></signal>
+              </interface>
+            </node>
+            """
+        XCTAssertEqual(try table.differences(fromXML: xml), [
+            "io.x.T: method Extra is in the XML but not in the table",
+            "io.x.T.Seek: table 'x' → '', XML 'i' → ''",
+            "io.x.T.Position: EmitsChangedSignal false in the table, invalidates in the XML",
+            "io.x.T.Volume: access readwrite in the table, read in the XML",
+            "io.x.T.Volume: EmitsChangedSignal true in the table, invalidates in the XML",
+        ])
+        XCTAssertEqual(try table.differences(fromXML: "<node/>"), ["io.x.T: not declared in the XML"])
+    }
+}
