@@ -7,7 +7,7 @@ enum ErrorMapping {
     private static let resourceNotFound: Int32 = 3, resourceOpenRead: Int32 = 5, resourceRead: Int32 = 9
     private static let resourceNotAuthorized: Int32 = 15, resourceBusy: Int32 = 4, resourceOpenWrite: Int32 = 6
     private static let streamTypeNotFound: Int32 = 4, streamWrongType: Int32 = 5, streamCodecNotFound: Int32 = 6
-    private static let coreMissingPlugin: Int32 = 12
+    private static let coreMissingPlugin: Int32 = 12, streamFailed: Int32 = 1
 
     static func itemError(_ error: GStreamerError, uri: MediaURI, missingPlugin: String?) -> ItemError {
         let name = uri.isFile ? (uri.path ?? uri.string) : uri.string
@@ -33,6 +33,9 @@ enum ErrorMapping {
             return ItemError(.decode, "cannot read \(name): \(error.message)")
         case GStreamerError.streamDomain:
             switch error.code {
+            case streamFailed where !uri.isFile:
+                // a source that cannot connect stops the flow: "internal data stream error"
+                return ItemError(.network, "network error for \(name): could not read the stream (\(error.message))")
             case streamTypeNotFound, streamWrongType:
                 return ItemError(.unsupportedFormat, "cannot play \(name): not a media format GStreamer recognises")
             case streamCodecNotFound:

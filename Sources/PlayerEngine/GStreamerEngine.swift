@@ -14,15 +14,38 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private let queue: DispatchQueue
     private let logger: Logger
-    private let playbin: Element
-    private let bus: Bus
-    private let busSource: DispatchSourceRead
-    private var aboutToFinish: AboutToFinish?
+    /// The output chosen once at start: a bin description, or nil for `autoaudiosink`.
+    private let sinkDescription: String?
+
+    /// One playbin with its bus and the fd source that wakes the queue. After an error the next
+    /// load gets a fresh one: playbin3 1.22.0 aborts (reconfigure_output assertion) when a pipeline
+    /// that failed is loaded again, and a retry deserves a clean pipeline anyway.
+    private final class Pipeline {
+        let playbin: Element
+        let bus: Bus
+        let busSource: DispatchSourceRead
+        var aboutToFinish: AboutToFinish?
+
+        init(playbin: Element, bus: Bus, busSource: DispatchSourceRead) {
+            self.playbin = playbin
+            self.bus = bus
+            self.busSource = busSource
+        }
+
+        func dispose() {
+            busSource.cancel()
+            playbin.setState(.null)
+        }
+    }
 
     // Guarded by `queue`.
+    private var pipeline: Pipeline!
+    private var failed = false
     private var generation: Generation?
     private var uri: MediaURI?
     private var missingPlugin: String?
+    private var playbin: Element { pipeline.playbin }
+    private var bus: Bus { pipeline.bus }
 
     // Shared with the streaming thread that runs about-to-finish; guarded by `lock`.
     private let lock = NSLock()
@@ -37,13 +60,20 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         self.configuration = configuration
         self.queue = queue
         self.logger = logger
-        playbin = try Element(factory: configuration.pipeline.rawValue, name: "tonearm", isPipeline: true)
-        guard let bus = playbin.bus else { throw GStreamerError(domain: GStreamerError.coreDomain, code: 0, message: "playbin has no bus") }
-        self.bus = bus
+        (sinkDescription, audioSinkDescription) = try Self.chooseAudioSink(configuration, logger: logger)
+        pipeline = try makePipeline()
+        logger.info("engine ready", metadata: ["pipeline": "\(configuration.pipeline.rawValue)", "sink": "\(audioSinkDescription)",
+                                               "gstreamer": "\(GStreamer.version)"])
+    }
 
-        let (sink, description) = try Self.makeAudioSink(configuration, logger: logger)
-        audioSinkDescription = description
-        playbin.set("audio-sink", sink)
+    deinit {
+        pipeline.dispose()
+    }
+
+    private func makePipeline() throws -> Pipeline {
+        let playbin = try Element(factory: configuration.pipeline.rawValue, name: "tonearm", isPipeline: true)
+        guard let bus = playbin.bus else { throw GStreamerError(domain: GStreamerError.coreDomain, code: 0, message: "playbin has no bus") }
+        playbin.set("audio-sink", try sinkDescription.map { try Element(binDescription: $0) } ?? Element(factory: "autoaudiosink"))
         // pitch holds across rates: rate changes are seeks and scaletempo stretches time
         if let scaletempo = try? Element(factory: "scaletempo") { playbin.set("audio-filter", scaletempo) }
         let environment = ProcessInfo.processInfo.environment
@@ -51,36 +81,31 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         if !configuration.video || !hasDisplay {
             playbin.set("flags", flags: playbin.flags("flags") & ~(Self.flagVideo | Self.flagText))
         }
-
-        busSource = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
-        busSource.setEventHandler { [weak self] in self?.drainBus() }
-        busSource.resume()
-        aboutToFinish = AboutToFinish.connect(playbin) { [weak self] in self?.onAboutToFinish() }
-        logger.info("engine ready", metadata: ["pipeline": "\(configuration.pipeline.rawValue)", "sink": "\(description)",
-                                               "gstreamer": "\(GStreamer.version)"])
-    }
-
-    deinit {
-        busSource.cancel()
-        playbin.setState(.null)
+        let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
+        let pipeline = Pipeline(playbin: playbin, bus: bus, busSource: source)
+        source.setEventHandler { [weak self, unowned pipeline] in self?.drainBus(pipeline) }
+        source.resume()
+        pipeline.aboutToFinish = AboutToFinish.connect(playbin) { [weak self] in self?.onAboutToFinish() }
+        return pipeline
     }
 
     /// The configured sink, `autoaudiosink` when it finds a device, else a silent sink that keeps
     /// real time (autoaudiosink would fall back to a fakesink that runs as fast as it can: trap 7).
-    private static func makeAudioSink(_ configuration: EngineConfiguration, logger: Logger) throws -> (Element, String) {
+    private static func chooseAudioSink(_ configuration: EngineConfiguration, logger: Logger) throws -> (String?, String) {
         if let description = configuration.audioSink {
-            return (try Element(binDescription: description), description)
+            _ = try Element(binDescription: description)  // a bad description fails here, clearly
+            return (description, description)
         }
         let auto = try Element(factory: "autoaudiosink")
         let result = auto.setState(.ready)
         let children = auto.childFactoryNames
         auto.setState(.null)
         if result != .failure, !children.isEmpty, !children.contains(where: { $0.hasPrefix("fake") }) {
-            return (auto, "autoaudiosink (\(children.joined(separator: ",")))")
+            return (nil, "autoaudiosink (\(children.joined(separator: ",")))")
         }
         let silent = "fakesink sync=true"
         logger.notice("no sound device found: playing silently in real time (set TONEARM_AUDIO_SINK to choose a sink)")
-        return (try Element(binDescription: silent), silent)
+        return (silent, silent)
     }
 
     // MARK: PlaybackEngine
@@ -102,6 +127,17 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         lock.withLock {
             nextUp = nil
             switching = nil
+        }
+        if failed {
+            failed = false
+            do {
+                let fresh = try makePipeline()
+                pipeline.dispose()
+                pipeline = fresh
+                applyLevels()
+            } catch {
+                logger.error("cannot build a fresh pipeline: \(error)")
+            }
         }
         playbin.setState(.ready)
         // messages of the previous load die with it (trap 4)
@@ -171,13 +207,25 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
     }
 
+    private var volume = 1.0
+    private var muted = false
+
     public func setVolume(_ volume: Double) {
         // playbin's volume is a linear amplitude factor (GstStreamVolume linear format), so the
         // caller's linear 0...1 goes through unchanged; a cubic UI curve is the client's business.
+        self.volume = volume
         playbin.set("volume", volume)
     }
 
-    public func setMuted(_ muted: Bool) { playbin.set("mute", muted) }
+    public func setMuted(_ muted: Bool) {
+        self.muted = muted
+        playbin.set("mute", muted)
+    }
+
+    private func applyLevels() {
+        playbin.set("volume", volume)
+        playbin.set("mute", muted)
+    }
 
     // MARK: Streaming thread
 
@@ -193,10 +241,34 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     // MARK: Bus
 
-    private func drainBus() {
-        while let message = bus.pop() {
-            handle(message)
+    private func drainBus(_ drained: Pipeline) {
+        guard drained === pipeline else { return }
+        // one failure sends a burst of errors (the source's, then "internal data stream error"
+        // from those downstream); the root cause is reported, once, after the burst
+        var errors: [GStreamerError] = []
+        while drained === pipeline, let message = drained.bus.pop() {
+            if case .error(let error) = message.kind {
+                errors.append(error)
+            } else {
+                handle(message)
+            }
         }
+        if let error = errors.first(where: { $0.domain == GStreamerError.resourceDomain }) ?? errors.first {
+            fail(error)
+        }
+    }
+
+    private func fail(_ error: GStreamerError) {
+        guard let generation else { return }
+        // an error after about-to-finish switched the uri belongs to the next item
+        let pending = lock.withLock { switching }
+        let target = pending ?? (uri.map { ($0, generation) })
+        guard let target else { return }
+        logger.debug("pipeline error", metadata: ["error": "\(error)", "debug": "\(error.debug ?? "")"])
+        let itemError = ErrorMapping.itemError(error, uri: target.0, missingPlugin: missingPlugin)
+        playbin.setState(.null)
+        failed = true
+        deliver(.failed(itemError), target.1)
     }
 
     private func deliver(_ event: EngineEvent, _ generation: Generation) {
@@ -229,18 +301,14 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         case .endOfStream:
             deliver(.endOfStream, generation)
         case .error(let error):
-            // an error after about-to-finish switched the uri belongs to the next item
-            let pending = lock.withLock { switching }
-            let target = pending ?? (uri.map { ($0, generation) })
-            guard let target else { return }
-            logger.debug("pipeline error", metadata: ["error": "\(error)", "debug": "\(error.debug ?? "")"])
-            let itemError = ErrorMapping.itemError(error, uri: target.0, missingPlugin: missingPlugin)
-            playbin.setState(.null)
-            deliver(.failed(itemError), target.1)
+            fail(error)
         case .warning(let warning):
             logger.debug("pipeline warning", metadata: ["warning": "\(warning)"])
         case .missingPlugin(let description):
+            // playbin3 prerolls without the stream it cannot decode and never errors, so a
+            // missing decoder fails the item here; playbin errors after this message anyway
             missingPlugin = description
+            fail(GStreamerError(domain: GStreamerError.coreDomain, code: 12, message: description, source: message.source))
         case .tags(let tags):
             deliver(.tags(TagMapping.metadata(tags)), generation)
         case .buffering(let percent):

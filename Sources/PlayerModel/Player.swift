@@ -469,7 +469,11 @@ public final class Player: @unchecked Sendable {
 
     /// Tells the engine what follows the current item, for a gapless switch on about-to-finish.
     private func prepareGaplessNext() {
-        guard loaded != nil, let current = playQueue.currentID else {
+        // only once the current item prerolled: an item that never produces a buffer must end in
+        // its own error, not in a switch that would call it played; and playbin3 1.22.0 aborts
+        // (reconfigure_output assertion) when about-to-finish switches away from such a stream.
+        // An item shorter than the pipeline's queues may drain before preroll and end with EOS.
+        guard loaded != nil, let current = playQueue.currentID, playQueue.current?.status == .readyToPlay else {
             if prepared != nil { engine.prepareNext(nil, generation: nil) }
             prepared = nil
             return
@@ -614,7 +618,9 @@ public final class Player: @unchecked Sendable {
             emitCapabilities(id)
             if intent == .playing { engine.setPlaying(true) }
         case .streamStarted:
-            if playQueue.item(id)?.isLive == true, playQueue.item(id)?.status == .unknown { becameReady(id) }
+            if playQueue.item(id)?.isLive == true, playQueue.item(id)?.status == .unknown {
+                becameReady(id)
+            }
         case .endOfStream:
             emit(.playedToEnd(id))
             if loopMode == .track {
@@ -656,7 +662,17 @@ public final class Player: @unchecked Sendable {
         case .streamStarted:
             // the real boundary: the previous item played to its end
             guard let previous = playQueue.currentID, let generation = prepared?.generation else { return }
-            emit(.playedToEnd(previous))
+            if playQueue.item(previous)?.status == .readyToPlay {
+                emit(.playedToEnd(previous))
+            } else {
+                // it never prerolled: the next item's data did (no buffer of its own came out)
+                let name = playQueue.item(previous)!.uri.path ?? playQueue.item(previous)!.uri.string
+                let error = ItemError(.decode, "cannot decode \(name): it holds no playable audio")
+                playQueue.update(previous) { $0.status = .failed(error) }
+                lastFailed = previous
+                emit(.itemStatusChanged(previous, .failed(error)))
+                emit(.itemFailed(previous, error))
+            }
             loaded = generation
             prepared = nil
             if nextID == previous {
@@ -704,6 +720,7 @@ public final class Player: @unchecked Sendable {
         playQueue.update(id) { $0.status = .readyToPlay }
         emit(.itemStatusChanged(id, .readyToPlay))
         refreshCapabilities(id)
+        prepareGaplessNext()
         if var seek = pendingSeek {
             pendingSeek = nil
             if rate != 1 { seek.keepPosition = false }

@@ -121,11 +121,10 @@ public final class MediaGenerator: @unchecked Sendable {
         return output
     }
 
-    /// A file of the right container whose payload after `keep` bytes is overwritten with noise.
-    public func corrupted(_ source: URL, keep: Int, name: String) throws -> URL {
+    /// A copy of a file with the bytes in `range` set to 0xFF.
+    public func corrupted(_ source: URL, range: Range<Int>, name: String) throws -> URL {
         var data = try Data(contentsOf: source)
-        var generator = SystemRandomNumberGenerator()
-        for index in keep..<data.count { data[index] = UInt8.random(in: 0...255, using: &generator) }
+        for index in range where index < data.count { data[index] = 0xFF }
         let output = url(name)
         try data.write(to: output)
         return output
@@ -220,9 +219,10 @@ public enum ID3Writer {
         if !frames.isEmpty { try prepend(frames: frames, to: url) }
     }
 
-    /// Text frames whose bytes are written as given, declared UTF-8: hostile tags for tests.
-    public static func prependText(_ frames: [(id: String, bytes: [UInt8])], to url: URL) throws {
-        try prepend(frames: frames.map { ($0.id, Data([3] + $0.bytes)) }, to: url)
+    /// Text frames whose bytes are written as given under the declared encoding (0 Latin-1,
+    /// 3 UTF-8): hostile tags for tests.
+    public static func prependText(_ frames: [(id: String, encoding: UInt8, bytes: [UInt8])], to url: URL) throws {
+        try prepend(frames: frames.map { ($0.id, Data([$0.encoding] + $0.bytes)) }, to: url)
     }
 
     static func prepend(frames: [(String, Data)], to url: URL) throws {

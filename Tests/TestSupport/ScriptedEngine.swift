@@ -58,8 +58,9 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         queue.sync { eventHandler?(generation ?? self.generation ?? Generation(0), event) }
     }
 
-    /// Preroll: PAUSED reached and ASYNC_DONE.
+    /// Preroll: the stream reaches the sinks, PAUSED, ASYNC_DONE.
     public func preroll() {
+        send(.streamStarted)
         send(.stateChanged(.paused, pending: nil))
         send(.asyncDone)
     }

@@ -1,0 +1,97 @@
+import Foundation
+import PlayerEngine
+import PlayerModel
+import TestSupport
+import XCTest
+
+final class MetadataTests: XCTestCase {
+    var media: MediaGenerator!
+
+    override func setUpWithError() throws {
+        media = try MediaGenerator()
+    }
+
+    let tags = MediaGenerator.Tags(title: "Sine Song", artist: "The Oscillators", album: "Test Tones",
+                                   albumArtist: "Various", trackNumber: 7, discNumber: 2, genre: "Electronic",
+                                   date: "2024-05-17", comment: "generated")
+
+    /// Plays `file` paused to readiness and returns its metadata once `done` holds.
+    func metadata(of file: URL, pipeline: EngineConfiguration.PipelineKind,
+                  until done: @escaping (Metadata) -> Bool) throws -> Metadata {
+        let harness = try Harness(pipeline: pipeline)
+        let id = try harness.enqueue(file)[0]
+        harness.player.pause()
+        return try harness.recorder.wait(for: "metadata of \(file.lastPathComponent)") { event in
+            guard let (itemID, metadata) = event.metadata, itemID == id, done(metadata) else { return nil }
+            return metadata
+        }
+    }
+
+    func testTagsOfEveryFormat() throws {
+        for format in MediaGenerator.Format.allCases {
+            let file = try media.tone("tagged", format: format, seconds: 1, tags: tags)
+            try onBothPipelines { kind in
+                let metadata = try self.metadata(of: file, pipeline: kind) {
+                    $0.title != nil && $0.audioCodec != nil && (format == .wav || $0.genres.count > 0)
+                }
+                XCTAssertEqual(metadata.title, "Sine Song", "\(format) on \(kind)")
+                XCTAssertEqual(metadata.artists, ["The Oscillators"], "\(format) on \(kind)")
+                XCTAssertEqual(metadata.album, "Test Tones", "\(format) on \(kind)")
+                XCTAssertNotNil(metadata.audioCodec, "\(format) on \(kind)")
+                if format != .wav {  // RIFF INFO has no album artist, track, disc or date fields of these kinds
+                    XCTAssertEqual(metadata.albumArtists, ["Various"], "\(format) on \(kind)")
+                    XCTAssertEqual(metadata.trackNumber, 7, "\(format) on \(kind)")
+                    XCTAssertEqual(metadata.discNumber, 2, "\(format) on \(kind)")
+                    XCTAssertEqual(metadata.date, "2024-05-17", "\(format) on \(kind)")
+                    XCTAssertEqual(metadata.comment, "generated", "\(format) on \(kind)")
+                }
+                XCTAssertEqual(metadata.genres, ["Electronic"], "\(format) on \(kind)")
+            }
+        }
+    }
+
+    func testEmbeddedCoverImage() throws {
+        let cover = try media.coverImage()
+        for format in [MediaGenerator.Format.mp3, .flac] {
+            let file = try media.tone("covered", format: format, seconds: 1, tags: tags, cover: true)
+            try onBothPipelines { kind in
+                let metadata = try self.metadata(of: file, pipeline: kind) { $0.cover != nil }
+                XCTAssertEqual(metadata.cover?.mediaType, "image/png", "\(format) on \(kind)")
+                XCTAssertEqual(metadata.cover?.data.count, cover.count, "\(format) on \(kind)")
+                XCTAssertEqual(metadata.cover?.data.prefix(8), Data([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
+            }
+        }
+    }
+
+    func testHostileTagsArriveAsValidUTF8() throws {
+        let file = try media.tone("hostile", format: .mp3, seconds: 1)
+        // text declared UTF-8 that is not (a lone continuation byte, an overlong form, a cut
+        // sequence), and Latin-1 bytes declared Latin-1
+        try ID3Writer.prependText([("TIT2", 3, Array("Bad ".utf8) + [0x80, 0xC0, 0xAF] + Array(" Title".utf8) + [0xE2, 0x82]),
+                                   ("TPE1", 0, [0x4D, 0x6F, 0x74, 0xF6, 0x72, 0x68, 0x65, 0x61, 0x64]),
+                                   ("TALB", 3, [0xFF, 0xFE, 0x41, 0x00, 0x42])], to: file)
+        try onBothPipelines { kind in
+            let harness = try Harness(pipeline: kind)
+            let id = try harness.enqueue(file)[0]
+            harness.player.pause()
+            _ = try harness.waitForStatus(id, "readyToPlay")
+            let metadata = try harness.recorder.wait(for: "artist") { event -> Metadata? in
+                guard let (itemID, metadata) = event.metadata, itemID == id, !metadata.artists.isEmpty else { return nil }
+                return metadata
+            }
+            XCTAssertEqual(metadata.artists, ["Motörhead"], "Latin-1 converted on \(kind)")
+            // GStreamer drops or converts the invalid strings; whatever reaches us is valid UTF-8
+            for text in [metadata.title, metadata.album].compactMap({ $0 }) {
+                XCTAssertEqual(String(decoding: Array(text.utf8), as: UTF8.self), text)
+                XCTAssertFalse(text.utf8.contains(0))
+            }
+        }
+    }
+
+    func testTitleFallsBackToTheFileName() throws {
+        let file = try media.tone("untagged", format: .ogg, seconds: 0.5)
+        let harness = try Harness(pipeline: .playbin3)
+        let id = try harness.enqueue(file)[0]
+        XCTAssertEqual(harness.player.item(id)?.displayTitle, "untagged.ogg")
+    }
+}
