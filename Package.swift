@@ -36,7 +36,16 @@ let package = Package(
         // MPRIS adapter: org.mpris.* and io.github.tonearm.Player1 over the model.
         .target(
             name: "MPRIS",
-            dependencies: ["DBus", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["DBus", "PlayerModel", .product(name: "Logging", package: "swift-log")],
+            // the introspection XML of dbus/ is compiled in, so Introspect answers with exactly it
+            exclude: ["dbus/org.mpris.MediaPlayer2.tonearm.service"],
+            resources: [
+                .embedInCode("dbus/org.mpris.MediaPlayer2.xml"),
+                .embedInCode("dbus/org.mpris.MediaPlayer2.Player.xml"),
+                .embedInCode("dbus/org.mpris.MediaPlayer2.TrackList.xml"),
+                .embedInCode("dbus/org.mpris.MediaPlayer2.Playlists.xml"),
+                .embedInCode("dbus/io.github.tonearm.Player1.xml"),
+            ]),
 
         .executableTarget(
             name: "tonearmd",

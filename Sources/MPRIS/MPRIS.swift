@@ -1,1 +1,1 @@
-// MPRIS adapter (issue 3).
+let x = PackageResources.org_mpris_MediaPlayer2_xml

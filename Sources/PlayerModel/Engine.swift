@@ -60,3 +60,24 @@ public protocol PlaybackEngine: AnyObject {
     func setVolume(_ volume: Double)
     func setMuted(_ muted: Bool)
 }
+
+/// Reads an item's tags and duration without playing it (GstDiscoverer in the real engine), for
+/// items in the queue that have not played yet.
+public protocol MetadataReader: AnyObject, Sendable {
+    /// Reads `uri` in the background and calls `completion` once, on any thread.
+    func read(_ uri: MediaURI, completion: @escaping @Sendable (Result<DiscoveredMedia, ItemError>) -> Void)
+}
+
+/// What a metadata reader found.
+public struct DiscoveredMedia: Sendable, Equatable {
+    public var metadata: Metadata
+    public var duration: Duration?
+    public var isSeekable: Bool
+    public var isLive: Bool
+    public init(metadata: Metadata, duration: Duration?, isSeekable: Bool, isLive: Bool) {
+        self.metadata = metadata
+        self.duration = duration
+        self.isSeekable = isSeekable
+        self.isLive = isLive
+    }
+}
