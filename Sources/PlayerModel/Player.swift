@@ -43,9 +43,16 @@ public final class Player: @unchecked Sendable {
         var keepPosition = false
     }
 
+    private let metadataReader: MetadataReader?
+    /// Items waiting for the metadata reader, and how many reads are under way.
+    private var unread: [ItemID] = []
+    private var readsInFlight = 0
+    private static let maximumReadsInFlight = 2
+
     public init(engine: PlaybackEngine, configuration: PlayerConfiguration = PlayerConfiguration(),
-                queue: DispatchQueue = DispatchQueue(label: "tonearm.player")) {
+                queue: DispatchQueue = DispatchQueue(label: "tonearm.player"), metadataReader: MetadataReader? = nil) {
         self.engine = engine
+        self.metadataReader = metadataReader
         self.configuration = configuration
         self.queue = queue
         queue.setSpecific(key: Player.queueKey, value: ObjectIdentifier(queue))
@@ -157,6 +164,8 @@ public final class Player: @unchecked Sendable {
             if let after, playQueue.item(after) == nil { throw PlayerError(.noSuchItem, "no item \(after) in the queue") }
             let ids = playQueue.insert(uris, after: after)
             emit(.queueChanged(playQueue.ids))
+            unread += ids
+            readMetadata()
             if playQueue.currentID == nil, let first = ids.first {
                 makeCurrent(first, load: intent != .stopped)
             } else {
@@ -383,6 +392,54 @@ public final class Player: @unchecked Sendable {
             retries[id] = count + 1
             setIntent(.playing)
             makeCurrent(id, load: true, force: true)
+        }
+    }
+
+    /// Adds `uris` after the current item (or at the end) and plays the first of them.
+    @discardableResult
+    public func open(_ uris: [MediaURI]) throws(PlayerError) -> [ItemID] {
+        try onQueue { () throws(PlayerError) -> [ItemID] in
+            let ids = try enqueue(uris, after: playQueue.currentID)
+            guard let first = ids.first else { return ids }
+            setIntent(.playing)
+            if playQueue.currentID == first, loaded != nil { applyTargetState() } else { makeCurrent(first, load: true, force: playQueue.currentID == first) }
+            return ids
+        }
+    }
+
+    // MARK: Metadata of items that have not played
+
+    /// Reads the tags of queued items in the background, a few at a time; nothing runs when all
+    /// are read.
+    private func readMetadata() {
+        guard let reader = metadataReader else { return }
+        while readsInFlight < Self.maximumReadsInFlight, !unread.isEmpty {
+            let id = unread.removeFirst()
+            guard let item = playQueue.item(id), item.metadata.isEmpty, loaded == nil || id != playQueue.currentID else { continue }
+            readsInFlight += 1
+            reader.read(item.uri) { [weak self] result in
+                guard let self else { return }
+                self.queue.async { self.metadataRead(id, result) }
+            }
+        }
+    }
+
+    private func metadataRead(_ id: ItemID, _ result: Result<DiscoveredMedia, ItemError>) {
+        readsInFlight -= 1
+        defer { readMetadata() }
+        guard case .success(let found) = result, let item = playQueue.item(id) else { return }
+        var metadata = item.metadata
+        metadata.fillMissing(from: found.metadata)
+        if metadata != item.metadata {
+            playQueue.update(id) { $0.metadata = metadata }
+            emit(.metadataChanged(id, metadata))
+        }
+        if item.duration == nil, let duration = found.duration, !found.isLive {
+            setDuration(id, duration)
+        }
+        if item.status == .unknown, loaded == nil || id != playQueue.currentID, found.isSeekable != item.isSeekable {
+            playQueue.update(id) { $0.isSeekable = found.isSeekable }
+            emitCapabilities(id)
         }
     }
 

@@ -174,6 +174,15 @@ public struct Metadata: Hashable, Sendable {
 
     public init() {}
 
+    /// Fills what we lack from `other`, keeping what we have.
+    public mutating func fillMissing(from other: Metadata) {
+        var filled = other
+        filled.merge(self)
+        self = filled
+    }
+
+    public var isEmpty: Bool { self == Metadata() }
+
     /// Values of `newer` replace ours where `newer` has them.
     public mutating func merge(_ newer: Metadata) {
         if let v = newer.title { title = v }

@@ -1,27 +1,49 @@
 import ArgumentParser
+import DBus
 import Dispatch
 import Foundation
 import Logging
+import MPRIS
 import PlayerEngine
 import PlayerModel
 
-/// tonearmd: for now, plays the URIs it is given through the engine and logs what the player
-/// model reports. The MPRIS service comes next (issue 3).
+/// tonearmd: the player service. It wires configuration, engine, player and the MPRIS service
+/// together and runs until SIGTERM, SIGINT or a client's Quit.
 struct Tonearmd: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "tonearmd", abstract: "The Tonearm player service.", version: "0.1.0")
+        commandName: "tonearmd",
+        abstract: "The Tonearm player service: plays media and publishes itself on the D-Bus session bus as an MPRIS 2.2 player.",
+        discussion: """
+            Drive it with any MPRIS client, for example `playerctl -p tonearm play`.
+            Environment: DBUS_SESSION_BUS_ADDRESS (the bus), TONEARM_AUDIO_SINK, TONEARM_PIPELINE.
+            """,
+        version: "0.1.0")
 
-    @Option(name: .long, help: "A GStreamer bin description for the audio output (default: autoaudiosink; also TONEARM_AUDIO_SINK).")
+    @Option(name: .long, help: ArgumentHelp("A GStreamer bin description for the audio output.",
+                                            discussion: "Default: autoaudiosink, or a silent real-time sink when there is no sound device. Also TONEARM_AUDIO_SINK.",
+                                            valueName: "description"))
     var audioSink: String?
 
-    @Option(name: .long, help: "playbin3 (default) or playbin (also TONEARM_PIPELINE).")
+    @Option(name: .long, help: "playbin3 (default) or playbin. Also TONEARM_PIPELINE.")
     var pipeline: EngineConfiguration.PipelineKind?
+
+    @Option(name: .long, help: ArgumentHelp("Own org.mpris.MediaPlayer2.tonearm.<name> instead of the plain name.", valueName: "name"))
+    var instance: String?
 
     @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
-    @Argument(help: "Files or URIs to play.")
+    @Flag(name: .long, help: "Hand the URIs to a running tonearmd (OpenUri) and exit; start one when none runs.")
+    var open = false
+
+    @Argument(help: "Files, directories or URIs to play.")
     var uris: [String] = []
+
+    func validate() throws {
+        if let instance, instance.isEmpty || !instance.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) || instance.first!.isNumber {
+            throw ValidationError("--instance takes letters, digits and '_', not starting with a digit: \(instance)")
+        }
+    }
 
     func run() throws {
         let level = logLevel
@@ -31,36 +53,113 @@ struct Tonearmd: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "tonearmd")
+        guard let address = Connection.sessionBusAddress else {
+            logger.critical("no session bus: DBUS_SESSION_BUS_ADDRESS is not set (run inside a desktop session, or start one with dbus-run-session)")
+            throw ExitCode(1)
+        }
+        let queue = DispatchQueue(label: "tonearm.service")
+        if open, try handOver(uris, address: address, queue: queue, logger: logger) { return }
         var engineConfiguration = EngineConfiguration.fromEnvironment()
         if let audioSink { engineConfiguration.audioSink = audioSink }
         if let pipeline { engineConfiguration.pipeline = pipeline }
+        let service = try queue.sync {
+            try Service(address: address, engine: engineConfiguration, instance: instance, queue: queue, logger: logger)
+        }
+        try queue.sync { try service.start(playing: uris) }
+        withExtendedLifetime(service) { dispatchMain() }
+    }
 
-        let queue = DispatchQueue(label: "tonearm.player")
-        let engine = try GStreamerEngine(configuration: engineConfiguration, queue: queue, logger: logger)
-        let player = Player(engine: engine, queue: queue)
-        let subscription = player.subscribe { event in
+    /// With --open: gives the URIs to the tonearmd that owns the name, if one does.
+    private func handOver(_ uris: [String], address: String, queue: DispatchQueue, logger: Logger) throws -> Bool {
+        try queue.sync {
+            let connection = try Connection(address: address, queue: queue)
+            defer { connection.close() }
+            let name = "org.mpris.MediaPlayer2.tonearm" + (instance.map { ".\($0)" } ?? "")
+            let owner = try connection.callBlocking(Message.methodCall(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "NameHasOwner", arguments: [.string(name)]))
+            guard try owner.arguments().first?.boolValue == true else { return false }
+            for uri in uris {
+                let absolute = uri.contains("://") ? uri : URL(fileURLWithPath: uri).absoluteString
+                _ = try connection.callBlocking(Message.methodCall(
+                    destination: name, path: "/org/mpris/MediaPlayer2", interface: "org.mpris.MediaPlayer2.Player",
+                    member: "OpenUri", arguments: [.string(absolute)]))
+            }
+            logger.info("handed \(uris.count) item(s) to the running tonearmd")
+            return true
+        }
+    }
+}
+
+/// Everything that lives on the service queue. A nonisolated type: handlers created here run on
+/// that queue, never on the main actor (design brief, trap 1).
+final class Service: @unchecked Sendable {
+    private let queue: DispatchQueue
+    private let logger: Logger
+    private let connection: Connection
+    private let engine: GStreamerEngine
+    private let player: Player
+    private let mpris: MPRISService
+    private var signalSources: [DispatchSourceSignal] = []
+    private var log: Subscription?
+
+    init(address: String, engine configuration: EngineConfiguration, instance: String?, queue: DispatchQueue, logger: Logger) throws {
+        self.queue = queue
+        self.logger = logger
+        connection = try Connection(address: address, queue: queue)
+        engine = try GStreamerEngine(configuration: configuration, queue: queue, logger: logger)
+        player = Player(engine: engine, queue: queue)
+        var options = MPRISService.Options()
+        options.instanceName = instance
+        mpris = try MPRISService(player: player, connection: connection, options: options, logger: logger)
+    }
+
+    func start(playing uris: [String]) throws {
+        connection.onDisconnect = { [weak self] error in
+            self?.logger.critical("lost the session bus connection (\(error.message)): tonearmd stops")
+            exit(1)
+        }
+        mpris.onQuit = { [weak self] in self?.quit(reason: "a client asked to quit") }
+        for signal in [SIGTERM, SIGINT] {
+            Foundation.signal(signal, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signal, queue: queue)
+            source.setEventHandler { [weak self] in self?.quit(reason: signal == SIGTERM ? "SIGTERM" : "SIGINT") }
+            source.resume()
+            signalSources.append(source)
+        }
+        try mpris.start()
+        log = player.subscribe { [logger, player] event in
             switch event {
             case .currentItemChanged(let item?):
                 logger.info("now: \(item.displayTitle)", metadata: ["uri": "\(item.uri)"])
-            case .metadataChanged(_, let metadata):
-                if let title = metadata.title { logger.info("title: \(title)") }
             case .timeControlStatusChanged(let status):
                 logger.info("time control: \(status.name)\(status.waitingReason.map { " (\($0.rawValue))" } ?? "")")
             case .itemFailed(_, let error):
                 logger.error("\(error.message)")
-            case .intentChanged(.stopped) where player.state.items.isEmpty == false:
-                logger.info("stopped")
+            case .playedToEnd(let id):
+                logger.info("played to end: \(player.item(id)?.displayTitle ?? "\(id)")")
             default:
                 break
             }
         }
-        var parsed: [MediaURI] = []
-        for text in uris {
-            do { parsed.append(try MediaURI(text)) } catch { throw ValidationError(error.message) }
+        if !uris.isEmpty {
+            var parsed: [MediaURI] = []
+            for text in uris {
+                do { parsed.append(try MediaURI(text)) } catch {
+                    logger.error("\(error.message)")
+                    throw ExitCode(2)
+                }
+            }
+            try player.open(parsed)
         }
-        try player.enqueue(parsed)
-        player.play()
-        withExtendedLifetime(subscription) { dispatchMain() }
+    }
+
+    /// Says Stopped, releases the name, closes the connection, exits 0.
+    private func quit(reason: String) {
+        logger.info("quitting: \(reason)")
+        mpris.shutDown()
+        connection.close()
+        exit(0)
     }
 }
 

@@ -1,0 +1,458 @@
+import DBus
+import Foundation
+import Logging
+import PlayerModel
+
+/// The player on D-Bus: `org.mpris.MediaPlayer2`, `.Player`, `.TrackList`, `.Playlists` and our
+/// extension `io.github.tonearm.Player1` on `/org/mpris/MediaPlayer2`. It only adapts: every
+/// decision is the player's; this turns its events into properties and signals.
+///
+/// Lives on the player's queue, which is also the connection's.
+public final class MPRISService: @unchecked Sendable {
+    public struct Options: Sendable {
+        public var identity = "Tonearm"
+        public var desktopEntry = "tonearm"
+        public var supportedURISchemes = ["file", "http", "https"]
+        public var supportedMIMETypes: [String] = []
+        /// A suffix for the bus name (`org.mpris.MediaPlayer2.tonearm.NAME`), or nil.
+        public var instanceName: String?
+        /// Expands a directory given to OpenUri or Enqueue into its playable files, in order.
+        public var expandDirectory: (@Sendable (URL) throws -> [URL])?
+        public init() {}
+    }
+
+    private let player: Player
+    private let connection: Connection
+    private let server: ObjectServer
+    private let options: Options
+    private let logger: Logger
+    private let covers = CoverArtStore()
+    private var object: ExportedObject!
+    private var subscription: Subscription?
+    private var knownTracks: [ItemID] = []
+    /// Called when a client asks the service to quit.
+    public var onQuit: (() -> Void)?
+    public private(set) var busName: String?
+
+    /// Builds the object; call on the connection's queue.
+    public init(player: Player, connection: Connection, options: Options, logger: Logger) throws {
+        self.player = player
+        self.connection = connection
+        self.options = options
+        self.logger = logger
+        server = ObjectServer(connection: connection)
+    }
+
+    /// Registers the object, then asks for the name (DO_NOT_QUEUE), falling back to
+    /// `.instance<pid>` when it is taken. Returns the name owned.
+    @discardableResult
+    public func start() throws -> String {
+        object = try server.register([rootInterface(), playerInterface(), trackListInterface(), playlistsInterface(),
+                                      tonearmInterface()], at: MPRIS.path)
+        knownTracks = player.items.map(\.id)
+        subscription = player.subscribe { [weak self] event in self?.handle(event) }
+        var name = MPRIS.busName + (options.instanceName.map { ".\($0)" } ?? "")
+        if try connection.requestName(name) != .primaryOwner {
+            name = MPRIS.busName + ".instance\(getpid())"
+            guard try connection.requestName(name) == .primaryOwner else {
+                throw ServiceError("NameTaken", "cannot own \(MPRIS.busName) nor \(name) on the session bus")
+            }
+        }
+        busName = name
+        logger.info("on the session bus", metadata: ["name": "\(name)", "address": "\(connection.address)"])
+        return name
+    }
+
+    /// Says Stopped, then gives the name back.
+    public func shutDown() {
+        player.stop()
+        object?.flushPropertyChanges()
+        if let busName { _ = try? connection.releaseName(busName) }
+        busName = nil
+        subscription = nil
+    }
+
+    // MARK: Player events to properties and signals
+
+    private func handle(_ event: PlayerEvent) {
+        guard let object else { return }
+        switch event {
+        case .seeked(let position):
+            emit(MPRIS.player, "Seeked", [.int64(position.microseconds)])
+        case .playedToEnd(let id):
+            emit(MPRIS.tonearm, "PlayedToEnd", [.objectPath(TrackIDs.path(id))])
+        case .itemFailed(let id, let error):
+            emit(MPRIS.tonearm, "ItemFailed", [.objectPath(TrackIDs.path(id)), .string(errorName(error)), .string(error.message)])
+            object.propertiesMayHaveChanged(interface: MPRIS.tonearm)
+        case .rateChanged(let rate, let reason):
+            object.propertiesMayHaveChanged(interface: MPRIS.player)
+            if reason != .initial { emit(MPRIS.tonearm, "RateChanged", [.double(rate), .string(reason.rawValue)]) }
+        case .queueChanged(let ids):
+            trackListChanged(to: ids)
+            object.propertiesMayHaveChanged(interface: MPRIS.player)
+        case .metadataChanged(let id, _), .durationChanged(let id, _):
+            if let item = player.item(id), id != player.currentItem?.id || true {
+                emit(MPRIS.trackList, "TrackMetadataChanged", [.objectPath(TrackIDs.path(id)), .vardict(metadata(item))])
+            }
+            object.propertiesMayHaveChanged(interface: MPRIS.player)
+        default:
+            object.propertiesMayHaveChanged(interface: MPRIS.player)
+            object.propertiesMayHaveChanged(interface: MPRIS.tonearm)
+        }
+    }
+
+    private func emit(_ interface: String, _ name: String, _ arguments: [DBusValue]) {
+        do {
+            try object.emitSignal(interface: interface, name: name, arguments: arguments)
+        } catch {
+            logger.error("cannot emit \(interface).\(name): \(error)")
+        }
+    }
+
+    /// TrackAdded / TrackRemoved for edits, TrackListReplaced when nothing stayed; Tracks is
+    /// invalidated, never sent (the spec's EmitsChangedSignal for it).
+    private func trackListChanged(to ids: [ItemID]) {
+        let old = knownTracks
+        knownTracks = ids
+        guard old != ids else { return }
+        let kept = Set(old).intersection(ids)
+        if kept.isEmpty && !old.isEmpty || (old.isEmpty && ids.count > 1) {
+            emit(MPRIS.trackList, "TrackListReplaced", [.objectPathArray(ids.map(TrackIDs.path)),
+                                                        .objectPath(player.currentItem.map { TrackIDs.path($0.id) } ?? MPRIS.noTrack)])
+        } else {
+            for removed in old where !ids.contains(removed) {
+                covers.forget(removed)
+                emit(MPRIS.trackList, "TrackRemoved", [.objectPath(TrackIDs.path(removed))])
+            }
+            let oldSet = Set(old)
+            for (index, added) in ids.enumerated() where !oldSet.contains(added) {
+                guard let item = player.item(added) else { continue }
+                let after = index == 0 ? MPRIS.noTrack : TrackIDs.path(ids[index - 1])
+                emit(MPRIS.trackList, "TrackAdded", [.vardict(metadata(item)), .objectPath(after)])
+            }
+        }
+        object.propertiesMayHaveChanged(interface: MPRIS.trackList)
+    }
+
+    private func metadata(_ item: Item) -> [String: DBusValue] {
+        MetadataMap.dictionary(item, artURL: covers.url(for: item))
+    }
+
+    private func errorName(_ error: ItemError) -> String { "io.github.tonearm.Error." + ServiceError.name(of: error.kind) }
+
+    // MARK: Reading the player
+
+    private var state: Player.State { player.state }
+
+    private var playbackStatus: String {
+        let state = state
+        guard state.current != nil else { return "Stopped" }
+        switch state.intent {
+        case .stopped: return "Stopped"
+        case .paused: return "Paused"
+        // Playing also while waiting to play (design brief: PlaybackStatus)
+        case .playing: return "Playing"
+        }
+    }
+
+    private var currentTrack: ObjectPath? { player.currentItem.map { TrackIDs.path($0.id) } }
+
+    /// Parses URIs and expands directories; throws the first bad one as a tonearm error.
+    private func mediaURIs(_ texts: [String]) throws -> [MediaURI] {
+        var uris: [MediaURI] = []
+        for text in texts {
+            let uri: MediaURI
+            do { uri = try MediaURI(text) } catch { throw ServiceError(error) }
+            if let path = uri.path {
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                    throw ServiceError("FileNotFound", "no such file: \(path)")
+                }
+                if isDirectory.boolValue {
+                    guard let expand = options.expandDirectory else {
+                        throw ServiceError("UnsupportedFormat", "cannot play a directory: \(path)")
+                    }
+                    let files = try expand(uri.url)
+                    guard !files.isEmpty else { throw ServiceError("NoPlayableFiles", "no playable files under \(path)") }
+                    uris += files.map { MediaURI(fileURL: $0) }
+                    continue
+                }
+            }
+            uris.append(uri)
+        }
+        return uris
+    }
+
+    private func item(_ value: DBusValue) -> ItemID? {
+        value.objectPathValue.flatMap(TrackIDs.item)
+    }
+
+    // MARK: org.mpris.MediaPlayer2
+
+    private func rootInterface() -> InterfaceDescription {
+        InterfaceDescription(
+            name: MPRIS.root,
+            methods: [
+                .init("Raise") { _, _ in [] },  // no window to raise; CanRaise is false
+                .init("Quit") { [weak self] _, _ in
+                    guard let self else { return [] }
+                    // reply first, then go: the caller gets its answer before the name is released
+                    self.connection.queue.async { self.onQuit?() }
+                    return []
+                },
+            ],
+            properties: [
+                .init("CanQuit", "b") { .bool(true) },
+                .init("Fullscreen", "b", get: { .bool(false) }, set: { value, _ in
+                    if value.boolValue == true { throw DBusError.notSupported("Tonearm has no fullscreen window (CanSetFullscreen is false)") }
+                }),
+                .init("CanSetFullscreen", "b") { .bool(false) },
+                .init("CanRaise", "b") { .bool(false) },
+                .init("HasTrackList", "b") { .bool(true) },
+                .init("Identity", "s") { [options] in .string(options.identity) },
+                .init("DesktopEntry", "s") { [options] in .string(options.desktopEntry) },
+                .init("SupportedUriSchemes", "as") { [options] in .stringArray(options.supportedURISchemes) },
+                .init("SupportedMimeTypes", "as") { [options] in .stringArray(options.supportedMIMETypes) },
+            ],
+            introspectionXML: MPRIS.rootXML)
+    }
+
+    // MARK: org.mpris.MediaPlayer2.Player
+
+    private func playerInterface() -> InterfaceDescription {
+        InterfaceDescription(
+            name: MPRIS.player,
+            methods: [
+                .init("Next") { [player] _, _ in player.next(); return [] },
+                .init("Previous") { [player] _, _ in player.previous(); return [] },
+                .init("Pause") { [player] _, _ in player.pause(); return [] },
+                .init("PlayPause") { [player] _, _ in player.togglePlayPause(); return [] },
+                .init("Stop") { [player] _, _ in player.stop(); return [] },
+                .init("Play") { [player] _, _ in player.play(); return [] },
+                .init("Seek", in: "x") { [player] arguments, _ in
+                    guard player.currentItem != nil, let offset = arguments[0].int64Value else { return [] }
+                    player.seek(by: .microseconds(offset))
+                    return []
+                },
+                .init("SetPosition", in: "ox") { [player] arguments, _ in
+                    // a trackid that is not current, a negative position or one past the end: ignored (spec)
+                    guard let current = player.currentItem, let position = arguments[1].int64Value, position >= 0,
+                          arguments[0].objectPathValue == TrackIDs.path(current.id) else { return [] }
+                    if let duration = current.duration, Duration.microseconds(position) > duration { return [] }
+                    player.seek(to: .microseconds(position))
+                    return []
+                },
+                .init("OpenUri", in: "s") { [weak self] arguments, _ in
+                    guard let self, let text = arguments[0].stringValue else { return [] }
+                    do { try self.player.open(try self.mediaURIs([text])) } catch let error as PlayerError { throw ServiceError(error) }
+                    return []
+                },
+            ],
+            properties: [
+                .init("PlaybackStatus", "s") { [unowned self] in .string(playbackStatus) },
+                .init("LoopStatus", "s", get: { [player] in
+                    switch player.state.loopMode {
+                    case .none: .string("None")
+                    case .track: .string("Track")
+                    case .queue: .string("Playlist")
+                    }
+                }, set: { [player] value, _ in
+                    switch value.stringValue {
+                    case "None": player.setLoopMode(.none)
+                    case "Track": player.setLoopMode(.track)
+                    case "Playlist": player.setLoopMode(.queue)
+                    default: throw DBusError.invalidArgs("LoopStatus is None, Track or Playlist, not \(value.stringValue ?? "?")")
+                    }
+                }),
+                .init("Rate", "d", get: { [player] in .double(player.state.rate) }, set: { [player] value, _ in
+                    guard let rate = value.doubleValue, rate.isFinite else { throw DBusError.invalidArgs("Rate must be a number") }
+                    // Rate 0 pauses (MPRIS: "a value of 0.0 ... should act as though Pause was called")
+                    if rate == 0 { player.pause(); return }
+                    do { try player.setRate(rate) } catch { throw DBusError.invalidArgs(error.message) }
+                }),
+                .init("Shuffle", "b", get: { [player] in .bool(player.state.isShuffled) }, set: { [player] value, _ in
+                    player.setShuffle(value.boolValue ?? false)
+                }),
+                .init("Metadata", "a{sv}") { [unowned self] in
+                    .vardict(player.currentItem.map { metadata($0) } ?? [:])
+                },
+                .init("Volume", "d", get: { [player] in .double(player.state.volume) }, set: { [player] value, _ in
+                    guard let volume = value.doubleValue, volume.isFinite else { throw DBusError.invalidArgs("Volume must be a number") }
+                    player.setVolume(max(volume, 0))
+                }),
+                .init("Position", "x", emitsChanged: .false) { [player] in .int64(player.position.microseconds) },
+                .init("MinimumRate", "d") { [player] in .double(player.configuration.minimumRate) },
+                .init("MaximumRate", "d") { [player] in .double(player.configuration.maximumRate) },
+                .init("CanGoNext", "b") { [player] in .bool(player.state.canGoNext) },
+                .init("CanGoPrevious", "b") { [player] in .bool(player.state.canGoPrevious) },
+                // GNOME Shell hides a player whose CanPlay is false while it has an item
+                .init("CanPlay", "b") { [player] in .bool(player.currentItem != nil) },
+                .init("CanPause", "b") { [player] in .bool(player.currentItem != nil) },
+                .init("CanSeek", "b") { [player] in
+                    guard let item = player.currentItem, item.error == nil, !item.isLive else { return .bool(false) }
+                    return .bool(item.isSeekable || item.status == .unknown && item.uri.isFile)
+                },
+                .init("CanControl", "b", emitsChanged: .false) { .bool(true) },
+            ],
+            signals: [.init("Seeked", "x", argumentNames: ["Position"])],
+            introspectionXML: MPRIS.playerXML)
+    }
+
+    // MARK: org.mpris.MediaPlayer2.TrackList
+
+    private func trackListInterface() -> InterfaceDescription {
+        InterfaceDescription(
+            name: MPRIS.trackList,
+            methods: [
+                .init("GetTracksMetadata", in: "ao", out: "aa{sv}") { [unowned self] arguments, _ in
+                    let items = (arguments[0].arrayValue ?? []).compactMap { item($0) }.compactMap { player.item($0) }
+                    return [.vardictArray(items.map { metadata($0) })]
+                },
+                .init("AddTrack", in: "sob") { [unowned self] arguments, _ in
+                    guard let text = arguments[0].stringValue, let afterPath = arguments[1].objectPathValue else { return [] }
+                    let after: ItemID?
+                    if afterPath == MPRIS.noTrack {
+                        after = nil
+                    } else if let id = TrackIDs.item(afterPath), player.item(id) != nil {
+                        after = id
+                    } else {
+                        throw DBusError.invalidArgs("no track \(afterPath) in the track list")
+                    }
+                    let uris = try mediaURIs([text])
+                    do {
+                        // AfterTrack NoTrack inserts at the start (spec); enqueue(after: nil) appends
+                        let ids: [ItemID]
+                        if let after {
+                            ids = try player.enqueue(uris, after: after)
+                        } else {
+                            ids = try player.enqueue(uris)
+                            if let first = player.items.first?.id, first != ids.first, let newFirst = ids.first {
+                                try player.move(newFirst, after: nil)
+                                for (previous, id) in zip(ids, ids.dropFirst()) { try player.move(id, after: previous) }
+                            }
+                        }
+                        if arguments[2].boolValue == true, let first = ids.first { try player.jump(to: first) }
+                    } catch let error as PlayerError {
+                        throw ServiceError(error)
+                    }
+                    return []
+                },
+                .init("RemoveTrack", in: "o") { [unowned self] arguments, _ in
+                    // a track that is not in the list: no effect (spec)
+                    if let id = item(arguments[0]), player.item(id) != nil { try? player.remove([id]) }
+                    return []
+                },
+                .init("GoTo", in: "o") { [unowned self] arguments, _ in
+                    if let id = item(arguments[0]), player.item(id) != nil { try? player.jump(to: id) }
+                    return []
+                },
+            ],
+            properties: [
+                .init("Tracks", "ao", emitsChanged: .invalidates) { [player] in
+                    .objectPathArray(player.items.map { TrackIDs.path($0.id) })
+                },
+                .init("CanEditTracks", "b") { .bool(true) },
+            ],
+            signals: [
+                .init("TrackListReplaced", "aoo", argumentNames: ["Tracks", "CurrentTrack"]),
+                .init("TrackAdded", "a{sv}o", argumentNames: ["Metadata", "AfterTrack"]),
+                .init("TrackRemoved", "o", argumentNames: ["TrackId"]),
+                .init("TrackMetadataChanged", "oa{sv}", argumentNames: ["TrackId", "Metadata"]),
+            ],
+            introspectionXML: MPRIS.trackListXML)
+    }
+
+    // MARK: org.mpris.MediaPlayer2.Playlists (we keep no playlists yet)
+
+    private func playlistsInterface() -> InterfaceDescription {
+        InterfaceDescription(
+            name: MPRIS.playlists,
+            methods: [
+                .init("ActivatePlaylist", in: "o") { arguments, _ in
+                    throw ServiceError("NoSuchPlaylist", "no playlist \(arguments[0].objectPathValue?.rawValue ?? "")")
+                },
+                .init("GetPlaylists", in: "uusb", out: "a(oss)") { _, _ in
+                    [.array(element: "(oss)", [])]
+                },
+            ],
+            properties: [
+                .init("PlaylistCount", "u") { .uint32(0) },
+                .init("Orderings", "as") { .stringArray(["UserDefined"]) },
+                .init("ActivePlaylist", "(b(oss))") {
+                    .structure([.bool(false), .structure([.objectPath("/"), .string(""), .string("")])])
+                },
+            ],
+            signals: [.init("PlaylistChanged", "(oss)", argumentNames: ["Playlist"])],
+            introspectionXML: MPRIS.playlistsXML)
+    }
+
+    // MARK: io.github.tonearm.Player1
+
+    private func tonearmInterface() -> InterfaceDescription {
+        InterfaceDescription(
+            name: MPRIS.tonearm,
+            methods: [
+                .init("SeekTo", in: "xxx") { [player] arguments, _ in
+                    guard let position = arguments[0].int64Value, let before = arguments[1].int64Value,
+                          let after = arguments[2].int64Value else { return [] }
+                    guard position >= 0, before >= 0, after >= 0 else {
+                        throw DBusError.invalidArgs("position and tolerances must not be negative (microseconds)")
+                    }
+                    guard player.currentItem != nil else { throw ServiceError(PlayerError(.noCurrentItem, "nothing to seek: no current track")) }
+                    player.seek(to: .microseconds(position), toleranceBefore: .microseconds(before), toleranceAfter: .microseconds(after))
+                    return []
+                },
+                .init("Retry") { [player] _, _ in
+                    do { try player.retry() } catch { throw ServiceError(error) }
+                    return []
+                },
+                .init("Enqueue", in: "asb", out: "ao") { [unowned self] arguments, _ in
+                    let uris = try mediaURIs(arguments[0].stringArrayValue ?? [])
+                    do {
+                        let ids = arguments[1].boolValue == true ? try player.open(uris) : try player.enqueue(uris)
+                        return [.objectPathArray(ids.map(TrackIDs.path))]
+                    } catch {
+                        throw ServiceError(error)
+                    }
+                },
+            ],
+            properties: [
+                .init("ItemStatus", "s") { [player] in .string(player.currentItem?.status.name ?? "unknown") },
+                .init("ItemError", "(ss)") { [unowned self] in
+                    guard let error = player.currentItem?.error else { return .structure([.string(""), .string("")]) }
+                    return .structure([.string(errorName(error)), .string(error.message)])
+                },
+                .init("TimeControlStatus", "s") { [player] in .string(player.state.timeControlStatus.name) },
+                .init("WaitingReason", "s") { [player] in .string(player.state.timeControlStatus.waitingReason?.rawValue ?? "") },
+                .init("BufferingPercent", "i") { [player] in .int32(Int32(player.currentItem?.bufferingPercent ?? 100)) },
+                .init("LoadedRanges", "a(xx)") { [player] in
+                    .array(element: "(xx)", (player.currentItem?.loadedRanges ?? []).map {
+                        .structure([.int64($0.start.microseconds), .int64($0.end.microseconds)])
+                    })
+                },
+                .init("IsLive", "b") { [player] in .bool(player.currentItem?.isLive ?? false) },
+                .init("Muted", "b", get: { [player] in .bool(player.state.isMuted) }, set: { [player] value, _ in
+                    player.setMuted(value.boolValue ?? false)
+                }),
+            ],
+            signals: [
+                .init("PlayedToEnd", "o", argumentNames: ["trackid"]),
+                .init("ItemFailed", "oss", argumentNames: ["trackid", "errorName", "message"]),
+                .init("RateChanged", "ds", argumentNames: ["rate", "reason"]),
+            ],
+            introspectionXML: MPRIS.tonearmXML)
+    }
+}
+
+extension Error {
+    fileprivate var message: String { (self as? PlayerError)?.message ?? "\(self)" }
+}
+
+extension ServiceError {
+    init(_ error: any Error) {
+        if let error = error as? PlayerError { self.init(error) }
+        else if let error = error as? ItemError { self.init(error) }
+        else if let error = error as? ServiceError { self = error }
+        else { self.init("Failed", "\(error)") }
+    }
+}
