@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PlayerEngine
 import PlayerModel
 import TestSupport
@@ -33,5 +34,36 @@ final class PlaybackTests: XCTestCase {
             let statuses = harness.recorder.events[start...].compactMap { $0.timeControl }
             XCTAssertEqual(statuses, [.waitingToPlay(.evaluatingBuffering), .playing, .paused])
         }
+    }
+}
+
+final class OutputFallbackTests: XCTestCase {
+    func testWithNoSoundDeviceItPlaysSilentlyInRealTime() throws {
+        // no sound server and no ALSA device, whatever this machine has
+        setenv("PULSE_SERVER", "unix:/nonexistent/tonearm-test", 1)
+        setenv("ALSA_CONFIG_PATH", "/nonexistent/tonearm-test.conf", 1)
+        setenv("PIPEWIRE_REMOTE", "/nonexistent/tonearm-test", 1)
+        defer {
+            unsetenv("PULSE_SERVER")
+            unsetenv("ALSA_CONFIG_PATH")
+            unsetenv("PIPEWIRE_REMOTE")
+        }
+        let media = try MediaGenerator()
+        let file = try media.tone("one-second", format: .ogg, seconds: 1)
+        let queue = DispatchQueue(label: "test.fallback")
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let engine = try GStreamerEngine(configuration: EngineConfiguration(pipeline: .playbin3, audioSink: nil, video: false),
+                                         queue: queue, logger: logger)
+        XCTAssertEqual(engine.audioSinkDescription, "fakesink sync=true")
+        let player = Player(engine: engine, queue: queue)
+        let recorder = EventRecorder(player)
+        try player.enqueue([MediaURI(fileURL: file)])
+        player.play()
+        try recorder.wait(for: "playing") { $0.timeControl == .playing ? () : nil }
+        let started = ContinuousClock.now
+        _ = try recorder.wait(for: "end") { $0.playedToEnd }
+        // a sink that keeps the clock takes the media's own time, not as fast as it can
+        XCTAssertGreaterThan(ContinuousClock.now - started, .milliseconds(800))
     }
 }
