@@ -30,6 +30,8 @@ public final class MPRISService: @unchecked Sendable {
     private var object: ExportedObject!
     private var subscription: Subscription?
     private var knownTracks: [ItemID] = []
+    /// The metadata last announced per track, so TrackMetadataChanged goes out only for a change.
+    private var announcedMetadata: [ItemID: [String: DBusValue]] = [:]
     /// Called when a client asks the service to quit.
     public var onQuit: (() -> Void)?
     public private(set) var busName: String?
@@ -91,8 +93,13 @@ public final class MPRISService: @unchecked Sendable {
             trackListChanged(to: ids)
             object.propertiesMayHaveChanged(interface: MPRIS.player)
         case .metadataChanged(let id, _), .durationChanged(let id, _):
-            if let item = player.item(id), id != player.currentItem?.id || true {
-                emit(MPRIS.trackList, "TrackMetadataChanged", [.objectPath(TrackIDs.path(id)), .vardict(metadata(item))])
+            // only when what MPRIS shows changed: decoders re-send tags (a VBR bitrate) while playing
+            if let item = player.item(id) {
+                let shown = metadata(item)
+                if announcedMetadata[id] != shown {
+                    announcedMetadata[id] = shown
+                    emit(MPRIS.trackList, "TrackMetadataChanged", [.objectPath(TrackIDs.path(id)), .vardict(shown)])
+                }
             }
             object.propertiesMayHaveChanged(interface: MPRIS.player)
         default:
@@ -117,11 +124,13 @@ public final class MPRISService: @unchecked Sendable {
         guard old != ids else { return }
         let kept = Set(old).intersection(ids)
         if kept.isEmpty && !old.isEmpty || (old.isEmpty && ids.count > 1) {
+            for removed in old { covers.forget(removed); announcedMetadata[removed] = nil }
             emit(MPRIS.trackList, "TrackListReplaced", [.objectPathArray(ids.map(TrackIDs.path)),
                                                         .objectPath(player.currentItem.map { TrackIDs.path($0.id) } ?? MPRIS.noTrack)])
         } else {
             for removed in old where !ids.contains(removed) {
                 covers.forget(removed)
+                announcedMetadata[removed] = nil
                 emit(MPRIS.trackList, "TrackRemoved", [.objectPath(TrackIDs.path(removed))])
             }
             let oldSet = Set(old)
