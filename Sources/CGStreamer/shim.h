@@ -107,4 +107,17 @@ static inline const gchar *tonearm_feature_name(GstElementFactory *factory) {
 static inline GList *tonearm_decoder_factories(void) {
     return gst_element_factory_list_get_elements(GST_ELEMENT_FACTORY_TYPE_DECODER, GST_RANK_NONE);
 }
+// --- Discoverer and registry queries ---
+// GST_ELEMENT_FACTORY_TYPE_DEMUXER is a macro (a cast of a 64-bit constant).
+static inline GstElementFactoryListType tonearm_factory_type_demuxer(void) { return GST_ELEMENT_FACTORY_TYPE_DEMUXER; }
+// GST_ELEMENT_FACTORY_TYPE_DECODER is a macro (a cast of a 64-bit constant).
+static inline GstElementFactoryListType tonearm_factory_type_decoder(void) { return GST_ELEMENT_FACTORY_TYPE_DECODER; }
+// GST_ELEMENT_FACTORY_TYPE_PARSER is a macro (a cast of a 64-bit constant).
+static inline GstElementFactoryListType tonearm_factory_type_parser(void) { return GST_ELEMENT_FACTORY_TYPE_PARSER; }
+// GST_PLUGIN_FEATURE is a cast macro and gst_plugin_feature_get_name a macro; the name stays owned by the factory.
+static inline const gchar *tonearm_type_find_factory_name(GstTypeFindFactory *factory) {
+    return gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory));
+}
+// gst_caps_unref is a static inline over a cast.
+static inline void tonearm_caps_unref(GstCaps *caps) { gst_caps_unref(caps); }
 #endif

@@ -110,18 +110,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     // MARK: PlaybackEngine
 
-    public func check(_ uri: MediaURI) -> ItemError? {
-        guard let path = uri.path else { return nil }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            return ItemError(.notFound, "no such file: \(path)")
-        }
-        if isDirectory.boolValue { return ItemError(.unsupportedFormat, "cannot play \(path): it is a directory") }
-        guard FileManager.default.isReadableFile(atPath: path) else {
-            return ItemError(.permission, "permission denied: \(path)")
-        }
-        return nil
-    }
+    public func check(_ uri: MediaURI) -> ItemError? { DiscovererMetadataReader.fileError(uri) }
 
     public func load(_ uri: MediaURI, generation: Generation) {
         lock.withLock {

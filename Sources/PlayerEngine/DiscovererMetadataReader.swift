@@ -1,0 +1,108 @@
+import Dispatch
+import Foundation
+import GStreamer
+import PlayerModel
+
+/// Reads tags, duration and seekability of queued items with GstDiscoverer, a few at a time, on
+/// background threads. Nothing runs while no read is pending: no timer, no idle thread, no
+/// discoverer kept alive.
+public final class DiscovererMetadataReader: MetadataReader, @unchecked Sendable {
+    public typealias Completion = @Sendable (Result<DiscoveredMedia, ItemError>) -> Void
+
+    /// How many discoveries run at once.
+    public let maximumConcurrentReads: Int
+    /// How long one discovery may take before it fails (GstDiscoverer takes 1 s at least).
+    public let timeout: Duration
+
+    private let queue: DispatchQueue
+    private let lock = NSLock()
+    // guarded by lock: reads not started yet, oldest first, and how many workers drain them
+    private var pending: [(uri: MediaURI, completion: Completion)] = []
+    private var workers = 0
+
+    public init(maximumConcurrentReads: Int = 2, timeout: Duration = .seconds(5)) {
+        precondition(maximumConcurrentReads > 0, "at least one read must be allowed to run")
+        self.maximumConcurrentReads = maximumConcurrentReads
+        self.timeout = timeout
+        queue = DispatchQueue(label: "tonearm.metadata", qos: .utility, attributes: .concurrent)
+    }
+
+    /// Queues `uri`; `completion` is called exactly once, on one of the reader's threads.
+    public func read(_ uri: MediaURI, completion: @escaping Completion) {
+        let startWorker = lock.withLock {
+            pending.append((uri, completion))
+            guard workers < maximumConcurrentReads else { return false }
+            workers += 1
+            return true
+        }
+        if startWorker { queue.async { self.drain() } }
+    }
+
+    /// One worker: takes reads until none is left, with one discoverer of its own (a discoverer
+    /// runs one URI at a time), which it releases when it stops.
+    private func drain() {
+        var discoverer: Discoverer?
+        var creationError: GStreamerError?
+        while let next = takeNext() {
+            if discoverer == nil && creationError == nil {
+                do { discoverer = try Discoverer(timeout: timeout) } catch let error as GStreamerError {
+                    creationError = error
+                } catch {
+                    creationError = GStreamerError(domain: GStreamerError.coreDomain, code: 0, message: "\(error)")
+                }
+            }
+            let result: Result<DiscoveredMedia, ItemError>
+            if let discoverer {
+                result = Self.read(next.uri, with: discoverer)
+            } else {
+                result = .failure(ItemError(.other, "cannot read \(next.uri): GstDiscoverer is unavailable (\(creationError?.message ?? "unknown error"))"))
+            }
+            next.completion(result)
+        }
+    }
+
+    /// The oldest pending read, or nil after retiring this worker (in the same critical section,
+    /// so a read queued meanwhile always finds a worker).
+    private func takeNext() -> (uri: MediaURI, completion: Completion)? {
+        lock.withLock {
+            if pending.isEmpty {
+                workers -= 1
+                return nil
+            }
+            return pending.removeFirst()
+        }
+    }
+
+    /// Discovers `uri` and maps the outcome onto the model.
+    static func read(_ uri: MediaURI, with discoverer: Discoverer) -> Result<DiscoveredMedia, ItemError> {
+        if let error = fileError(uri) { return .failure(error) }
+        switch discoverer.discover(uri.string) {
+        case .success(let info):
+            guard info.hasAudio || info.hasVideo else {
+                let name = uri.path ?? uri.string
+                return .failure(ItemError(.unsupportedFormat, "cannot play \(name): it holds no audio or video"))
+            }
+            return .success(DiscoveredMedia(metadata: TagMapping.metadata(info.tags),
+                                            duration: info.duration.map { .nanoseconds($0) },
+                                            isSeekable: info.isSeekable, isLive: info.isLive))
+        case .failure(let failure):
+            let missing = failure.missingPlugins.isEmpty ? nil : failure.missingPlugins.joined(separator: ", ")
+            return .failure(ErrorMapping.itemError(failure.error, uri: uri, missingPlugin: missing))
+        }
+    }
+
+    /// The cheap checks of a local file before GStreamer sees it (`GStreamerEngine.check` too):
+    /// a clear not-found or permission error rather than GStreamer's generic one.
+    static func fileError(_ uri: MediaURI) -> ItemError? {
+        guard let path = uri.path else { return nil }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            return ItemError(.notFound, "no such file: \(path)")
+        }
+        if isDirectory.boolValue { return ItemError(.unsupportedFormat, "cannot play \(path): it is a directory") }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            return ItemError(.permission, "permission denied: \(path)")
+        }
+        return nil
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import GStreamer
+import PlayerEngine
+import PlayerModel
+import TestSupport
+import XCTest
+
+/// GstDiscoverer through our wrapper and through the metadata reader, on media made for the test.
+final class DiscovererTests: XCTestCase {
+    var media: MediaGenerator!
+
+    override func setUpWithError() throws {
+        media = try MediaGenerator()
+    }
+
+    let tags = MediaGenerator.Tags(title: "Sine Song", artist: "The Oscillators", album: "Test Tones",
+                                   trackNumber: 7, genre: "Electronic")
+
+    /// Reads every URI with `reader` and returns the results in the same order, each completion
+    /// having been called exactly once.
+    func read(_ uris: [MediaURI], with reader: DiscovererMetadataReader = DiscovererMetadataReader(),
+              timeout: TimeInterval = 30) -> [Result<DiscoveredMedia, ItemError>] {
+        let results = Results(count: uris.count)
+        let done = expectation(description: "\(uris.count) reads complete")
+        done.expectedFulfillmentCount = uris.count
+        done.assertForOverFulfill = true
+        for (index, uri) in uris.enumerated() {
+            reader.read(uri) { result in
+                results.set(index, result)
+                done.fulfill()
+            }
+        }
+        wait(for: [done], timeout: timeout)
+        return results.values.map { $0 ?? .failure(ItemError(.other, "never completed")) }
+    }
+
+    func readOne(_ uri: MediaURI, with reader: DiscovererMetadataReader = DiscovererMetadataReader()) -> Result<DiscoveredMedia, ItemError> {
+        read([uri], with: reader)[0]
+    }
+
+    func testTaggedFilesGiveTagsDurationAndCover() throws {
+        let cover = try media.coverImage()
+        for format in [MediaGenerator.Format.mp3, .flac, .ogg] {
+            let seconds = 2.5
+            let file = try media.tone("tagged", format: format, seconds: seconds, tags: tags, cover: format != .ogg)
+            let discovered = try readOne(MediaURI(fileURL: file)).get()
+            XCTAssertEqual(discovered.metadata.title, "Sine Song", "\(format)")
+            XCTAssertEqual(discovered.metadata.artists, ["The Oscillators"], "\(format)")
+            XCTAssertEqual(discovered.metadata.album, "Test Tones", "\(format)")
+            XCTAssertEqual(discovered.metadata.trackNumber, 7, "\(format)")
+            XCTAssertEqual(discovered.metadata.genres, ["Electronic"], "\(format)")
+            XCTAssertNotNil(discovered.metadata.audioCodec, "\(format)")
+            let duration = try XCTUnwrap(discovered.duration, "\(format)")
+            XCTAssertLessThanOrEqual(gap(duration, .seconds(seconds)), .milliseconds(50), "\(format): \(duration)")
+            XCTAssertTrue(discovered.isSeekable, "\(format)")
+            XCTAssertFalse(discovered.isLive, "\(format)")
+            if format != .ogg {  // the generator embeds covers in MP3 (APIC) and FLAC (PICTURE)
+                let image = try XCTUnwrap(discovered.metadata.cover, "\(format)")
+                XCTAssertEqual(image.mediaType, "image/png", "\(format)")
+                XCTAssertEqual(image.data.count, cover.count, "\(format)")
+                XCTAssertEqual(image.data.prefix(8), Data([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), "\(format)")
+            }
+        }
+    }
+
+    func testWrapperCopiesStreamsAndTags() throws {
+        let file = try media.tone("covered", format: .flac, seconds: 1, tags: tags, cover: true)
+        let info = try Discoverer().discover(MediaURI(fileURL: file).string).get()
+        XCTAssertTrue(info.hasAudio)
+        XCTAssertFalse(info.hasVideo, "a cover picture is not a video stream")
+        XCTAssertEqual(info.tags.string("title"), "Sine Song")
+        XCTAssertEqual(info.tags.samples("image").first?.mediaType, "image/png")
+        let duration = try XCTUnwrap(info.duration)
+        XCTAssertLessThanOrEqual(abs(duration - 1_000_000_000), 50_000_000)
+    }
+
+    func testMissingFileIsNotFound() throws {
+        let missing = MediaURI(fileURL: media.url("nowhere.mp3"))
+        guard case .failure(let error) = readOne(missing) else { return XCTFail("a missing file was read") }
+        XCTAssertEqual(error.kind, .notFound)
+        XCTAssertTrue(error.message.contains("nowhere.mp3"), error.message)
+
+        // the wrapper alone, without the reader's file check, reports GStreamer's resource error
+        guard case .failure(let failure) = try Discoverer().discover(missing.string) else {
+            return XCTFail("the discoverer read a missing file")
+        }
+        XCTAssertEqual(failure.error.domain, GStreamerError.resourceDomain)
+    }
+
+    func testGarbageIsUnsupportedFormat() throws {
+        let garbage = try media.garbage("noise.mp3")
+        guard case .failure(let error) = readOne(MediaURI(fileURL: garbage)) else { return XCTFail("garbage was read") }
+        XCTAssertEqual(error.kind, .unsupportedFormat, error.message)
+    }
+
+    func testDirectoryIsUnsupportedFormat() throws {
+        guard case .failure(let error) = readOne(MediaURI(fileURL: media.directory)) else {
+            return XCTFail("a directory was read")
+        }
+        XCTAssertEqual(error.kind, .unsupportedFormat, error.message)
+    }
+
+    func testConcurrentReadsAllCompleteOnce() throws {
+        let formats: [MediaGenerator.Format] = [.mp3, .flac, .ogg, .wav, .opus]
+        var uris: [MediaURI] = []
+        for (index, format) in formats.enumerated() {
+            let file = try media.tone("song\(index)", format: format, seconds: 1,
+                                      tags: MediaGenerator.Tags(title: "Song \(index)"))
+            uris.append(MediaURI(fileURL: file))
+        }
+        uris.append(MediaURI(fileURL: media.url("missing.ogg")))
+        uris.append(MediaURI(fileURL: try media.garbage("garbage.flac")))
+        // twice over, so more reads wait than run
+        let all = uris + uris
+        let reader = DiscovererMetadataReader(maximumConcurrentReads: 2)
+        let results = read(all, with: reader)
+        XCTAssertEqual(results.count, all.count)
+        for (index, result) in results.enumerated() {
+            let position = index % uris.count
+            switch position {
+            case 0..<formats.count:
+                XCTAssertEqual(try? result.get().metadata.title, "Song \(position)", "\(all[index])")
+            case formats.count:
+                XCTAssertEqual(result.error?.kind, .notFound)
+            default:
+                XCTAssertEqual(result.error?.kind, .unsupportedFormat)
+            }
+        }
+        // the reader is reusable after it went idle
+        XCTAssertEqual(try readOne(uris[0], with: reader).get().metadata.title, "Song 0")
+    }
+
+    func testOverHTTP() throws {
+        // FLAC: its header has the exact length (an MP3 without a Xing header over HTTP is estimated)
+        _ = try media.tone("remote", format: .flac, seconds: 1.5, tags: tags)
+        let server = try HTTPServer(directory: media.directory)
+        let discovered = try readOne(MediaURI(server.url("remote.flac"))).get()
+        XCTAssertEqual(discovered.metadata.title, "Sine Song")
+        let duration = try XCTUnwrap(discovered.duration)
+        XCTAssertLessThanOrEqual(gap(duration, .milliseconds(1500)), .milliseconds(50), "\(duration)")
+    }
+
+    func testServerThatNeverAnswersTimesOutAsNetworkError() throws {
+        // a socket that listens but never accepts: the connection opens, no response ever comes
+        let silent = try SilentServer()
+        let reader = DiscovererMetadataReader(timeout: .seconds(1))
+        let started = ContinuousClock.now
+        let result = readOne(try MediaURI("http://127.0.0.1:\(silent.port)/stalled.mp3"), with: reader)
+        XCTAssertEqual(result.error?.kind, .network, "\(result)")
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(10))
+    }
+}
+
+/// Results filled in from the reader's threads.
+private final class Results: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: [Result<DiscoveredMedia, ItemError>?]
+    init(count: Int) { storage = Array(repeating: nil, count: count) }
+    func set(_ index: Int, _ result: Result<DiscoveredMedia, ItemError>) {
+        lock.withLock {
+            XCTAssertNil(storage[index], "completion \(index) called twice")
+            storage[index] = result
+        }
+    }
+    var values: [Result<DiscoveredMedia, ItemError>?] { lock.withLock { storage } }
+}
+
+/// How far apart two durations are.
+private func gap(_ a: Duration, _ b: Duration) -> Duration { a > b ? a - b : b - a }
+
+extension Result {
+    fileprivate var error: Failure? { if case .failure(let error) = self { error } else { nil } }
+}
+
+/// A TCP socket on 127.0.0.1 that listens and never accepts.
+private final class SilentServer {
+    let port: Int
+    private let socketFD: Int32
+
+    struct Failure: Error { var step: String; var code: Int32 }
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(step: "socket", code: errno) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { close(fd); throw Failure(step: "bind", code: errno) }
+        guard listen(fd, 8) == 0 else { throw Failure(step: "listen", code: errno) }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard named == 0 else { throw Failure(step: "getsockname", code: errno) }
+        socketFD = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(socketFD) }
+}
