@@ -74,6 +74,11 @@ public final class MPRISService: @unchecked Sendable {
         subscription = nil
     }
 
+    /// Opens files, directories or URIs given on the command line, as `Enqueue(uris, true)`.
+    public func open(_ texts: [String]) throws {
+        do { try player.open(try mediaURIs(texts)) } catch { throw ServiceError(error) }
+    }
+
     // MARK: Player events to properties and signals
 
     private func handle(_ event: PlayerEvent) {

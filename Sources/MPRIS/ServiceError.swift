@@ -2,7 +2,8 @@ import DBus
 import PlayerModel
 
 /// Our own D-Bus errors, `io.github.tonearm.Error.*`, each with a message a person can act on.
-struct ServiceError: Error, DBusErrorConvertible {
+struct ServiceError: Error, DBusErrorConvertible, CustomStringConvertible {
+    var description: String { message }
     var name: String
     var message: String
     var dbusError: DBusError { DBusError(name: "io.github.tonearm.Error." + name, message: message) }

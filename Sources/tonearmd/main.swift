@@ -108,9 +108,13 @@ final class Service: @unchecked Sendable {
         self.logger = logger
         connection = try Connection(address: address, queue: queue)
         engine = try GStreamerEngine(configuration: configuration, queue: queue, logger: logger)
-        player = Player(engine: engine, queue: queue)
+        player = Player(engine: engine, queue: queue, metadataReader: DiscovererMetadataReader())
+        let capabilities = MediaCapabilities()
         var options = MPRISService.Options()
         options.instanceName = instance
+        options.supportedURISchemes = capabilities.supportedURISchemes
+        options.supportedMIMETypes = capabilities.supportedMIMETypes
+        options.expandDirectory = { try capabilities.playableFiles(in: $0) }
         mpris = try MPRISService(player: player, connection: connection, options: options, logger: logger)
     }
 
@@ -143,14 +147,12 @@ final class Service: @unchecked Sendable {
             }
         }
         if !uris.isEmpty {
-            var parsed: [MediaURI] = []
-            for text in uris {
-                do { parsed.append(try MediaURI(text)) } catch {
-                    logger.error("\(error.message)")
-                    throw ExitCode(2)
-                }
+            do {
+                try mpris.open(uris)
+            } catch {
+                logger.error("\(error)")
+                throw ExitCode(2)
             }
-            try player.open(parsed)
         }
     }
 
