@@ -67,3 +67,28 @@ final class OutputFallbackTests: XCTestCase {
         XCTAssertGreaterThan(ContinuousClock.now - started, .milliseconds(800))
     }
 }
+
+final class StaleMessageTests: XCTestCase {
+    func testTagsOfAnItemLeftBehindNeverReachTheNextOne() throws {
+        let media = try MediaGenerator()
+        let first = try media.tone("first", format: .flac, seconds: 3, tags: .init(title: "First Title", artist: "First Artist"))
+        let second = try media.tone("second", format: .wav, seconds: 3)
+        try onBothPipelines { kind in
+            let harness = try Harness(pipeline: kind)
+            let ids = try harness.enqueue(first, second)
+            harness.player.play()
+            // away before the first item's tags and preroll arrive
+            harness.player.next()
+            XCTAssertEqual(harness.player.currentItem?.id, ids[1])
+            _ = try harness.waitForStatus(ids[1], "readyToPlay")
+            try harness.waitForTimeControl(.playing)
+            XCTAssertNil(harness.player.item(ids[1])?.metadata.title, "on \(kind)")
+            XCTAssertEqual(harness.player.item(ids[1])?.metadata.artists, [], "on \(kind)")
+            XCTAssertFalse(harness.recorder.events.contains { event in
+                guard let (id, metadata) = event.metadata else { return false }
+                return id == ids[1] && metadata.title == "First Title"
+            })
+            XCTAssertEqual(harness.player.item(ids[0])?.status, .unknown, "the item left behind never became ready")
+        }
+    }
+}
