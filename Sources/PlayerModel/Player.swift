@@ -22,6 +22,8 @@ public final class Player: @unchecked Sendable {
     private var nextObserverID: UInt64 = 0
     private var retries: [ItemID: Int] = [:]
     private var lastFailed: ItemID?
+    /// Paused by the sound server or by sleep, not by the user.
+    private var interruptedBy: RateChangeReason?
 
     // The pipeline, as the engine reports it for the current load.
     private var generationCounter: UInt64 = 0
@@ -258,6 +260,27 @@ public final class Player: @unchecked Sendable {
         }
     }
 
+    /// Pauses because something outside asked (the sound server, the system going to sleep):
+    /// observers hear the rate fall to 0 with the reason; `resume(because:)` undoes it.
+    public func interrupt(because reason: RateChangeReason) {
+        onQueue {
+            guard intent == .playing else { return }
+            pause()
+            interruptedBy = reason
+            emit(.rateChanged(0, reason))
+        }
+    }
+
+    /// Plays again after `interrupt(because:)`, unless the user changed the transport meanwhile.
+    public func resume(because reason: RateChangeReason) {
+        onQueue {
+            guard interruptedBy == reason, intent == .paused else { return }
+            interruptedBy = nil
+            play()
+            emit(.rateChanged(rate, reason))
+        }
+    }
+
     public func togglePlayPause() {
         onQueue { intent == .playing ? pause() : play() }
     }
@@ -450,6 +473,7 @@ public final class Player: @unchecked Sendable {
     }
 
     private func setIntent(_ newIntent: TransportIntent) {
+        interruptedBy = nil
         if newIntent != intent {
             intent = newIntent
             emit(.intentChanged(newIntent))
@@ -703,13 +727,7 @@ public final class Player: @unchecked Sendable {
             setDuration(id, duration)
         case .requestState(let state):
             // the sound server corks or uncorks us (pulsesink REQUEST_STATE)
-            if state == .paused, intent == .playing {
-                pause()
-                emit(.rateChanged(0, .soundServer))
-            } else if state == .playing, intent == .paused {
-                play()
-                emit(.rateChanged(rate, .soundServer))
-            }
+            if state == .paused { interrupt(because: .soundServer) } else if state == .playing { resume(because: .soundServer) }
         }
     }
 

@@ -102,6 +102,7 @@ final class Service: @unchecked Sendable {
     private let mpris: MPRISService
     private var signalSources: [DispatchSourceSignal] = []
     private var log: Subscription?
+    private var systemBus: Connection?
 
     init(address: String, engine configuration: EngineConfiguration, instance: String?, queue: DispatchQueue, logger: Logger) throws {
         self.queue = queue
@@ -132,6 +133,7 @@ final class Service: @unchecked Sendable {
             signalSources.append(source)
         }
         try mpris.start()
+        watchSleep()
         log = player.subscribe { [logger, player] event in
             switch event {
             case .currentItemChanged(let item?):
@@ -156,11 +158,32 @@ final class Service: @unchecked Sendable {
         }
     }
 
+    /// Pauses before the system sleeps and plays again after, when logind is there to say so
+    /// (org.freedesktop.login1.Manager PrepareForSleep on the system bus). Without a system bus
+    /// (a container, CI) there is nothing to watch.
+    private func watchSleep() {
+        let socket = "/run/dbus/system_bus_socket"
+        guard FileManager.default.fileExists(atPath: socket) else { return }
+        do {
+            let bus = try Connection(address: "unix:path=\(socket)", queue: queue)
+            bus.onDisconnect = { [weak self] _ in self?.systemBus = nil }
+            try bus.addMatch("type='signal',interface='org.freedesktop.login1.Manager',member='PrepareForSleep'")
+            _ = bus.onSignal(interface: "org.freedesktop.login1.Manager", member: "PrepareForSleep") { [player] message in
+                guard let sleeping = try? message.arguments().first?.boolValue else { return }
+                if sleeping { player.interrupt(because: .systemSleep) } else { player.resume(because: .systemSleep) }
+            }
+            systemBus = bus
+        } catch {
+            logger.debug("no system bus to watch for sleep: \(error)")
+        }
+    }
+
     /// Says Stopped, releases the name, closes the connection, exits 0.
     private func quit(reason: String) {
         logger.info("quitting: \(reason)")
         mpris.shutDown()
         connection.close()
+        systemBus?.close()
         exit(0)
     }
 }

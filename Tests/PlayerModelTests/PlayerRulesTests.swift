@@ -383,4 +383,18 @@ final class PlayerRulesTests: XCTestCase {
         XCTAssertEqual(try MediaURI("x.mp3", relativeTo: "/music").string, "file:///music/x.mp3")
         XCTAssertEqual(try MediaURI("https://example.org/live.m3u8").string, "https://example.org/live.m3u8")
     }
+
+    func testInterruptionsPauseWithTheirReasonAndResumeOnlyThemselves() throws {
+        try startPlaying([a])
+        engine.send(.requestState(.paused))
+        XCTAssertEqual(player.state.intent, .paused)
+        engine.send(.requestState(.playing))
+        XCTAssertEqual(player.state.intent, .playing)
+        player.interrupt(because: .systemSleep)
+        player.pause()  // the user paused meanwhile: waking up does not play
+        player.resume(because: .systemSleep)
+        XCTAssertEqual(player.state.intent, .paused)
+        let reasons = events.events.compactMap { if case .rateChanged(let rate, let reason) = $0 { "\(rate) \(reason)" } else { nil } }
+        XCTAssertEqual(reasons, ["1.0 initial", "0.0 soundServer", "1.0 soundServer", "0.0 systemSleep"])
+    }
 }
