@@ -1,7 +1,10 @@
 # Tonearm: two commands on a fresh Debian 12 with a Swift 6 toolchain on PATH.
 #   make run    installs what is missing, builds, and plays a generated demo track
 #   make test   installs what is missing, builds, and runs every test
-SWIFT ?= swift
+# swift from PATH; failing that, where toolchains are usually unpacked
+SWIFT ?= $(or $(shell command -v swift 2>/dev/null),$(firstword $(wildcard /opt/swift/usr/bin/swift \
+	/usr/share/swift/usr/bin/swift /usr/local/swift/usr/bin/swift $(HOME)/.local/share/swiftly/bin/swift)),swift)
+export SWIFT
 DEMO_DIR := .build/demo
 DEMO := $(DEMO_DIR)/tonearm-demo.ogg
 

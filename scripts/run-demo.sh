@@ -4,7 +4,7 @@
 # can be pointed at it. Without a sound device tonearmd says so and plays silently in real time.
 set -eu
 demo="$1"
-bin=$(swift build --show-bin-path)
+bin=$("${SWIFT:-swift}" build --show-bin-path)
 
 bus_reachable() {
     [ -n "${DBUS_SESSION_BUS_ADDRESS:-}" ] &&
