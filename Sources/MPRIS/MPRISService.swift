@@ -16,8 +16,9 @@ public final class MPRISService: @unchecked Sendable {
         public var supportedMIMETypes: [String] = []
         /// A suffix for the bus name (`org.mpris.MediaPlayer2.tonearm.NAME`), or nil.
         public var instanceName: String?
-        /// Expands a directory given to OpenUri or Enqueue into its playable files, in order.
-        public var expandDirectory: (@Sendable (URL) throws -> [URL])?
+        /// Checks a URI before it is queued: a missing file fails here, a directory becomes its
+        /// playable files in order. Nil: every URI is queued as it is.
+        public var resolve: (@Sendable (MediaURI) throws(ItemError) -> [MediaURI])?
         public init() {}
     }
 
@@ -171,28 +172,19 @@ public final class MPRISService: @unchecked Sendable {
 
     private var currentTrack: ObjectPath? { player.currentItem.map { TrackIDs.path($0.id) } }
 
-    /// Parses URIs and expands directories; throws the first bad one as a tonearm error.
+    /// Parses URIs and expands directories; throws the first bad one: InvalidArgs for a malformed
+    /// URI, a tonearm error for one we cannot play. Nothing is queued when one is bad.
     private func mediaURIs(_ texts: [String]) throws -> [MediaURI] {
         var uris: [MediaURI] = []
         for text in texts {
-            let uri: MediaURI
-            do { uri = try MediaURI(text) } catch { throw ServiceError(error) }
-            if let path = uri.path {
-                var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                    throw ServiceError("FileNotFound", "no such file: \(path)")
-                }
-                if isDirectory.boolValue {
-                    guard let expand = options.expandDirectory else {
-                        throw ServiceError("UnsupportedFormat", "cannot play a directory: \(path)")
-                    }
-                    let files = try expand(uri.url)
-                    guard !files.isEmpty else { throw ServiceError("NoPlayableFiles", "no playable files under \(path)") }
-                    uris += files.map { MediaURI(fileURL: $0) }
-                    continue
-                }
+            do {
+                let uri = try MediaURI(text)
+                uris += try options.resolve?(uri) ?? [uri]
+            } catch let error where error.kind == .invalidURI {
+                throw DBusError.invalidArgs(error.message)
+            } catch {
+                throw ServiceError(error)
             }
-            uris.append(uri)
         }
         return uris
     }
@@ -334,17 +326,8 @@ public final class MPRISService: @unchecked Sendable {
                     }
                     let uris = try mediaURIs([text])
                     do {
-                        // AfterTrack NoTrack inserts at the start (spec); enqueue(after: nil) appends
-                        let ids: [ItemID]
-                        if let after {
-                            ids = try player.enqueue(uris, after: after)
-                        } else {
-                            ids = try player.enqueue(uris)
-                            if let first = player.items.first?.id, first != ids.first, let newFirst = ids.first {
-                                try player.move(newFirst, after: nil)
-                                for (previous, id) in zip(ids, ids.dropFirst()) { try player.move(id, after: previous) }
-                            }
-                        }
+                        // AfterTrack NoTrack inserts at the start (spec)
+                        let ids = try player.enqueue(uris, at: after.map { .after($0) } ?? .start)
                         if arguments[2].boolValue == true, let first = ids.first { try player.jump(to: first) }
                     } catch let error as PlayerError {
                         throw ServiceError(error)
@@ -417,7 +400,13 @@ public final class MPRISService: @unchecked Sendable {
                     return []
                 },
                 .init("Retry") { [player] _, _ in
-                    do { try player.retry() } catch { throw ServiceError(error) }
+                    do {
+                        try player.retry()
+                    } catch let error as PlayerError where error.code == .nothingToRetry {
+                        // nothing has failed: nothing to do (dbus/io.github.tonearm.Player1.xml)
+                    } catch {
+                        throw ServiceError(error)
+                    }
                     return []
                 },
                 .init("Enqueue", in: "asb", out: "ao") { [unowned self] arguments, _ in

@@ -75,11 +75,11 @@ public final class DiscovererMetadataReader: MetadataReader, @unchecked Sendable
 
     /// Discovers `uri` and maps the outcome onto the model.
     static func read(_ uri: MediaURI, with discoverer: Discoverer) -> Result<DiscoveredMedia, ItemError> {
-        if let error = fileError(uri) { return .failure(error) }
+        if let error = LocalFiles.error(for: uri) { return .failure(error) }
         switch discoverer.discover(uri.string) {
         case .success(let info):
             guard info.hasAudio || info.hasVideo else {
-                let name = uri.path ?? uri.string
+                let name = uri.displayPath
                 return .failure(ItemError(.unsupportedFormat, "cannot play \(name): it holds no audio or video"))
             }
             return .success(DiscoveredMedia(metadata: TagMapping.metadata(info.tags),
@@ -91,18 +91,5 @@ public final class DiscovererMetadataReader: MetadataReader, @unchecked Sendable
         }
     }
 
-    /// The cheap checks of a local file before GStreamer sees it (`GStreamerEngine.check` too):
-    /// a clear not-found or permission error rather than GStreamer's generic one.
-    static func fileError(_ uri: MediaURI) -> ItemError? {
-        guard let path = uri.path else { return nil }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            return ItemError(.notFound, "no such file: \(path)")
-        }
-        if isDirectory.boolValue { return ItemError(.unsupportedFormat, "cannot play \(path): it is a directory") }
-        guard FileManager.default.isReadableFile(atPath: path) else {
-            return ItemError(.permission, "permission denied: \(path)")
-        }
-        return nil
-    }
+
 }

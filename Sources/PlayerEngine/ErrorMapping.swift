@@ -10,7 +10,7 @@ enum ErrorMapping {
     private static let coreMissingPlugin: Int32 = 12, streamFailed: Int32 = 1
 
     static func itemError(_ error: GStreamerError, uri: MediaURI, missingPlugin: String?) -> ItemError {
-        let name = uri.isFile ? (uri.path ?? uri.string) : uri.string
+        let name = uri.displayPath
         let source = error.source ?? ""
         if let missingPlugin {
             return ItemError(.missingDecoder,

@@ -110,7 +110,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     // MARK: PlaybackEngine
 
-    public func check(_ uri: MediaURI) -> ItemError? { DiscovererMetadataReader.fileError(uri) }
+    public func check(_ uri: MediaURI) -> ItemError? { LocalFiles.error(for: uri) }
 
     public func load(_ uri: MediaURI, generation: Generation) {
         lock.withLock {

@@ -1,3 +1,9 @@
+/// Where new items go in the queue.
+public enum Placement: Hashable, Sendable {
+    case start, end
+    case after(ItemID)
+}
+
 /// The queue: items in order, which one is current, and the order in which to play them (the
 /// queue's order, or a shuffled one). A value type; the player owns the only one.
 public struct PlayQueue: Sendable {
@@ -22,13 +28,17 @@ public struct PlayQueue: Sendable {
         change(&items[index])
     }
 
-    /// Adds items after `after` (nil: at the end); returns their new ids.
-    mutating func insert(_ uris: [MediaURI], after: ItemID?) -> [ItemID] {
+    /// Adds items at `placement`; returns their new ids.
+    mutating func insert(_ uris: [MediaURI], at placement: Placement) -> [ItemID] {
         let newItems = uris.map { uri -> Item in
             defer { nextRawID += 1 }
             return Item(id: ItemID(nextRawID), uri: uri)
         }
-        let position = after.flatMap { index(of: $0).map { $0 + 1 } } ?? items.count
+        let position = switch placement {
+        case .start: 0
+        case .end: items.count
+        case .after(let after): index(of: after).map { $0 + 1 } ?? items.count
+        }
         items.insert(contentsOf: newItems, at: position)
         if isShuffled {
             // new entries land at random places after the current one in the play order

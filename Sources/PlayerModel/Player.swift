@@ -162,9 +162,17 @@ public final class Player: @unchecked Sendable {
     /// current. Returns the new items' ids.
     @discardableResult
     public func enqueue(_ uris: [MediaURI], after: ItemID? = nil) throws(PlayerError) -> [ItemID] {
+        try enqueue(uris, at: after.map { .after($0) } ?? .end)
+    }
+
+    /// Adds URIs at the start, the end, or after an item; returns the new items' ids.
+    @discardableResult
+    public func enqueue(_ uris: [MediaURI], at placement: Placement) throws(PlayerError) -> [ItemID] {
         try onQueue { () throws(PlayerError) -> [ItemID] in
-            if let after, playQueue.item(after) == nil { throw PlayerError(.noSuchItem, "no item \(after) in the queue") }
-            let ids = playQueue.insert(uris, after: after)
+            if case .after(let after) = placement, playQueue.item(after) == nil {
+                throw PlayerError(.noSuchItem, "no item \(after) in the queue")
+            }
+            let ids = playQueue.insert(uris, at: placement)
             emit(.queueChanged(playQueue.ids))
             unread += ids
             readMetadata()
@@ -741,7 +749,7 @@ public final class Player: @unchecked Sendable {
                 emit(.playedToEnd(previous))
             } else {
                 // it never prerolled: the next item's data did (no buffer of its own came out)
-                let name = playQueue.item(previous)!.uri.path ?? playQueue.item(previous)!.uri.string
+                let name = playQueue.item(previous)!.uri.displayPath
                 let error = ItemError(.decode, "cannot decode \(name): it holds no playable audio")
                 playQueue.update(previous) { $0.status = .failed(error) }
                 lastFailed = previous

@@ -41,6 +41,12 @@ public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
             guard parsed.host == nil || parsed.host == "" || parsed.host == "localhost" else {
                 throw ItemError(.invalidURI, "file URI names a remote host: \(trimmed)")
             }
+            guard MediaURI(fileURL: parsed).pathBytes?.first == UInt8(ascii: "/") else {
+                throw ItemError(.invalidURI, "file URI without an absolute path: \(trimmed)")
+            }
+            guard !trimmed.contains("%00") else {
+                throw ItemError(.invalidURI, "file URI with a NUL byte in its path: \(trimmed)")
+            }
         } else if parsed.host == nil || parsed.host == "" {
             throw ItemError(.invalidURI, "\(scheme) URI has no host: \(trimmed)")
         }
@@ -52,8 +58,43 @@ public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
     public var string: String { url.absoluteString }
     public var isFile: Bool { url.isFileURL }
     public var path: String? { url.isFileURL ? url.path : nil }
+    /// The bytes of a file's path, percent-escapes decoded as bytes: a name that is not UTF-8
+    /// (`%FF%FE`) stays itself, where `path` would have to repair it.
+    public var pathBytes: [UInt8]? {
+        guard url.isFileURL else { return nil }
+        var text = Substring(url.absoluteString)
+        guard let colon = text.firstIndex(of: ":") else { return nil }
+        text = text[text.index(after: colon)...]
+        if text.hasPrefix("//") {
+            text = text.dropFirst(2)
+            guard let slash = text.firstIndex(of: "/") else { return nil }  // past an authority ("localhost")
+            text = text[slash...]
+        }
+        if let end = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<end] }
+        var bytes: [UInt8] = []
+        var utf8 = Array(text.utf8)[...]
+        while let byte = utf8.popFirst() {
+            if byte == UInt8(ascii: "%"), utf8.count >= 2,
+               let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
+                bytes.append(value)
+                utf8 = utf8.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return bytes
+    }
+
+    /// The path of a file (the URI when the path's bytes are not text), or the URI: for messages.
+    public var displayPath: String {
+        guard let path, !path.isEmpty else { return url.isFileURL ? (url.absoluteString.removingPercentEncoding ?? string) : string }
+        return path
+    }
     /// The last path component, decoded, for a title when there is no title tag.
     public var displayName: String {
+        if let bytes = pathBytes, let last = bytes.split(separator: UInt8(ascii: "/")).last {
+            return String(decoding: last, as: UTF8.self)  // bytes that are not UTF-8 become U+FFFD
+        }
         let name = url.lastPathComponent
         return name.isEmpty || name == "/" ? string : name
     }

@@ -115,7 +115,7 @@ final class Service: @unchecked Sendable {
         options.instanceName = instance
         options.supportedURISchemes = capabilities.supportedURISchemes
         options.supportedMIMETypes = capabilities.supportedMIMETypes
-        options.expandDirectory = { try capabilities.playableFiles(in: $0) }
+        options.resolve = { uri throws(ItemError) in try LocalFiles.resolve(uri, capabilities: capabilities) }
         mpris = try MPRISService(player: player, connection: connection, options: options, logger: logger)
     }
 

@@ -1,0 +1,53 @@
+import Foundation
+import PlayerModel
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Checks on local files before GStreamer sees them. Paths are taken as the bytes the URI names
+/// (`fileSystemRepresentation`), so a file name that is not UTF-8 is found, not repaired away.
+public enum LocalFiles {
+    private enum Kind { case missing, directory, file(readable: Bool) }
+
+    private static func kind(of uri: MediaURI) -> Kind? {
+        guard let bytes = uri.pathBytes else { return nil }
+        return (bytes.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer { buffer -> Kind in
+            let path = buffer.baseAddress!
+            var info = stat()
+            guard stat(path, &info) == 0 else { return .missing }
+            if info.st_mode & S_IFMT == S_IFDIR { return .directory }
+            return .file(readable: access(path, R_OK) == 0)
+        }
+    }
+
+    /// Why a local file cannot be played before trying (missing, a directory, unreadable); nil
+    /// for a readable file or a URI that is not local.
+    public static func error(for uri: MediaURI) -> ItemError? {
+        let name = uri.displayPath
+        switch kind(of: uri) {
+        case nil, .file(readable: true): return nil
+        case .missing: return ItemError(.notFound, "no such file: \(name)")
+        case .directory: return ItemError(.unsupportedFormat, "cannot play \(name): it is a directory")
+        case .file(readable: false): return ItemError(.permission, "permission denied: \(name)")
+        }
+    }
+
+    /// A URI as it is queued: a directory becomes its playable files in natural order; a file that
+    /// cannot be read fails here.
+    public static func resolve(_ uri: MediaURI, capabilities: MediaCapabilities) throws(ItemError) -> [MediaURI] {
+        guard case .directory = kind(of: uri) else {
+            if let error = error(for: uri) { throw error }
+            return [uri]
+        }
+        let files: [URL]
+        do {
+            files = try capabilities.playableFiles(in: uri.url)
+        } catch let error as ItemError {
+            throw error
+        } catch {
+            throw ItemError(.other, "cannot read \(uri.displayPath): \(error)")
+        }
+        guard !files.isEmpty else { throw ItemError(.unsupportedFormat, "no playable files under \(uri.displayPath)") }
+        return files.map { MediaURI(fileURL: $0) }
+    }
+}
