@@ -62,6 +62,7 @@ let package = Package(
             name: "PlayerEngineTests",
             dependencies: ["PlayerEngine", "PlayerModel", "GStreamer", "TestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+        .testTarget(name: "ServiceTests", dependencies: ["TestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -1,5 +1,6 @@
 import DBus
 import Dispatch
+import TestSupport
 import XCTest
 
 /// A second connection to the private bus, on its own queue, used as an in-process client.

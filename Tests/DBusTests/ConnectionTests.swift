@@ -1,5 +1,6 @@
 @testable import DBus
 import Dispatch
+import TestSupport
 import XCTest
 
 /// The connection's life: connecting, idling, timeouts, losing the bus, closing.

@@ -1,6 +1,7 @@
 import DBus
 import Dispatch
 import Foundation
+import TestSupport
 import XCTest
 
 /// The object server driven by real clients (busctl, dbus-send) and by a second connection, on a

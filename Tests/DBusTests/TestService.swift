@@ -1,6 +1,7 @@
 import DBus
 import Dispatch
 import Foundation
+import TestSupport
 
 /// The object the service tests export: one interface table with a method per case and properties of
 /// every emitsChanged behaviour. Its state lives on `queue`, like a real adapter's.

@@ -379,6 +379,10 @@ final class PlayerRulesTests: XCTestCase {
         XCTAssertThrowsError(try MediaURI("ftp://example.org/a.mp3")) { XCTAssertEqual(($0 as? ItemError)?.kind, .unsupportedScheme) }
         XCTAssertThrowsError(try MediaURI("http:///nohost")) { XCTAssertEqual(($0 as? ItemError)?.kind, .invalidURI) }
         XCTAssertThrowsError(try MediaURI("  ")) { XCTAssertEqual(($0 as? ItemError)?.kind, .invalidURI) }
+        XCTAssertThrowsError(try MediaURI("file:relative.ogg")) { XCTAssertEqual(($0 as? ItemError)?.kind, .invalidURI) }
+        XCTAssertThrowsError(try MediaURI("file:///tmp/%00.ogg")) { XCTAssertEqual(($0 as? ItemError)?.kind, .invalidURI) }
+        XCTAssertEqual(try MediaURI("file:///a/b%FF%FEc.wav").pathBytes, Array("/a/b".utf8) + [0xFF, 0xFE] + Array("c.wav".utf8))
+        XCTAssertEqual(try MediaURI("file://localhost/a%20b").pathBytes, Array("/a b".utf8))
         XCTAssertEqual(try MediaURI("/a b/c.mp3").string, "file:///a%20b/c.mp3")
         XCTAssertEqual(try MediaURI("x.mp3", relativeTo: "/music").string, "file:///music/x.mp3")
         XCTAssertEqual(try MediaURI("https://example.org/live.m3u8").string, "https://example.org/live.m3u8")

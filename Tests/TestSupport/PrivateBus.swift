@@ -1,14 +1,13 @@
 import Foundation
-import XCTest
 
 /// A private `dbus-daemon` in a temporary directory, for one test class. Fails (throws) when
 /// `dbus-daemon` is missing: tests never skip.
-final class PrivateBus {
-    let address: String
-    let directory: URL
+public final class PrivateBus: @unchecked Sendable {
+    public let address: String
+    public let directory: URL
     private let process: Process
 
-    init() throws {
+    public init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-dbus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("session.conf")
@@ -43,7 +42,7 @@ final class PrivateBus {
     }
 
     /// Stops the daemon and waits for it to exit.
-    func stop() {
+    public func stop() {
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
@@ -54,21 +53,21 @@ final class PrivateBus {
     deinit { stop() }
 }
 
-struct TestError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct TestError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Runs command-line clients (busctl, dbus-send, gdbus) and returns their whole output.
-enum Tool {
-    struct Output {
-        let status: Int32
-        let stdout: String
-        let stderr: String
+public enum Tool {
+    public struct Output: Sendable {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
     }
 
     /// The absolute path of `name` on PATH; throws when it is not installed.
-    static func path(_ name: String) throws -> String {
+    public static func path(_ name: String) throws -> String {
         let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
         for directory in directories + ["/usr/bin", "/bin", "/usr/sbin"] {
             let candidate = "\(directory)/\(name)"
@@ -77,14 +76,30 @@ enum Tool {
         throw TestError("\(name) is not installed: this test needs it")
     }
 
-    static func run(_ name: String, _ arguments: [String]) throws -> Output {
+    /// Runs `name` to its end. `environment` is added to this process's own; after `timeout` the
+    /// tool is killed (a hung client fails the test instead of hanging the run) and the output says so.
+    public static func run(_ name: String, _ arguments: [String], environment: [String: String]? = nil,
+                           timeout: TimeInterval? = nil) throws -> Output {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try path(name))
         process.arguments = arguments
+        if let environment {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        final class Flag: @unchecked Sendable { var value = false }  // set before the kill, read after exit
+        let timedOut = Flag()
+        if let timeout {
+            let pid = process.processIdentifier
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak process] in
+                guard let process, process.isRunning, process.processIdentifier == pid else { return }
+                timedOut.value = true
+                kill(pid, SIGKILL)
+            }
+        }
         // Read stderr on another thread so that neither pipe can fill up and block the tool.
         final class Box: @unchecked Sendable { var data = Data() }  // written before the semaphore is signalled
         let errBox = Box()
@@ -97,37 +112,38 @@ enum Tool {
         errDone.wait()
         let errData = errBox.data
         process.waitUntilExit()
+        let stderr = String(decoding: errData, as: UTF8.self)
         return Output(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+                      stderr: timedOut.value ? "\(name) killed after \(timeout ?? 0) s\n" + stderr : stderr)
     }
 
     /// Runs `busctl --address=<bus> <arguments>` and returns stdout; throws with stderr on failure.
-    static func busctl(_ bus: PrivateBus, _ arguments: [String]) throws -> String {
+    public static func busctl(_ bus: PrivateBus, _ arguments: [String]) throws -> String {
         let output = try run("busctl", ["--address=\(bus.address)"] + arguments)
         guard output.status == 0 else { throw TestError("busctl \(arguments.joined(separator: " ")) failed (\(output.status)): \(output.stderr)") }
         return output.stdout
     }
 
     /// Runs `dbus-send --bus=<bus> --print-reply <arguments>` and returns the whole output.
-    static func dbusSend(_ bus: PrivateBus, _ arguments: [String]) throws -> Output {
+    public static func dbusSend(_ bus: PrivateBus, _ arguments: [String]) throws -> Output {
         try run("dbus-send", ["--bus=\(bus.address)", "--print-reply"] + arguments)
     }
 
     /// Parses busctl's `--json=short` output.
-    static func json(_ text: String) throws -> Any {
+    public static func json(_ text: String) throws -> Any {
         try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
     }
 }
 
 /// `dbus-monitor` on the private bus, read line by line: an observer that is not our code.
-final class Monitor {
+public final class Monitor {
     private let process = Process()
     private let output = Pipe()
     private var buffer = Data()
 
     /// Starts `dbus-monitor --address <bus> <rules>` and returns once it is monitoring (it has printed
     /// the `NameLost` of its own name, which the bus sends when it becomes a monitor).
-    init(bus: PrivateBus, rules: [String]) throws {
+    public init(bus: PrivateBus, rules: [String]) throws {
         process.executableURL = URL(fileURLWithPath: try Tool.path("dbus-monitor"))
         process.arguments = ["--address", bus.address] + rules
         process.standardOutput = output
@@ -138,7 +154,7 @@ final class Monitor {
 
     /// Reads lines until one satisfies `predicate`; returns all of them, that one included.
     /// dbus-monitor flushes after every message, so this waits for an event, not a time.
-    func lines(through predicate: (String) -> Bool) throws -> [String] {
+    public func lines(through predicate: (String) -> Bool) throws -> [String] {
         var lines: [String] = []
         while true {
             while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -153,7 +169,7 @@ final class Monitor {
         }
     }
 
-    func stop() {
+    public func stop() {
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()

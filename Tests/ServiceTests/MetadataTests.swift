@@ -1,0 +1,211 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Metadata as playerctl prints it and with the exact D-Bus types bluez's mpris-proxy insists on.
+final class MetadataTests: ServiceTestCase {
+    typealias H = ServiceHarness
+    static let format = "{{xesam:title}}|{{xesam:artist}}|{{xesam:album}}|{{mpris:length}}|{{mpris:trackid}}|{{mpris:artUrl}}|{{xesam:url}}"
+
+    private func file(_ format: MediaGenerator.Format, cover: Bool) throws -> URL {
+        try media.tone("song-\(format.rawValue)", format: format, seconds: 3, tags: MediaGenerator.Tags(
+            title: "Song in \(format.rawValue)", artist: "The Testers", album: "Generated", albumArtist: "Various",
+            trackNumber: 3, discNumber: 1, genre: "Test", date: "2021-05-06"), cover: cover)
+    }
+
+    /// Waits until the current Metadata has a title (tags may arrive after playback starts).
+    private func waitForTitle() throws {
+        let mark = harness.mark()
+        if try harness.metadata["xesam:title"] != nil { return }
+        try harness.waitForChange(H.player, "Metadata with xesam:title", from: mark) {
+            $0["Metadata"]?.dictionary?["xesam:title"] != nil
+        }
+    }
+
+    private func assertPlayerctlMetadata(_ format: MediaGenerator.Format, cover: Bool,
+                                         file: StaticString = #filePath, line: UInt = #line) throws {
+        let media = try self.file(format, cover: cover)
+        try harness.startPlaying([media])
+        try waitForTitle()
+        if cover {
+            // the cover may come with the tags or a moment after them
+            let mark = harness.mark()
+            if try harness.metadata["mpris:artUrl"] == nil {
+                try harness.waitForChange(H.player, "Metadata with mpris:artUrl", from: mark) {
+                    $0["Metadata"]?.dictionary?["mpris:artUrl"] != nil
+                }
+            }
+        }
+        let fields = try harness.playerctl("metadata", "--format", Self.format).components(separatedBy: "|")
+        XCTAssertEqual(fields.count, 7, "playerctl printed \(fields)", file: file, line: line)
+        guard fields.count == 7 else { return }
+        XCTAssertEqual(fields[0], "Song in \(format.rawValue)", "xesam:title", file: file, line: line)
+        XCTAssertEqual(fields[1], "The Testers", "xesam:artist", file: file, line: line)
+        XCTAssertEqual(fields[2], "Generated", "xesam:album", file: file, line: line)
+        let length = try XCTUnwrap(Int64(fields[3]), "mpris:length \(fields[3])", file: file, line: line)
+        XCTAssertEqual(Double(length), 3_000_000, accuracy: 150_000, "mpris:length", file: file, line: line)
+        // playerctl prints an object path quoted ('/x'); a plain string would print bare
+        XCTAssertEqual(fields[4], "'\(try harness.trackID ?? "")'", "mpris:trackid", file: file, line: line)
+        XCTAssertFalse(fields[4].hasPrefix("/org/mpris/"), "mpris:trackid \(fields[4]) is in /org/mpris", file: file, line: line)
+        if cover {
+            XCTAssertTrue(fields[5].hasPrefix("file://"), "mpris:artUrl \(fields[5])", file: file, line: line)
+            let art = try XCTUnwrap(URL(string: fields[5]), file: file, line: line)
+            XCTAssertTrue(FileManager.default.fileExists(atPath: art.path), "artUrl \(art.path) does not exist", file: file, line: line)
+            let cache = harness.cacheHome.appendingPathComponent("tonearm").resolvingSymlinksInPath().path
+            XCTAssertTrue(art.resolvingSymlinksInPath().path.hasPrefix(cache + "/"),
+                          "artUrl \(art.path) is not under \(cache)", file: file, line: line)
+            XCTAssertGreaterThan((try? Data(contentsOf: art))?.count ?? 0, 0, file: file, line: line)
+        }
+        XCTAssertEqual(fields[6], H.uri(media), "xesam:url", file: file, line: line)
+    }
+
+    func testPlayerctlMetadataOfAnMP3WithCover() throws { try assertPlayerctlMetadata(.mp3, cover: true) }
+    func testPlayerctlMetadataOfAFLACWithCover() throws { try assertPlayerctlMetadata(.flac, cover: true) }
+    func testPlayerctlMetadataOfAnOggVorbis() throws { try assertPlayerctlMetadata(.ogg, cover: false) }
+    func testPlayerctlMetadataOfAnOpus() throws { try assertPlayerctlMetadata(.opus, cover: false) }
+
+    func testPlayerctlShortcutsForTitleArtistAlbum() throws {
+        try harness.startPlaying([try file(.ogg, cover: false)])
+        try waitForTitle()
+        XCTAssertEqual(try harness.playerctl("metadata", "title"), "Song in ogg")
+        XCTAssertEqual(try harness.playerctl("metadata", "artist"), "The Testers")
+        XCTAssertEqual(try harness.playerctl("metadata", "album"), "Generated")
+    }
+
+    /// One wrong type makes bluez's mpris-proxy drop all the metadata.
+    func testMetadataHasTheExactTypesInGetAndInPropertiesChanged() throws {
+        try harness.startPlaying([try file(.mp3, cover: true)])
+        try waitForTitle()
+        let metadata = try harness.metadata
+        let expected: [String: String] = [
+            "mpris:trackid": "o", "mpris:length": "x", "mpris:artUrl": "s", "xesam:url": "s", "xesam:title": "s",
+            "xesam:artist": "as", "xesam:album": "s", "xesam:albumArtist": "as", "xesam:genre": "as",
+            "xesam:trackNumber": "i", "xesam:discNumber": "i",
+        ]
+        for (key, type) in expected.sorted(by: { $0.key < $1.key }) {
+            XCTAssertEqual(metadata[key]?.type, type, "Metadata[\(key)] = \(metadata[key]?.description ?? "missing")")
+        }
+        let knownTypes: [String: String] = ["xesam:contentCreated": "s", "xesam:comment": "as", "xesam:composer": "as",
+                                            "xesam:lyricist": "as", "xesam:useCount": "i", "xesam:userRating": "d",
+                                            "xesam:autoRating": "d", "xesam:audioBPM": "i", "xesam:asText": "s"]
+        for (key, value) in metadata {
+            if let type = knownTypes[key] { XCTAssertEqual(value.type, type, "Metadata[\(key)]") }
+        }
+        XCTAssertEqual(metadata["xesam:artist"]?.strings, ["The Testers"])
+        XCTAssertEqual(metadata["xesam:trackNumber"]?.int64, 3)
+        let track = try XCTUnwrap(metadata["mpris:trackid"]?.string)
+        XCTAssertFalse(track.hasPrefix("/org/mpris/"), "mpris:trackid \(track) is in /org/mpris")
+        // the same types reach clients that only believe PropertiesChanged
+        let announced = harness.propertiesChanged(H.player, from: 0).compactMap { $0.changed["Metadata"]?.dictionary }
+        XCTAssertFalse(announced.isEmpty, "Metadata was never announced")
+        for dictionary in announced {
+            for (key, value) in dictionary {
+                if let type = expected[key] ?? knownTypes[key], !(value.signature == "a?" && type.hasPrefix("a")) {
+                    XCTAssertEqual(value.signature, type, "PropertiesChanged Metadata[\(key)] = \(value)")
+                }
+            }
+        }
+    }
+
+    func testNoItemMeansAnEmptyMetadataDictionary() throws {
+        try harness.start()
+        let metadata = try harness.get(H.player, "Metadata")
+        XCTAssertEqual(metadata.type, "a{sv}")
+        XCTAssertEqual(metadata.dictionary?.count, 0)
+        XCTAssertEqual(try harness.playerctl("status"), "Stopped")
+    }
+
+    /// libdbus aborts on invalid UTF-8: tags are not UTF-8-clean, so the service must repair them.
+    func testInvalidUTF8InID3TagsDoesNotCrashAndArrivesAsValidUTF8() throws {
+        let hostile = try media.generator.tone("hostile", format: .mp3, seconds: 3)
+        try ID3Writer.prependText([
+            (id: "TIT2", encoding: 3, bytes: Array("Bad".utf8) + [0xFF, 0xFE, 0x20, 0xC3, 0x28] + Array("Title".utf8)),
+            (id: "TPE1", encoding: 3, bytes: [0xED, 0xA0, 0x80] + Array("Artist".utf8)),  // a UTF-16 surrogate
+            (id: "TALB", encoding: 0, bytes: [0x80, 0x9F, 0xE9] + Array("Album".utf8)),  // Latin-1 high bytes
+        ], to: hostile)
+        try harness.startPlaying([hostile])
+        // the valid Latin-1 album shows that the tag was read
+        let mark = harness.mark()
+        if try harness.metadata["xesam:album"] == nil {
+            try harness.waitForChange(H.player, "Metadata with xesam:album", from: mark) {
+                $0["Metadata"]?.dictionary?["xesam:album"] != nil
+            }
+        }
+        let metadata = try harness.metadata  // busctl's JSON would not parse invalid UTF-8
+        let album = metadata["xesam:album"]?.string ?? ""
+        XCTAssertTrue(album.hasSuffix("éAlbum"), "Latin-1 is decoded as Latin-1: album \(album.unicodeScalars.map { $0.value })")
+        // what could not be decoded is repaired, or left out (the file name then stands for the title)
+        let title = metadata["xesam:title"]?.string ?? ""
+        XCTAssertTrue(title.hasPrefix("Bad") && title.hasSuffix("Title") || title == "hostile.mp3", "title \(title)")
+        for artist in metadata["xesam:artist"]?.strings ?? [] {
+            XCTAssertTrue(artist.hasSuffix("Artist"), "artist \(artist.unicodeScalars.map { $0.value })")
+        }
+        XCTAssertEqual(try harness.playerctl("metadata", "title"), title)
+        XCTAssertTrue(harness.daemon.isRunning)
+        try harness.ping()
+    }
+
+    /// File names are bytes, not UTF-8: the title that stands in and xesam:url must still be valid strings.
+    func testAFileNameThatIsNotUTF8() throws {
+        let source = try short("ten", seconds: 10)
+        let name: [UInt8] = Array("bad".utf8) + [0xFF, 0xFE] + Array("name.wav".utf8)
+        let raw = Array(harness.directory.path.utf8) + [UInt8(ascii: "/")] + name + [0]
+        let linked = raw.map { CChar(bitPattern: $0) }.withUnsafeBufferPointer { symlink(source.path, $0.baseAddress!) }
+        XCTAssertEqual(linked, 0, "symlink to a name with bytes that are not UTF-8")
+        try harness.start()
+        let uri = "file://" + harness.directory.path + "/bad%FF%FEname.wav"
+        try harness.call(H.extensionInterface, "Enqueue", "asb", ["1", uri, "true"])
+        try harness.waitForStatus("Playing")
+        try harness.waitForItemStatus("readyToPlay")
+        let metadata = try harness.metadata
+        let url = try XCTUnwrap(metadata["xesam:url"]?.string)
+        XCTAssertEqual(url.uppercased(), uri.uppercased(), "xesam:url keeps the bytes percent-encoded")
+        let title = metadata["xesam:title"]?.string ?? ""
+        XCTAssertTrue(title.hasPrefix("bad") && title.hasSuffix("name.wav"), "title \(title.unicodeScalars.map { $0.value })")
+        _ = try harness.playerctl("metadata", "--format", Self.format)
+        try harness.ping()
+    }
+
+    /// Tags of queued items are discovered in the background and announced with TrackMetadataChanged.
+    func testGetTracksMetadataOfQueuedTracksHasTheirTags() throws {
+        let first = try short("ten", seconds: 10)
+        let second = try tagged("second", title: "Second Song", artist: "Queue Tester", album: "Later")
+        let third = try tagged("third", title: "Third Song", artist: "Queue Tester", album: "Later")
+        try harness.startPlaying([first, second, third])
+        let tracks = try harness.tracks
+        XCTAssertEqual(tracks.count, 3)
+        for (index, title) in [(1, "Second Song"), (2, "Third Song")] {
+            let id = tracks[index]
+            var entry = try tracksMetadata([id]).first
+            if entry?["xesam:title"] == nil {
+                try harness.waitForSignal(H.trackList, "TrackMetadataChanged", from: 0) {
+                    $0.arguments.first?.string == id && $0.arguments.last?.dictionary?["xesam:title"] != nil
+                }
+                entry = try tracksMetadata([id]).first
+            }
+            let metadata = try XCTUnwrap(entry)
+            XCTAssertEqual(metadata["mpris:trackid"]?.string, id)
+            XCTAssertEqual(metadata["mpris:trackid"]?.type, "o")
+            XCTAssertEqual(metadata["xesam:title"]?.string, title)
+            XCTAssertEqual(metadata["xesam:artist"]?.type, "as")
+            XCTAssertEqual(metadata["xesam:artist"]?.strings, ["Queue Tester"])
+            XCTAssertEqual(metadata["xesam:url"]?.string, H.uri(index == 1 ? second : third))
+            if let length = metadata["mpris:length"] {
+                XCTAssertEqual(length.type, "x")
+                XCTAssertEqual(Double(length.int64 ?? 0), 3_000_000, accuracy: 150_000)
+            }
+        }
+        // several at once, in the order asked
+        let both = try tracksMetadata([tracks[2], tracks[0]])
+        XCTAssertEqual(both.map { $0["mpris:trackid"]?.string }, [tracks[2], tracks[0]])
+    }
+
+    /// `GetTracksMetadata(ids)`: one a{sv} per known id.
+    func tracksMetadata(_ ids: [String]) throws -> [[String: Typed]] {
+        let reply = try harness.call(H.trackList, "GetTracksMetadata", "ao", ["\(ids.count)"] + ids)
+        let first = try XCTUnwrap(reply.first)
+        XCTAssertEqual(first.type, "aa{sv}")
+        let list = try XCTUnwrap(first.data as? [Any])
+        return list.compactMap { Typed(type: "a{sv}", data: $0).dictionary }
+    }
+}

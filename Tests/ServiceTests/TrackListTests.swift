@@ -1,0 +1,110 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// org.mpris.MediaPlayer2.TrackList: adding, removing, going to tracks, and the signals that say so.
+final class TrackListTests: ServiceTestCase {
+    typealias H = ServiceHarness
+
+    private func three() throws -> [URL] {
+        [try short("a", seconds: 10, frequency: 440), try short("b", seconds: 10, frequency: 550),
+         try short("c", seconds: 10, frequency: 660)]
+    }
+
+    /// Tracks is "invalidates": a change is announced by name, never with the value.
+    private func assertTracksInvalidated(from mark: Int, file: StaticString = #filePath, line: UInt = #line) throws {
+        try harness.waitForChange(H.trackList, "Tracks invalidated", from: mark) { _ in true }
+        let changes = harness.propertiesChanged(H.trackList, from: mark)
+        XCTAssertTrue(changes.contains { $0.invalidated.contains("Tracks") }, "Tracks not invalidated: \(changes)", file: file, line: line)
+        XCTAssertFalse(changes.contains { $0.changed["Tracks"] != nil }, "Tracks sent with its value: \(changes)", file: file, line: line)
+    }
+
+    func testTrackIDsAreDistinctObjectPathsOutsideOrgMpris() throws {
+        try harness.startPlaying(try three())
+        let tracks = try harness.tracks
+        XCTAssertEqual(tracks.count, 3)
+        XCTAssertEqual(Set(tracks).count, 3)
+        for track in tracks {
+            XCTAssertFalse(track.hasPrefix("/org/mpris/"), "track id \(track) is in the reserved /org/mpris namespace")
+        }
+        XCTAssertEqual(try harness.trackID, tracks[0])
+    }
+
+    func testAddTrackAfterNoTrackGoesFirst() throws {
+        let files = try three()
+        try harness.startPlaying([files[0]])
+        let current = try XCTUnwrap(try harness.trackID)
+        let mark = harness.mark()
+        try harness.call(H.trackList, "AddTrack", "sob", [H.uri(files[1]), H.noTrack, "false"])
+        let added = try harness.waitForSignal(H.trackList, "TrackAdded", from: mark)
+        XCTAssertEqual(added.arguments.last?.string, H.noTrack, "TrackAdded AfterTrack")
+        let newID = try XCTUnwrap(added.arguments.first?.dictionary?["mpris:trackid"]?.string, "TrackAdded metadata has mpris:trackid")
+        XCTAssertEqual(added.arguments.first?.dictionary?["mpris:trackid"]?.signature, "o")
+        XCTAssertEqual(try harness.tracks, [newID, current])
+        XCTAssertEqual(try harness.trackID, current, "SetAsCurrent false leaves the current track")
+        XCTAssertEqual(try harness.playbackStatus, "Playing")
+        try assertTracksInvalidated(from: mark)
+    }
+
+    func testAddTrackAfterATrackSetAsCurrent() throws {
+        let files = try three()
+        try harness.startPlaying([files[0], files[2]])
+        let before = try harness.tracks
+        let mark = harness.mark()
+        try harness.call(H.trackList, "AddTrack", "sob", [H.uri(files[1]), before[0], "true"])
+        let added = try harness.waitForSignal(H.trackList, "TrackAdded", from: mark)
+        XCTAssertEqual(added.arguments.last?.string, before[0], "TrackAdded AfterTrack")
+        let newID = try XCTUnwrap(added.arguments.first?.dictionary?["mpris:trackid"]?.string)
+        XCTAssertEqual(try harness.tracks, [before[0], newID, before[1]])
+        try harness.waitForTrack(newID)
+        XCTAssertEqual(try harness.metadata["xesam:url"]?.string, H.uri(files[1]))
+        try assertTracksInvalidated(from: mark)
+    }
+
+    func testRemoveTrack() throws {
+        try harness.startPlaying(try three())
+        let tracks = try harness.tracks
+        let mark = harness.mark()
+        try harness.call(H.trackList, "RemoveTrack", "o", [tracks[1]])
+        let removed = try harness.waitForSignal(H.trackList, "TrackRemoved", from: mark)
+        XCTAssertEqual(removed.arguments.first?.string, tracks[1])
+        XCTAssertEqual(try harness.tracks, [tracks[0], tracks[2]])
+        XCTAssertEqual(try harness.trackID, tracks[0])
+        try assertTracksInvalidated(from: mark)
+        // the next track is now the third
+        try harness.playerctl("next")
+        try harness.waitForTrack(tracks[2])
+    }
+
+    func testGoTo() throws {
+        let files = try three()
+        try harness.startPlaying(files)
+        let tracks = try harness.tracks
+        let mark = harness.mark()
+        try harness.call(H.trackList, "GoTo", "o", [tracks[2]])
+        try harness.waitForChange(H.player, "Metadata of the third track", from: mark) {
+            $0["Metadata"]?.dictionary?["mpris:trackid"]?.string == tracks[2]
+        }
+        XCTAssertEqual(try harness.metadata["xesam:url"]?.string, H.uri(files[2]))
+        XCTAssertEqual(try harness.tracks, tracks, "GoTo does not change the list")
+    }
+
+    func testEnqueueAnnouncesEachAddedTrack() throws {
+        let files = try three()
+        try harness.start()
+        let mark = harness.mark()
+        let ids = try harness.call(H.extensionInterface, "Enqueue", "asb", ["3"] + files.map(H.uri) + ["false"]).first?.strings ?? []
+        XCTAssertEqual(ids.count, 3)
+        XCTAssertEqual(try harness.tracks, ids)
+        // each added track is announced, or the whole list is replaced
+        let replaced = harness.watcher.messages(from: mark).contains { $0.interface == H.trackList && $0.member == "TrackListReplaced" }
+        if !replaced {
+            for id in ids {
+                try harness.waitForSignal(H.trackList, "TrackAdded", from: mark) {
+                    $0.arguments.first?.dictionary?["mpris:trackid"]?.string == id
+                }
+            }
+        }
+        try assertTracksInvalidated(from: mark)
+    }
+}
