@@ -136,8 +136,9 @@ public final class Player: @unchecked Sendable {
         onQueue {
             State(items: playQueue.items, current: playQueue.current, intent: intent, timeControlStatus: timeControl,
                   rate: rate, volume: volume, isMuted: muted, loopMode: loopMode, isShuffled: playQueue.isShuffled,
-                  canGoNext: nextItemID(wrap: loopMode != .none) != nil,
-                  canGoPrevious: playQueue.previous(before: playQueue.currentID, wrap: loopMode != .none) != nil)
+                  canGoNext: playQueue.currentID != nil && nextItemID(wrap: loopMode != .none) != nil,
+                  canGoPrevious: playQueue.currentID != nil
+                      && playQueue.previous(before: playQueue.currentID, wrap: loopMode != .none) != nil)
         }
     }
 
