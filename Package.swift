@@ -63,6 +63,7 @@ let package = Package(
             dependencies: ["PlayerEngine", "PlayerModel", "GStreamer", "TestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "ServiceTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "MPRISTests", dependencies: ["MPRIS", "DBus", "PlayerModel", "TestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

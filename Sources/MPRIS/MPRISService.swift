@@ -66,6 +66,12 @@ public final class MPRISService: @unchecked Sendable {
         return name
     }
 
+    /// How each interface table differs from its XML in dbus/ (compiled in); empty when they agree.
+    public func tableDifferences() throws -> [String] {
+        let tables = [rootInterface(), playerInterface(), trackListInterface(), playlistsInterface(), tonearmInterface()]
+        return try tables.flatMap { try $0.differences(fromXML: $0.introspectionXML ?? "") }
+    }
+
     /// Says Stopped, then gives the name back.
     public func shutDown() {
         player.stop()
