@@ -7,7 +7,8 @@ public final class PrivateBus: @unchecked Sendable {
     public let directory: URL
     private let process: Process
 
-    public init() throws {
+    /// `serviceDirectory` holds D-Bus activation files the daemon may start services from.
+    public init(serviceDirectory: URL? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-dbus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("session.conf")
@@ -17,7 +18,7 @@ public final class PrivateBus: @unchecked Sendable {
             <busconfig>
               <type>session</type>
               <listen>unix:dir=\(directory.path)</listen>
-              <auth>EXTERNAL</auth>
+              <auth>EXTERNAL</auth>\(serviceDirectory.map { "\n  <servicedir>\($0.path)</servicedir>" } ?? "")
               <policy context="default">
                 <allow send_destination="*" eavesdrop="true"/>
                 <allow eavesdrop="true"/>
