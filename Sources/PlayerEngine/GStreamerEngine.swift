@@ -57,6 +57,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     public init(configuration: EngineConfiguration = .fromEnvironment(), queue: DispatchQueue, logger: Logger) throws {
         GStreamer.initialize()
+        // plugins-bad's DirectFB sink (rank marginal) hangs or crashes in libdirectfb when
+        // autovideosink probes it on an X11 or Wayland display; a desktop player never wants it
+        GStreamer.setRank(ofElement: "dfbvideosink", to: 0)
         self.configuration = configuration
         self.queue = queue
         self.logger = logger
@@ -80,6 +83,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let hasDisplay = environment["DISPLAY"].map { !$0.isEmpty } ?? false || environment["WAYLAND_DISPLAY"].map { !$0.isEmpty } ?? false
         if !configuration.video || !hasDisplay {
             playbin.set("flags", flags: playbin.flags("flags") & ~(Self.flagVideo | Self.flagText))
+            // legacy playbin still tries real video sinks while autoplugging a video stream, and
+            // plugins-bad's dfbvideosink crashes in libdirectfb without a display: name a fakesink
+            playbin.set("video-sink", try Element(factory: "fakesink"))
         }
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
         let pipeline = Pipeline(playbin: playbin, bus: bus, busSource: source)

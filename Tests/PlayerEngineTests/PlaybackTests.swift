@@ -92,3 +92,35 @@ final class StaleMessageTests: XCTestCase {
         }
     }
 }
+
+final class VideoTests: XCTestCase {
+    func testWithNoDisplayVideoIsDroppedAndTheSoundPlays() throws {
+        let media = try MediaGenerator()
+        let file = media.url("clip.webm")
+        try media.gstLaunch("videotestsrc num-buffers=30 ! video/x-raw,width=160,height=120,framerate=15/1 ! vp8enc deadline=1"
+                            + " ! webmmux name=mux ! filesink location=\(file.path)"
+                            + " audiotestsrc num-buffers=100 ! audioconvert ! vorbisenc ! mux.")
+        let display = ProcessInfo.processInfo.environment["DISPLAY"], wayland = ProcessInfo.processInfo.environment["WAYLAND_DISPLAY"]
+        unsetenv("DISPLAY")
+        unsetenv("WAYLAND_DISPLAY")
+        defer {
+            if let display { setenv("DISPLAY", display, 1) }
+            if let wayland { setenv("WAYLAND_DISPLAY", wayland, 1) }
+        }
+        try onBothPipelines { kind in
+            let queue = DispatchQueue(label: "test.video")
+            var logger = Logger(label: "test")
+            logger.logLevel = .critical
+            // video on in the configuration: only the missing display turns it off
+            let engine = try GStreamerEngine(configuration: EngineConfiguration(pipeline: kind, audioSink: "fakesink sync=true", video: true),
+                                             queue: queue, logger: logger)
+            let player = Player(engine: engine, queue: queue)
+            let recorder = EventRecorder(player)
+            let id = try player.enqueue([MediaURI(fileURL: file)])[0]
+            player.play()
+            XCTAssertEqual(try recorder.wait(for: "end") { $0.playedToEnd }, id, "on \(kind)")
+            XCTAssertNil(recorder.events.first { $0.failure != nil }, "on \(kind)")
+            XCTAssertNotNil(player.item(id)?.metadata.audioCodec, "on \(kind)")
+        }
+    }
+}
