@@ -33,7 +33,7 @@ run: build demo
 
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	bash scripts/test.sh
 
 clean:
 	rm -rf .build

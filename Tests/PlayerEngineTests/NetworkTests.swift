@@ -22,11 +22,8 @@ final class NetworkTests: XCTestCase {
 
     func testPlaysAnHLSStream() throws {
         let media = try MediaGenerator()
-        let hls = media.url("hls")
-        try FileManager.default.createDirectory(at: hls, withIntermediateDirectories: true)
-        try media.gstLaunch("audiotestsrc num-buffers=300 samplesperbuffer=441 ! audio/x-raw,rate=44100,channels=2"
-                            + " ! avenc_aac ! aacparse ! hlssink2 playlist-location=\(hls.path)/index.m3u8"
-                            + " location=\(hls.path)/segment%05d.ts target-duration=1 playlist-length=0 max-files=0")
+        let playlist = try media.hlsStream("hls", seconds: 3, segments: 3)
+        XCTAssertEqual(try String(contentsOf: playlist, encoding: .utf8).components(separatedBy: "#EXTINF").count, 4)
         let server = try HTTPServer(directory: media.directory)
         try onBothPipelines { kind in
             let harness = try Harness(pipeline: kind)

@@ -104,6 +104,42 @@ public final class MediaGenerator: @unchecked Sendable {
         return try Data(contentsOf: output)
     }
 
+    /// A VOD HLS stream in `directory/name/`: AAC in MPEG-TS cut into `segments` files at PAT packets
+    /// (each segment starts with the tables a demuxer needs), and its `index.m3u8`. Made without
+    /// hlssink2, whose EOS hangs gst-launch about one run in three on GStreamer 1.22.0.
+    public func hlsStream(_ name: String, seconds: Double, segments: Int) throws -> URL {
+        let folder = url(name)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let whole = folder.appendingPathComponent("whole.ts")
+        try gstLaunch("audiotestsrc num-buffers=\(Int(seconds * 100)) samplesperbuffer=441 ! audio/x-raw,rate=44100,channels=2"
+                      + " ! avenc_aac ! aacparse ! mpegtsmux ! filesink location=\(whole.path)")
+        let data = try Data(contentsOf: whole)
+        try FileManager.default.removeItem(at: whole)
+        let packet = 188
+        // offsets of packets that start a PAT (PID 0 with payload_unit_start_indicator)
+        let pats = stride(from: 0, to: data.count - packet + 1, by: packet).filter {
+            data[$0] == 0x47 && data[$0 + 1] & 0x5F == 0x40 && data[$0 + 2] == 0
+        }
+        var cuts = [0]
+        for index in 1..<segments {
+            let target = data.count * index / segments
+            if let cut = pats.first(where: { $0 >= target }), cut > cuts.last! { cuts.append(cut) }
+        }
+        cuts.append(data.count)
+        var playlist = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n"
+        playlist += "#EXT-X-TARGETDURATION:\(Int((seconds / Double(cuts.count - 1)).rounded(.up)))\n"
+        for index in 0..<(cuts.count - 1) {
+            let segment = "segment\(index).ts"
+            try data[cuts[index]..<cuts[index + 1]].write(to: folder.appendingPathComponent(segment))
+            let share = Double(cuts[index + 1] - cuts[index]) / Double(data.count) * seconds
+            playlist += "#EXTINF:\(String(format: "%.3f", share)),\n\(segment)\n"
+        }
+        playlist += "#EXT-X-ENDLIST\n"
+        let index = folder.appendingPathComponent("index.m3u8")
+        try playlist.write(to: index, atomically: true, encoding: .utf8)
+        return index
+    }
+
     /// Bytes no demuxer recognises.
     public func garbage(_ name: String) throws -> URL {
         let output = url(name)

@@ -10,8 +10,11 @@ public enum Processes {
         public var description: String { "\(command.joined(separator: " ")) exited \(status): \(output)" }
     }
 
+    /// A program still running after `timeout` seconds is killed and the call throws: a hung tool
+    /// fails its test instead of hanging the run.
     @discardableResult
-    public static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> String {
+    public static func run(_ arguments: [String], environment: [String: String]? = nil,
+                           timeout: TimeInterval = 120) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
@@ -22,8 +25,14 @@ public enum Processes {
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        watchdog.cancel()
+        if process.terminationReason == .uncaughtSignal {
+            throw Failure(command: arguments, status: -1, output: "killed after \(Int(timeout)) s: " + String(decoding: data, as: UTF8.self))
+        }
         let output = String(decoding: data, as: UTF8.self)
         guard process.terminationStatus == 0 else {
             throw Failure(command: arguments, status: process.terminationStatus, output: output)
