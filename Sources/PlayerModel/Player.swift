@@ -314,19 +314,14 @@ public final class Player: @unchecked Sendable {
         }
     }
 
-    /// The previous item, or the start of the current one when it has played a while.
+    /// The previous item in play order (wrapping when looping), keeping the intent. At the first
+    /// item there is nothing to go back to: no effect (MPRIS: CanGoPrevious false, Previous does
+    /// nothing), and never a silent restart, which clients could not tell from a skip.
     public func previous() {
         onQueue {
-            guard let current = playQueue.currentID else { return }
-            if loaded != nil, position > configuration.restartThreshold {
-                seek(to: .zero)
-                return
-            }
-            if let previous = playQueue.previous(before: current, wrap: loopMode != .none) {
-                makeCurrent(previous, load: intent != .stopped)
-            } else if loaded != nil {
-                seek(to: .zero)
-            }
+            guard let current = playQueue.currentID,
+                  let previous = playQueue.previous(before: current, wrap: loopMode != .none) else { return }
+            makeCurrent(previous, load: intent != .stopped)
         }
     }
 

@@ -54,7 +54,5 @@ public struct PlayerConfiguration: Sendable {
     public var maximumRetries = 3
     public var minimumRate = 0.25
     public var maximumRate = 4.0
-    /// `previous()` restarts the current item when it has played longer than this.
-    public var restartThreshold: Duration = .seconds(3)
     public init() {}
 }

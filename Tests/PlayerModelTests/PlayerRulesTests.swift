@@ -277,6 +277,12 @@ final class PlayerRulesTests: XCTestCase {
         XCTAssertEqual(player.currentItem?.id, ids[0])
         XCTAssertEqual(loads(), [b, a])
         XCTAssertEqual(player.state.intent, .paused)
+        // at the first item, previous has no effect (and no seek)
+        engine.position = .seconds(5)
+        player.previous()
+        XCTAssertEqual(player.currentItem?.id, ids[0])
+        XCTAssertEqual(loads(), [b, a])
+        XCTAssertTrue(seeks().isEmpty)
     }
 
     func testFailureMovesOnUnlessConfiguredNotTo() throws {
