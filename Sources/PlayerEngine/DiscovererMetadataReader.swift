@@ -14,36 +14,38 @@ public final class DiscovererMetadataReader: MetadataReader, @unchecked Sendable
     /// How long one discovery may take before it fails (GstDiscoverer takes 1 s at least).
     public let timeout: Duration
 
-    private let queue: DispatchQueue
+    /// One serial queue per worker. Not a concurrent queue: on Linux, libdispatch's first
+    /// non-overcommit worker arms its thread-pool monitor, a 1 Hz timer that then wakes the
+    /// process every second for good (event/workqueue.c); serial queues run on overcommit threads.
+    private let queues: [DispatchQueue]
     private let lock = NSLock()
-    // guarded by lock: reads not started yet, oldest first, and how many workers drain them
+    // guarded by lock: reads not started yet, oldest first, and the worker queues not in use
     private var pending: [(uri: MediaURI, completion: Completion)] = []
-    private var workers = 0
+    private var idleQueues: [Int]
 
     public init(maximumConcurrentReads: Int = 2, timeout: Duration = .seconds(5)) {
         precondition(maximumConcurrentReads > 0, "at least one read must be allowed to run")
         self.maximumConcurrentReads = maximumConcurrentReads
         self.timeout = timeout
-        queue = DispatchQueue(label: "tonearm.metadata", qos: .utility, attributes: .concurrent)
+        queues = (0..<maximumConcurrentReads).map { DispatchQueue(label: "tonearm.metadata.\($0)", qos: .utility) }
+        idleQueues = Array(queues.indices)
     }
 
     /// Queues `uri`; `completion` is called exactly once, on one of the reader's threads.
     public func read(_ uri: MediaURI, completion: @escaping Completion) {
-        let startWorker = lock.withLock {
+        let worker = lock.withLock { () -> Int? in
             pending.append((uri, completion))
-            guard workers < maximumConcurrentReads else { return false }
-            workers += 1
-            return true
+            return idleQueues.popLast()
         }
-        if startWorker { queue.async { self.drain() } }
+        if let worker { queues[worker].async { self.drain(worker) } }
     }
 
     /// One worker: takes reads until none is left, with one discoverer of its own (a discoverer
     /// runs one URI at a time), which it releases when it stops.
-    private func drain() {
+    private func drain(_ worker: Int) {
         var discoverer: Discoverer?
         var creationError: GStreamerError?
-        while let next = takeNext() {
+        while let next = takeNext(worker) {
             if discoverer == nil && creationError == nil {
                 do { discoverer = try Discoverer(timeout: timeout) } catch let error as GStreamerError {
                     creationError = error
@@ -63,10 +65,10 @@ public final class DiscovererMetadataReader: MetadataReader, @unchecked Sendable
 
     /// The oldest pending read, or nil after retiring this worker (in the same critical section,
     /// so a read queued meanwhile always finds a worker).
-    private func takeNext() -> (uri: MediaURI, completion: Completion)? {
+    private func takeNext(_ worker: Int) -> (uri: MediaURI, completion: Completion)? {
         lock.withLock {
             if pending.isEmpty {
-                workers -= 1
+                idleQueues.append(worker)
                 return nil
             }
             return pending.removeFirst()
