@@ -107,6 +107,8 @@ final class LoopIntegration: @unchecked Sendable {
     // MARK: Timeouts (called from inside libdbus: no libdbus connection calls here)
 
     fileprivate func addTimeout(_ timeout: OpaquePointer) {
+        // Not polling: a timer exists only while libdbus holds a timeout (a pending call's reply
+        // deadline) and goes with it; an idle connection has none (ConnectionTests checks).
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.setEventHandler { [weak self] in self?.handle(timeout) }
         let entry = TimeoutSource(timer)

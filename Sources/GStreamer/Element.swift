@@ -153,8 +153,7 @@ public final class Element: @unchecked Sendable {
         return seekable != 0
     }
 
-    /// The BUFFERING query in percent format: whether the stream is live (from the LATENCY query),
-    /// and the loaded ranges as fractions 0...1 of the whole.
+    /// The BUFFERING query in percent format: the loaded ranges as fractions 0...1 of the whole.
     public func queryBufferedRanges() -> [ClosedRange<Double>]? {
         guard let query = gst_query_new_buffering(GST_FORMAT_PERCENT) else { return nil }
         defer { tonearm_query_unref(query) }
@@ -169,16 +168,6 @@ public final class Element: @unchecked Sendable {
             }
         }
         return ranges
-    }
-
-    /// The LATENCY query: whether the pipeline has a live source.
-    public func queryLive() -> Bool? {
-        guard let query = gst_query_new_latency() else { return nil }
-        defer { tonearm_query_unref(query) }
-        guard gst_element_query(pointer, query) != 0 else { return nil }
-        var live: gboolean = 0
-        gst_query_parse_latency(query, &live, nil, nil)
-        return live != 0
     }
 
     /// `gst_element_seek` in time from `start` (nanoseconds) to the end.

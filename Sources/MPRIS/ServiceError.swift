@@ -24,7 +24,6 @@ struct ServiceError: Error, DBusErrorConvertible, CustomStringConvertible {
         case .rateOutOfRange: self.init("RateOutOfRange", error.message)
         case .retryBudgetExhausted: self.init("RetryBudgetExhausted", error.message)
         case .nothingToRetry: self.init("NothingToRetry", error.message)
-        case .invalidURI: self.init("InvalidURI", error.message)
         }
     }
 

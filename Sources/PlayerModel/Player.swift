@@ -297,11 +297,7 @@ public final class Player: @unchecked Sendable {
     /// To NULL (rule 6): the device and file are released; the position is 0.
     public func stop() {
         onQueue {
-            engine.stop()
-            loaded = nil
-            prepared = nil
-            resetPipelineTracking()
-            lastKnownPosition = .zero
+            release()
             setIntent(.stopped)
         }
     }
@@ -489,15 +485,9 @@ public final class Player: @unchecked Sendable {
     private func makeCurrent(_ id: ItemID, load shouldLoad: Bool, force: Bool = false) {
         let changed = playQueue.currentID != id
         if changed || force {
-            if loaded != nil {
-                engine.stop()
-            }
-            loaded = nil
-            prepared = nil
-            resetPipelineTracking()
+            release()
             playQueue.setCurrent(id)
             if force { playQueue.update(id) { $0.status = .unknown } }
-            lastKnownPosition = .zero
             if changed { emit(.currentItemChanged(playQueue.current)) }
         }
         if shouldLoad { load(id) } else { prepareGaplessNext() }
@@ -505,15 +495,21 @@ public final class Player: @unchecked Sendable {
     }
 
     private func unloadCurrent() {
+        release()
+        let hadCurrent = playQueue.currentID != nil
+        playQueue.setCurrent(nil)
+        if hadCurrent { emit(.currentItemChanged(nil)) }
+        if intent == .paused { setIntent(.stopped) } else { updateTimeControl() }
+    }
+
+    /// Takes the pipeline to NULL (device and file released) and forgets the current load: its
+    /// generation, the prepared next item, what the pipeline reported, and the position (rule 6).
+    private func release() {
         if loaded != nil { engine.stop() }
         loaded = nil
         prepared = nil
         resetPipelineTracking()
         lastKnownPosition = .zero
-        let hadCurrent = playQueue.currentID != nil
-        playQueue.setCurrent(nil)
-        if hadCurrent { emit(.currentItemChanged(nil)) }
-        if intent == .paused { setIntent(.stopped) } else { updateTimeControl() }
     }
 
     private func resetPipelineTracking() {
@@ -617,24 +613,22 @@ public final class Player: @unchecked Sendable {
     }
 
     private func endOfQueue() {
-        engine.stop()
-        loaded = nil
-        prepared = nil
-        resetPipelineTracking()
-        lastKnownPosition = .zero
+        release()
         setIntent(.stopped)
     }
 
-    private func fail(_ id: ItemID, _ error: ItemError) {
+    /// The item's status becomes failed; observers hear the state and the moment.
+    private func markFailed(_ id: ItemID, _ error: ItemError) {
         playQueue.update(id) { $0.status = .failed(error) }
         lastFailed = id
         emit(.itemStatusChanged(id, .failed(error)))
         emit(.itemFailed(id, error))
+    }
+
+    private func fail(_ id: ItemID, _ error: ItemError) {
+        markFailed(id, error)
         if id == playQueue.currentID {
-            if loaded != nil { engine.stop() }
-            loaded = nil
-            prepared = nil
-            resetPipelineTracking()
+            release()
             if configuration.advanceOnFailure && intent == .playing {
                 advanceAfterFailure()
             } else {
@@ -746,11 +740,7 @@ public final class Player: @unchecked Sendable {
             } else {
                 // it never prerolled: the next item's data did (no buffer of its own came out)
                 let name = playQueue.item(previous)!.uri.displayPath
-                let error = ItemError(.decode, "cannot decode \(name): it holds no playable audio")
-                playQueue.update(previous) { $0.status = .failed(error) }
-                lastFailed = previous
-                emit(.itemStatusChanged(previous, .failed(error)))
-                emit(.itemFailed(previous, error))
+                markFailed(previous, ItemError(.decode, "cannot decode \(name): it holds no playable audio"))
             }
             loaded = generation
             prepared = nil

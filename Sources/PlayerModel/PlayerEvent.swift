@@ -24,7 +24,7 @@ public enum PlayerEvent: Sendable, Equatable {
 /// Errors a caller of the player gets for a request that cannot be carried out.
 public struct PlayerError: Error, Hashable, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable {
-        case noSuchItem, noCurrentItem, rateOutOfRange, retryBudgetExhausted, nothingToRetry, invalidURI
+        case noSuchItem, noCurrentItem, rateOutOfRange, retryBudgetExhausted, nothingToRetry
     }
     public var code: Code
     public var message: String
