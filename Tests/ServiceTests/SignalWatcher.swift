@@ -280,20 +280,14 @@ final class SignalWatcher: @unchecked Sendable {
         let handle = output.fileHandleForReading
         let thread = Thread { [weak self] in
             var parser = MonitorParser()
-            var buffer = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                buffer.append(chunk)
-                var lines: [String] = []
-                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    lines.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
-                    buffer.removeSubrange(buffer.startIndex...newline)
-                }
+            var stopped = false
+            readLines(handle) { lines in
                 let messages = lines.flatMap { parser.feed($0) }
-                guard let self else { return }
+                guard let self else { stopped = true; return false }
                 if !messages.isEmpty { self.append(messages) }
+                return true
             }
+            if stopped { return }
             let last = parser.finish()
             guard let self else { return }
             self.condition.lock()
@@ -396,22 +390,16 @@ final class FollowingProcess: @unchecked Sendable {
         try process.run()
         let handle = output.fileHandleForReading
         let thread = Thread { [weak self] in
-            var buffer = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                buffer.append(chunk)
-                var lines: [String] = []
-                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    lines.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
-                    buffer.removeSubrange(buffer.startIndex...newline)
-                }
-                guard let self else { return }
+            var stopped = false
+            readLines(handle) { lines in
+                guard let self else { stopped = true; return false }
                 self.condition.lock()
                 self.collected += lines
                 self.condition.broadcast()
                 self.condition.unlock()
+                return true
             }
+            if stopped { return }
             guard let self else { return }
             self.condition.lock()
             self.ended = true
@@ -455,4 +443,21 @@ final class FollowingProcess: @unchecked Sendable {
     }
 
     deinit { stop() }
+}
+
+/// Reads `handle` to its end, handing each batch of complete lines to `body` as it arrives;
+/// `body` returns false to stop reading.
+func readLines(_ handle: FileHandle, _ body: ([String]) -> Bool) {
+    var buffer = Data()
+    while true {
+        let chunk = handle.availableData
+        if chunk.isEmpty { return }
+        buffer.append(chunk)
+        var lines: [String] = []
+        while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+            lines.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
+            buffer.removeSubrange(buffer.startIndex...newline)
+        }
+        if !body(lines) { return }
+    }
 }
