@@ -201,19 +201,34 @@ public final class Element: @unchecked Sendable {
 
 /// A `playbin`/`playbin3` and its `about-to-finish` signal.
 public final class AboutToFinish: @unchecked Sendable {
+    // @unchecked: `handler` is immutable; `handlerID` is written once at connect and read at disconnect,
+    // both by the element's owner.
     private let handler: @Sendable () -> Void
-    private init(_ handler: @escaping @Sendable () -> Void) { self.handler = handler }
+    private var handlerID: gulong = 0
+    private let element: Element
+    private init(_ element: Element, _ handler: @escaping @Sendable () -> Void) {
+        self.element = element
+        self.handler = handler
+    }
 
     /// Connects `handler` to `about-to-finish` on `playbin`. It runs on a streaming thread: it may
     /// set the next `uri` synchronously and must do nothing else (design brief, trap 2). The returned
-    /// object must outlive the connection (keep it as long as the element).
+    /// object must outlive the connection: call `disconnect()` once the element is in NULL (no
+    /// streaming thread can emit then), and only then let it go.
     public static func connect(_ playbin: Element, _ handler: @escaping @Sendable () -> Void) -> AboutToFinish {
-        let box = AboutToFinish(handler)
+        let box = AboutToFinish(playbin, handler)
         let callback: @convention(c) (UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { _, data in
             guard let data else { return }
             Unmanaged<AboutToFinish>.fromOpaque(data).takeUnretainedValue().handler()
         }
-        _ = tonearm_connect_about_to_finish(playbin.pointer, callback, Unmanaged.passUnretained(box).toOpaque())
+        box.handlerID = tonearm_connect_about_to_finish(playbin.pointer, callback, Unmanaged.passUnretained(box).toOpaque())
         return box
+    }
+
+    /// `g_signal_handler_disconnect`. Idempotent.
+    public func disconnect() {
+        guard handlerID != 0 else { return }
+        g_signal_handler_disconnect(UnsafeMutableRawPointer(element.pointer), handlerID)
+        handlerID = 0
     }
 }

@@ -4,27 +4,99 @@ import GStreamer
 import Logging
 import PlayerModel
 
-/// The engine over one `playbin3` (or `playbin`). Its bus's file descriptor wakes the player's
-/// queue; nothing here runs on a timer (rule 7).
+/// The engine over `playbin3` (or `playbin`). It performs the player's commands on its own serial
+/// queue, the only place that touches the pipeline: a state change there may wait on a streaming
+/// thread, and the player's queue, which answers D-Bus, never does (design brief, trap 11). The
+/// bus's file descriptor wakes the same queue; nothing here runs on a timer (rule 7).
 public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
-    public var eventHandler: ((Generation, EngineEvent) -> Void)?
+    // @unchecked: every mutable field is confined to `queue` (checked with dispatchPrecondition);
+    // `eventHandler` is guarded by `handlerLock`; a Pipeline's about-to-finish state by its lock.
     public let configuration: EngineConfiguration
     /// Which sink the engine ended up with, for the log and for tests.
     public let audioSinkDescription: String
 
-    private let queue: DispatchQueue
+    private let queue = DispatchQueue(label: "tonearm.engine")
     private let logger: Logger
     /// The output chosen once at start: a bin description, or nil for `autoaudiosink`.
     private let sinkDescription: String?
 
-    /// One playbin with its bus and the fd source that wakes the queue. After an error the next
-    /// load gets a fresh one: playbin3 1.22.0 aborts (reconfigure_output assertion) when a pipeline
-    /// that failed is loaded again, and a retry deserves a clean pipeline anyway.
-    private final class Pipeline {
+    private let handlerLock = NSLock()
+    private var eventHandler: (@Sendable (Generation, EngineEvent) -> Void)?
+
+    // Guarded by `queue`.
+    /// The pipeline of the current load; nil after a release or a failure.
+    private var pipeline: Pipeline?
+    private var generation: Generation?
+    private var uri: MediaURI?
+    private var missingPlugin: String?
+    private var volume = 1.0
+    private var muted = false
+
+    // GstPlayFlags is not public (gst/playback/gstplay-enum.h): VIDEO 0x1, AUDIO 0x2, TEXT 0x4.
+    private static let flagVideo: UInt32 = 0x1, flagText: UInt32 = 0x4
+    /// How long a load waits for the previous pipeline to reach NULL (and free an exclusive sound
+    /// device) before it goes on without it.
+    private static let disposalWait = DispatchTimeInterval.seconds(2)
+
+    public init(configuration: EngineConfiguration = .fromEnvironment(), logger: Logger) throws {
+        GStreamer.initialize()
+        // plugins-bad's DirectFB sink (rank marginal) hangs or crashes in libdirectfb when
+        // autovideosink probes it on an X11 or Wayland display; a desktop player never wants it
+        GStreamer.setRank(ofElement: "dfbvideosink", to: 0)
+        self.configuration = configuration
+        self.logger = logger
+        (sinkDescription, audioSinkDescription) = try Self.chooseAudioSink(configuration, logger: logger)
+        // a pipeline that cannot be built fails here, at start, rather than at the first load
+        Self.dispose(try makePipeline(), wait: nil)
+        logger.info("engine ready", metadata: ["pipeline": "\(configuration.pipeline.rawValue)", "sink": "\(audioSinkDescription)",
+                                               "gstreamer": "\(GStreamer.version)"])
+    }
+
+    deinit {
+        if let pipeline { Self.dispose(pipeline, wait: nil) }
+    }
+
+    // MARK: PlaybackEngine
+
+    public func setEventHandler(_ handler: @escaping @Sendable (Generation, EngineEvent) -> Void) {
+        handlerLock.withLock { eventHandler = handler }
+    }
+
+    public func perform(_ command: EngineCommand) {
+        queue.async { [self] in
+            switch command {
+            case .load(let uri, let generation): load(uri, generation: generation)
+            case .prepareNext(let uri, let generation): prepareNext(uri, generation: generation)
+            case .setPlaying(let playing): setPlaying(playing)
+            case .release: release()
+            case .seek(let target, let mode, let rate): seek(target, mode: mode, rate: rate)
+            case .setVolume(let volume): setVolume(volume)
+            case .setMuted(let muted): setMuted(muted)
+            }
+        }
+    }
+
+    /// Runs `body` on the engine's queue and waits for it: for tests that look at the pipeline.
+    public func inspect<T>(_ body: () -> T) -> T { queue.sync(execute: body) }
+
+    // MARK: Pipelines
+
+    /// One playbin with its bus, the fd source that wakes the queue, and what its about-to-finish
+    /// handler shares with the streaming thread. Every load gets a fresh one, and the old one goes
+    /// to NULL on a thread of its own: that state change waits for streaming threads, and with
+    /// playbin3 1.22.0 one of them can block in a pad probe on a lock the change holds, forever
+    /// (seen switching items at the end of a track). A fresh pipeline also keeps playbin3 1.22.0
+    /// from aborting (reconfigure_output assertion) when a pipeline that failed is loaded again.
+    private final class Pipeline: @unchecked Sendable {
+        // @unchecked: `nextUp` and `switching` are guarded by `lock` (the streaming thread reads
+        // them); the rest is immutable after init or confined to the engine's queue.
         let playbin: Element
         let bus: Bus
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
+        let lock = NSLock()
+        var nextUp: (uri: MediaURI, generation: Generation)?
+        var switching: (uri: MediaURI, generation: Generation)?
 
         init(playbin: Element, bus: Bus, busSource: DispatchSourceRead) {
             self.playbin = playbin
@@ -32,45 +104,15 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             self.busSource = busSource
         }
 
-        func dispose() {
-            busSource.cancel()
-            playbin.setState(.null)
+        /// Runs on a streaming thread: set the next uri synchronously and nothing else (trap 2).
+        func onAboutToFinish() {
+            let next: (uri: MediaURI, generation: Generation)? = lock.withLock {
+                defer { nextUp = nil }
+                if let nextUp { switching = nextUp }
+                return nextUp
+            }
+            if let next { playbin.set("uri", next.uri.string) }
         }
-    }
-
-    // Guarded by `queue`.
-    private var pipeline: Pipeline!
-    private var failed = false
-    private var generation: Generation?
-    private var uri: MediaURI?
-    private var missingPlugin: String?
-    private var playbin: Element { pipeline.playbin }
-    private var bus: Bus { pipeline.bus }
-
-    // Shared with the streaming thread that runs about-to-finish; guarded by `lock`.
-    private let lock = NSLock()
-    private var nextUp: (uri: MediaURI, generation: Generation)?
-    private var switching: (uri: MediaURI, generation: Generation)?
-
-    // GstPlayFlags is not public (gst/playback/gstplay-enum.h): VIDEO 0x1, AUDIO 0x2, TEXT 0x4.
-    private static let flagVideo: UInt32 = 0x1, flagText: UInt32 = 0x4
-
-    public init(configuration: EngineConfiguration = .fromEnvironment(), queue: DispatchQueue, logger: Logger) throws {
-        GStreamer.initialize()
-        // plugins-bad's DirectFB sink (rank marginal) hangs or crashes in libdirectfb when
-        // autovideosink probes it on an X11 or Wayland display; a desktop player never wants it
-        GStreamer.setRank(ofElement: "dfbvideosink", to: 0)
-        self.configuration = configuration
-        self.queue = queue
-        self.logger = logger
-        (sinkDescription, audioSinkDescription) = try Self.chooseAudioSink(configuration, logger: logger)
-        pipeline = try makePipeline()
-        logger.info("engine ready", metadata: ["pipeline": "\(configuration.pipeline.rawValue)", "sink": "\(audioSinkDescription)",
-                                               "gstreamer": "\(GStreamer.version)"])
-    }
-
-    deinit {
-        pipeline.dispose()
     }
 
     private func makePipeline() throws -> Pipeline {
@@ -87,12 +129,52 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             // plugins-bad's dfbvideosink crashes in libdirectfb without a display: name a fakesink
             playbin.set("video-sink", try Element(factory: "fakesink"))
         }
+        playbin.set("volume", volume)
+        playbin.set("mute", muted)
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
         let pipeline = Pipeline(playbin: playbin, bus: bus, busSource: source)
-        source.setEventHandler { [weak self, unowned pipeline] in self?.drainBus(pipeline) }
+        source.setEventHandler { [weak self, weak pipeline] in
+            guard let self, let pipeline else { return }
+            self.drainBus(pipeline)
+        }
+        // the bus (and with it the fd the source watches) lives until the cancellation completed:
+        // libdispatch must not watch a closed fd (dispatch_source_cancel(3))
+        source.setCancelHandler { withExtendedLifetime(pipeline) {} }
         source.resume()
-        pipeline.aboutToFinish = AboutToFinish.connect(playbin) { [weak self] in self?.onAboutToFinish() }
+        pipeline.aboutToFinish = AboutToFinish.connect(playbin) { [weak pipeline] in pipeline?.onAboutToFinish() }
         return pipeline
+    }
+
+    /// Stops watching `pipeline`'s bus and takes it to NULL on a thread of its own, waiting at
+    /// most `wait` for that (nil: not at all). Gives up on a pipeline whose streaming threads never
+    /// stop, rather than wedging the engine.
+    private static func dispose(_ pipeline: Pipeline, wait: DispatchTimeInterval?, logger: Logger? = nil) {
+        pipeline.lock.withLock {
+            pipeline.nextUp = nil
+            pipeline.switching = nil
+        }
+        pipeline.busSource.cancel()
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            pipeline.playbin.setState(.null)
+            // in NULL no streaming thread emits about-to-finish any more
+            pipeline.aboutToFinish?.disconnect()
+            done.signal()
+        }
+        thread.name = "tonearm.dispose"
+        thread.start()
+        if let wait, done.wait(timeout: .now() + wait) == .timedOut {
+            logger?.warning("the previous pipeline did not stop within \(wait); going on without it")
+        }
+    }
+
+    private func retire() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if let pipeline { Self.dispose(pipeline, wait: Self.disposalWait, logger: logger) }
+        pipeline = nil
+        generation = nil
+        uri = nil
+        missingPlugin = nil
     }
 
     /// The configured sink, `autoaudiosink` when it finds a device, else a silent sink that keeps
@@ -114,69 +196,50 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         return (silent, silent)
     }
 
-    // MARK: PlaybackEngine
+    // MARK: Commands, on the engine's queue
 
-    public func check(_ uri: MediaURI) -> ItemError? { LocalFiles.error(for: uri) }
-
-    public func load(_ uri: MediaURI, generation: Generation) {
-        lock.withLock {
-            nextUp = nil
-            switching = nil
+    private func load(_ uri: MediaURI, generation: Generation) {
+        retire()
+        if let error = LocalFiles.error(for: uri) {
+            deliver(.failed(error), generation)
+            return
         }
-        if failed {
-            failed = false
-            do {
-                let fresh = try makePipeline()
-                pipeline.dispose()
-                pipeline = fresh
-                applyLevels()
-            } catch {
-                logger.error("cannot build a fresh pipeline: \(error)")
-            }
+        let fresh: Pipeline
+        do {
+            fresh = try makePipeline()
+        } catch {
+            deliver(.failed(ItemError(.other, "cannot build a pipeline: \(error)")), generation)
+            return
         }
-        playbin.setState(.ready)
-        // messages of the previous load die with it (trap 4)
-        bus.setFlushing(true)
-        bus.setFlushing(false)
+        pipeline = fresh
         self.generation = generation
         self.uri = uri
-        missingPlugin = nil
-        playbin.set("uri", uri.string)
-        switch playbin.setState(.paused) {
-        case .noPreroll:
+        fresh.playbin.set("uri", uri.string)
+        if fresh.playbin.setState(.paused) == .noPreroll {
             deliver(.live, generation)
-        case .failure:
-            // the ERROR message on the bus says why
-            break
-        default:
-            break
         }
+        // on .failure the ERROR message on the bus says why
     }
 
-    public func prepareNext(_ uri: MediaURI?, generation: Generation?) {
-        lock.withLock {
-            if let uri, let generation { nextUp = (uri, generation) } else { nextUp = nil }
-        }
+    private func prepareNext(_ uri: MediaURI?, generation: Generation?) {
+        guard let pipeline else { return }
+        // a next file that is missing is not switched to: the current one ends with EOS, and the
+        // player's load of the next one fails with its own error
+        let next = uri.flatMap { uri in generation.flatMap { LocalFiles.error(for: uri) == nil ? (uri, $0) : nil } }
+        pipeline.lock.withLock { pipeline.nextUp = next }
     }
 
-    public func setPlaying(_ playing: Bool) {
-        guard generation != nil else { return }
-        playbin.setState(playing ? .playing : .paused)
+    private func setPlaying(_ playing: Bool) {
+        guard let pipeline, generation != nil else { return }
+        pipeline.playbin.setState(playing ? .playing : .paused)
     }
 
-    public func stop() {
-        lock.withLock {
-            nextUp = nil
-            switching = nil
-        }
-        playbin.setState(.null)
-        bus.setFlushing(true)
-        bus.setFlushing(false)
-        generation = nil
-        uri = nil
+    private func release() {
+        retire()
     }
 
-    public func seek(to position: Duration, mode: SeekMode, rate: Double) -> Bool {
+    private func seek(_ target: SeekTarget, mode: SeekMode, rate: Double) {
+        guard let pipeline, let generation else { return }
         var flags: SeekFlags = [.flush]
         switch mode {
         case .exact:
@@ -187,57 +250,54 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             else if before > .zero { flags.insert(.snapBefore) }
             else if after > .zero { flags.insert(.snapAfter) }
         }
-        return playbin.seek(rate: rate, flags: flags, start: position.nanoseconds)
+        let start: Int64
+        switch target {
+        case .position(let position): start = max(position, .zero).nanoseconds
+        case .current: start = pipeline.playbin.queryPosition() ?? 0
+        }
+        if !pipeline.playbin.seek(rate: rate, flags: flags, start: start) {
+            deliver(.seekRefused, generation)
+        }
     }
 
-    public var position: Duration? { generation == nil ? nil : playbin.queryPosition().map { .nanoseconds($0) } }
-    public var duration: Duration? { generation == nil ? nil : playbin.queryDuration().map { .nanoseconds($0) } }
-    public var isSeekable: Bool { generation == nil ? false : playbin.querySeekable() ?? false }
+    private func setVolume(_ volume: Double) {
+        // playbin's volume is a linear amplitude factor (GstStreamVolume linear format), so the
+        // caller's linear 0...1 goes through unchanged; a cubic UI curve is the client's business.
+        self.volume = volume
+        pipeline?.playbin.set("volume", volume)
+    }
 
-    public func loadedRanges(duration: Duration?) -> [TimeRange] {
-        guard generation != nil, let duration, duration > .zero else { return [] }
+    private func setMuted(_ muted: Bool) {
+        self.muted = muted
+        pipeline?.playbin.set("mute", muted)
+    }
+
+    // MARK: Queries, on the engine's queue
+
+    private func positionSample() -> PositionSample? {
+        pipeline?.playbin.queryPosition().map { PositionSample(.nanoseconds($0)) }
+    }
+
+    private var duration: Duration? { pipeline?.playbin.queryDuration().map { .nanoseconds($0) } }
+
+    private func loadedRanges(duration: Duration?) -> [TimeRange] {
+        guard let pipeline, let duration, duration > .zero else { return [] }
         if uri?.isFile == true { return [TimeRange(start: .zero, end: duration)] }
-        return (playbin.queryBufferedRanges() ?? []).map {
+        return (pipeline.playbin.queryBufferedRanges() ?? []).map {
             TimeRange(start: duration * $0.lowerBound, end: duration * $0.upperBound)
         }
     }
 
-    private var volume = 1.0
-    private var muted = false
-
-    public func setVolume(_ volume: Double) {
-        // playbin's volume is a linear amplitude factor (GstStreamVolume linear format), so the
-        // caller's linear 0...1 goes through unchanged; a cubic UI curve is the client's business.
-        self.volume = volume
-        playbin.set("volume", volume)
-    }
-
-    public func setMuted(_ muted: Bool) {
-        self.muted = muted
-        playbin.set("mute", muted)
-    }
-
-    private func applyLevels() {
-        playbin.set("volume", volume)
-        playbin.set("mute", muted)
-    }
-
-    // MARK: Streaming thread
-
-    /// Runs on a streaming thread: set the next uri synchronously and nothing else (trap 2).
-    private func onAboutToFinish() {
-        lock.withLock {
-            guard let next = nextUp else { return }
-            nextUp = nil
-            playbin.set("uri", next.uri.string)
-            switching = next
-        }
+    private func snapshot() -> EngineSnapshot {
+        let duration = duration
+        return EngineSnapshot(position: positionSample(), duration: duration,
+                              isSeekable: pipeline?.playbin.querySeekable() ?? false,
+                              loadedRanges: loadedRanges(duration: duration))
     }
 
     // MARK: Bus
 
     private func drainBus(_ drained: Pipeline) {
-        guard drained === pipeline else { return }
         // one failure sends a burst of errors (the source's, then "internal data stream error"
         // from those downstream); the root cause is reported, once, after the burst
         var errors: [GStreamerError] = []
@@ -248,50 +308,49 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 handle(message)
             }
         }
-        if let error = errors.first(where: { $0.domain == GStreamerError.resourceDomain }) ?? errors.first {
+        if drained === pipeline, let error = errors.first(where: { $0.domain == GStreamerError.resourceDomain }) ?? errors.first {
             fail(error)
         }
     }
 
     private func fail(_ error: GStreamerError) {
-        guard let generation else { return }
+        guard let pipeline, let generation else { return }
         // an error after about-to-finish switched the uri belongs to the next item
-        let pending = lock.withLock { switching }
-        let target = pending ?? (uri.map { ($0, generation) })
-        guard let target else { return }
+        let pending = pipeline.lock.withLock { pipeline.switching }
+        guard let target = pending ?? uri.map({ ($0, generation) }) else { return }
         logger.debug("pipeline error", metadata: ["error": "\(error)", "debug": "\(error.debug ?? "")"])
         let itemError = ErrorMapping.itemError(error, uri: target.0, missingPlugin: missingPlugin)
-        playbin.setState(.null)
-        failed = true
+        retire()
         deliver(.failed(itemError), target.1)
     }
 
     private func deliver(_ event: EngineEvent, _ generation: Generation) {
-        eventHandler?(generation, event)
+        let handler = handlerLock.withLock { eventHandler }
+        handler?(generation, event)
     }
 
     private func handle(_ message: Message) {
-        guard let generation else { return }
+        guard let pipeline, let generation else { return }
         switch message.kind {
         case .stateChanged(_, let new, let pending):
             // only the pipeline's own state changes count (trap 4)
             guard message.isFromPipeline else { return }
-            deliver(.stateChanged(Self.state(new) ?? .null, pending: Self.state(pending)), generation)
+            deliver(.stateChanged(Self.state(new) ?? .null, pending: Self.state(pending), position: positionSample()), generation)
         case .asyncDone:
-            deliver(.asyncDone, generation)
+            deliver(.asyncDone(snapshot()), generation)
         case .streamStart:
             // after about-to-finish, STREAM_START is the boundary to the next item (trap 2)
-            let next = lock.withLock { () -> (uri: MediaURI, generation: Generation)? in
-                defer { switching = nil }
-                return switching
+            let next = pipeline.lock.withLock { () -> (uri: MediaURI, generation: Generation)? in
+                defer { pipeline.switching = nil }
+                return pipeline.switching
             }
             if let next {
                 self.generation = next.generation
                 self.uri = next.uri
                 missingPlugin = nil
-                deliver(.streamStarted, next.generation)
+                deliver(.streamStarted(snapshot()), next.generation)
             } else {
-                deliver(.streamStarted, generation)
+                deliver(.streamStarted(snapshot()), generation)
             }
         case .endOfStream:
             deliver(.endOfStream, generation)
@@ -307,16 +366,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         case .tags(let tags):
             deliver(.tags(TagMapping.metadata(tags)), generation)
         case .buffering(let percent):
-            deliver(.buffering(percent: percent), generation)
+            deliver(.buffering(percent: percent, loadedRanges: loadedRanges(duration: duration)), generation)
         case .durationChanged:
             deliver(.durationChanged(duration), generation)
         case .requestState(let state):
             if let state = Self.state(state) { deliver(.requestState(state), generation) }
         case .clockLost:
             // a new clock is chosen by going through PAUSED (gst-launch does the same)
-            if playbin.currentState.current == .playing {
-                playbin.setState(.paused)
-                playbin.setState(.playing)
+            if pipeline.playbin.currentState.current == .playing {
+                pipeline.playbin.setState(.paused)
+                pipeline.playbin.setState(.playing)
             }
         case .latency, .other:
             break

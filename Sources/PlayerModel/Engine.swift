@@ -11,54 +11,88 @@ public enum SeekMode: Hashable, Sendable {
     case fast(before: Duration, after: Duration)
 }
 
-/// What the engine tells the player. Every event comes tagged with the generation of the load it
-/// belongs to, on the player's queue.
-public enum EngineEvent: Sendable {
-    /// The top-level pipeline changed state (never a child's state change).
-    case stateChanged(PipelineState, pending: PipelineState?)
+/// Where a seek goes.
+public enum SeekTarget: Hashable, Sendable {
+    case position(Duration)
+    /// Wherever the pipeline is when the seek runs: a rate change.
+    case current
+}
+
+/// A position read from the pipeline, and when: while playing, the position at a later instant is
+/// this one plus the time since, times the rate. The player reads positions from these samples, so
+/// a client reading `Position` never waits on the pipeline.
+public struct PositionSample: Hashable, Sendable {
+    public var position: Duration
+    public var instant: ContinuousClock.Instant
+    public init(_ position: Duration, at instant: ContinuousClock.Instant = .now) {
+        self.position = position
+        self.instant = instant
+    }
+}
+
+/// What the engine found out about the current stream at a moment (preroll, a finished seek, the
+/// start of a gapless next item), asked of the pipeline on the engine's executor.
+public struct EngineSnapshot: Hashable, Sendable {
+    public var position: PositionSample?
+    public var duration: Duration?
+    public var isSeekable: Bool
+    public var loadedRanges: [TimeRange]
+    public init(position: PositionSample?, duration: Duration?, isSeekable: Bool, loadedRanges: [TimeRange]) {
+        self.position = position
+        self.duration = duration
+        self.isSeekable = isSeekable
+        self.loadedRanges = loadedRanges
+    }
+}
+
+/// What the player asks of the engine. The engine performs commands in order on its own executor;
+/// the caller never waits (a state change can wait on a streaming thread: design brief, trap 11).
+public enum EngineCommand: Hashable, Sendable {
+    /// Drops the previous load and its pending messages, checks `uri` (a missing file fails as
+    /// `generation` with `.failed`), and prerolls it to PAUSED.
+    case load(MediaURI, Generation)
+    /// The URI to continue with gaplessly when the current one is about to finish, or nil.
+    case prepareNext(MediaURI?, Generation?)
+    /// PLAYING (true) or PAUSED (false).
+    case setPlaying(Bool)
+    /// To NULL: releases the device and the file.
+    case release
+    /// A flushing seek; `.asyncDone` says it finished, `.seekRefused` that it never ran.
+    case seek(SeekTarget, SeekMode, rate: Double)
+    case setVolume(Double)
+    case setMuted(Bool)
+}
+
+/// What the engine tells the player, tagged with the generation of the load it belongs to.
+public enum EngineEvent: Sendable, Equatable {
+    /// The top-level pipeline changed state (never a child's state change), with the position then.
+    case stateChanged(PipelineState, pending: PipelineState?, position: PositionSample?)
     /// Preroll or a flushing seek finished (ASYNC_DONE).
-    case asyncDone
+    case asyncDone(EngineSnapshot)
     /// The stream of this generation started to reach the sinks (STREAM_START): for a gapless
-    /// next item, this is the real boundary.
-    case streamStarted
+    /// next item, this is the real boundary. The snapshot is of the new stream.
+    case streamStarted(EngineSnapshot?)
     /// A live source: the pipeline does not preroll (set_state returned NO_PREROLL).
     case live
     case endOfStream
     case failed(ItemError)
     /// Tags to merge into the item's metadata.
     case tags(Metadata)
-    case buffering(percent: Int)
+    case buffering(percent: Int, loadedRanges: [TimeRange])
     case durationChanged(Duration?)
     /// Something outside (the sound server) asks the pipeline to change state (REQUEST_STATE).
     case requestState(PipelineState)
+    /// The pipeline refused a seek: no ASYNC_DONE will come for it.
+    case seekRefused
 }
 
 /// The narrow interface the player drives. The GStreamer engine implements it; unit tests script it.
-/// All calls happen on the player's queue.
-public protocol PlaybackEngine: AnyObject {
-    /// Set by the player; the engine calls it on the player's queue.
-    var eventHandler: ((Generation, EngineEvent) -> Void)? { get set }
-    /// A cheap check before loading (the file exists and is readable); nil when the URI may play.
-    func check(_ uri: MediaURI) -> ItemError?
-    /// Loads `uri` as `generation` (dropping the previous load and its pending messages) and
-    /// prerolls it to PAUSED.
-    func load(_ uri: MediaURI, generation: Generation)
-    /// The URI to continue with gaplessly when the current one is about to finish, or nil.
-    func prepareNext(_ uri: MediaURI?, generation: Generation?)
-    /// PLAYING (true) or PAUSED (false).
-    func setPlaying(_ playing: Bool)
-    /// To NULL: releases the device and the file.
-    func stop()
-    /// A flushing seek; false when the pipeline refused it.
-    func seek(to position: Duration, mode: SeekMode, rate: Double) -> Bool
-    /// Asked of the pipeline when read (never sampled).
-    var position: Duration? { get }
-    var duration: Duration? { get }
-    var isSeekable: Bool { get }
-    /// Loaded ranges, as far as the pipeline knows.
-    func loadedRanges(duration: Duration?) -> [TimeRange]
-    func setVolume(_ volume: Double)
-    func setMuted(_ muted: Bool)
+public protocol PlaybackEngine: AnyObject, Sendable {
+    /// Set once by the player before its first command. The engine calls it from its own executor,
+    /// in the order things happened; the player hops to its queue.
+    func setEventHandler(_ handler: @escaping @Sendable (Generation, EngineEvent) -> Void)
+    /// Queues `command`; returns at once.
+    func perform(_ command: EngineCommand)
 }
 
 /// Reads an item's tags and duration without playing it (GstDiscoverer in the real engine), for

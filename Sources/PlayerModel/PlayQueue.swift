@@ -7,10 +7,15 @@ public enum Placement: Hashable, Sendable {
 /// The queue: items in order, which one is current, and the order in which to play them (the
 /// queue's order, or a shuffled one). A value type; the player owns the only one.
 public struct PlayQueue: Sendable {
-    public private(set) var items: [Item] = []
+    public private(set) var items: [Item] = [] { didSet { if itemsReindexed { reindexItems() } } }
     public private(set) var currentID: ItemID?
     /// The play order: equal to `items`' order unless shuffled.
-    private var order: [ItemID] = []
+    private var order: [ItemID] = [] { didSet { orderIndex = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) }) } }
+    /// Where each id is in `items` and in `order`: lookups stay O(1) with a whole music folder queued.
+    private var itemIndex: [ItemID: Int] = [:]
+    private var orderIndex: [ItemID: Int] = [:]
+    /// False while only an item's fields change (its place does not), so the index is not rebuilt.
+    private var itemsReindexed = true
     public private(set) var isShuffled = false
     private var nextRawID: UInt64 = 1
 
@@ -20,11 +25,17 @@ public struct PlayQueue: Sendable {
     public var ids: [ItemID] { items.map(\.id) }
     public var isEmpty: Bool { items.isEmpty }
 
-    public func item(_ id: ItemID) -> Item? { items.first { $0.id == id } }
-    public func index(of id: ItemID) -> Int? { items.firstIndex { $0.id == id } }
+    public func item(_ id: ItemID) -> Item? { itemIndex[id].map { items[$0] } }
+    public func index(of id: ItemID) -> Int? { itemIndex[id] }
+
+    private mutating func reindexItems() {
+        itemIndex = Dictionary(uniqueKeysWithValues: items.enumerated().map { ($1.id, $0) })
+    }
 
     mutating func update(_ id: ItemID, _ change: (inout Item) -> Void) {
         guard let index = index(of: id) else { return }
+        itemsReindexed = false
+        defer { itemsReindexed = true }
         change(&items[index])
     }
 
@@ -43,7 +54,7 @@ public struct PlayQueue: Sendable {
         if isShuffled {
             // new entries land at random places after the current one in the play order
             for item in newItems {
-                let start = currentID.flatMap { order.firstIndex(of: $0).map { $0 + 1 } } ?? 0
+                let start = currentID.flatMap { orderIndex[$0].map { $0 + 1 } } ?? 0
                 order.insert(item.id, at: Int.random(in: start...order.count))
             }
         } else {
@@ -100,7 +111,7 @@ public struct PlayQueue: Sendable {
     /// The item after `id` in play order; with `wrap`, the first after the last.
     public func next(after id: ItemID?, wrap: Bool) -> ItemID? {
         guard !order.isEmpty else { return nil }
-        guard let id, let position = order.firstIndex(of: id) else { return order.first }
+        guard let id, let position = orderIndex[id] else { return order.first }
         if position + 1 < order.count { return order[position + 1] }
         return wrap ? order.first : nil
     }
@@ -108,7 +119,7 @@ public struct PlayQueue: Sendable {
     /// The item before `id` in play order; with `wrap`, the last before the first.
     public func previous(before id: ItemID?, wrap: Bool) -> ItemID? {
         guard !order.isEmpty else { return nil }
-        guard let id, let position = order.firstIndex(of: id) else { return order.last }
+        guard let id, let position = orderIndex[id] else { return order.last }
         if position > 0 { return order[position - 1] }
         return wrap ? order.last : nil
     }

@@ -108,7 +108,7 @@ final class Service: @unchecked Sendable {
         self.queue = queue
         self.logger = logger
         connection = try Connection(address: address, queue: queue)
-        engine = try GStreamerEngine(configuration: configuration, queue: queue, logger: logger)
+        engine = try GStreamerEngine(configuration: configuration, logger: logger)
         player = Player(engine: engine, queue: queue, metadataReader: DiscovererMetadataReader())
         let capabilities = MediaCapabilities()
         var options = MPRISService.Options()

@@ -16,8 +16,7 @@ final class Harness {
         let queue = DispatchQueue(label: "test.player")
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        engine = try GStreamerEngine(configuration: EngineConfiguration(pipeline: pipeline, audioSink: sink, video: false),
-                                     queue: queue, logger: logger)
+        engine = try GStreamerEngine(configuration: EngineConfiguration(pipeline: pipeline, audioSink: sink, video: false), logger: logger)
         player = Player(engine: engine, configuration: configuration, queue: queue)
         recorder = EventRecorder(player)
     }

@@ -81,6 +81,7 @@ final class TransportTests: XCTestCase {
             try harness.waitForTimeControl(.playing)
             XCTAssertTrue(try openFiles().contains(file.path), "playing holds the file open")
             harness.player.stop()
+            harness.engine.inspect {}  // the engine performed the release (its commands are queued)
             XCTAssertFalse(try openFiles().contains(file.path), "stop closes it (pipeline to NULL)")
             XCTAssertEqual(harness.player.position, .zero)
             XCTAssertEqual(harness.player.state.intent, .stopped)

@@ -56,12 +56,22 @@ final class PlayerRulesTests: XCTestCase {
         XCTAssertTrue(first.contains(.rateChanged(1, .initial)))
     }
 
-    func testPlayWithNoItemWaitsForOne() throws {
+    // MPRIS Play: "If there is no track to play, this has no effect."
+    func testPlayWithNoItemHasNoEffect() throws {
         player.play()
-        XCTAssertEqual(player.state.timeControlStatus, .waitingToPlay(.noItem))
+        XCTAssertEqual(player.state.timeControlStatus, .paused)
+        XCTAssertEqual(player.state.intent, .stopped)
         try player.enqueue([a])
-        XCTAssertEqual(loads(), [a])
-        XCTAssertEqual(player.state.timeControlStatus, .waitingToPlay(.evaluatingBuffering))
+        XCTAssertTrue(loads().isEmpty, "a later AddTrack does not start playing")
+        XCTAssertEqual(player.state.intent, .stopped)
+    }
+
+    func testRemovingTheLastItemWhilePlayingWaitsForOne() throws {
+        let id = try startPlaying([a])[0]
+        try player.remove([id])
+        XCTAssertEqual(player.state.timeControlStatus, .waitingToPlay(.noItem))
+        try player.enqueue([b])
+        XCTAssertEqual(loads(), [a, b])
     }
 
     func testStatusTransitionsThroughPrerollToPlaying() throws {

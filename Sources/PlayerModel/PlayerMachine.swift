@@ -1,0 +1,791 @@
+/// What the player's owner must do after the machine took an input: tell observers, command the
+/// engine, read an unplayed item's tags.
+public enum PlayerAction: Sendable, Equatable {
+    case emit(PlayerEvent)
+    case engine(EngineCommand)
+    case readMetadata(ItemID, MediaURI)
+}
+
+/// The player's rules (design brief, rules 1-7) as a state machine: each input (a client's request,
+/// an engine event, a finished tag read) changes the state and leaves actions for the owner to
+/// perform. It never waits and never calls out, so the queue that owns it answers at once and the
+/// rules are tested on their own (swift-nio's state machines have the same shape).
+public struct PlayerMachine: Sendable {
+    public let configuration: PlayerConfiguration
+    public let hasMetadataReader: Bool
+
+    private var playQueue = PlayQueue()
+    private var intent: TransportIntent = .stopped
+    private var timeControl: TimeControlStatus = .paused
+    private var rate = 1.0
+    private var volume = 1.0
+    private var muted = false
+    private var loopMode: LoopMode = .none
+    private var retries: [ItemID: Int] = [:]
+    private var lastFailed: ItemID?
+    /// Paused by the sound server or by sleep, not by the user.
+    private var interruptedBy: RateChangeReason?
+
+    // The pipeline, as the engine reports it for the current load.
+    private var generationCounter: UInt64 = 0
+    private var loaded: Generation?
+    private var prepared: (id: ItemID, generation: Generation)?
+    private var pipelineState: PipelineState = .null
+    private var pipelinePending: PipelineState?
+    /// A buffering pause is in force (BUFFERING < 100 while playing was wanted).
+    private var bufferingPaused = false
+    private var seekInFlight: SeekRequest?
+    private var pendingSeek: SeekRequest?
+    /// The last position read from the pipeline (or put there by a seek); nil is 0.
+    private var positionSample: PositionSample?
+
+    private struct SeekRequest {
+        var target: SeekTarget
+        var mode: SeekMode
+    }
+
+    /// Items waiting for the metadata reader, and how many reads are under way.
+    private var unread: [ItemID] = []
+    private var readsInFlight = 0
+    private static let maximumReadsInFlight = 2
+
+    private var actions: [PlayerAction] = []
+
+    public init(configuration: PlayerConfiguration = PlayerConfiguration(), hasMetadataReader: Bool = false) {
+        self.configuration = configuration
+        self.hasMetadataReader = hasMetadataReader
+    }
+
+    /// The actions left by the inputs since the last call, in order.
+    public mutating func takeActions() -> [PlayerAction] {
+        defer { actions.removeAll(keepingCapacity: true) }
+        return actions
+    }
+
+    private mutating func emit(_ event: PlayerEvent) { actions.append(.emit(event)) }
+    private mutating func command(_ command: EngineCommand) { actions.append(.engine(command)) }
+
+    // MARK: Reading
+
+    /// The current value of every state, for a new subscriber (rule 1).
+    public var currentValues: [PlayerEvent] {
+        var events: [PlayerEvent] = [
+            .queueChanged(playQueue.ids),
+            .currentItemChanged(playQueue.current),
+            .intentChanged(intent),
+            .timeControlStatusChanged(timeControl),
+            .rateChanged(rate, .initial),
+            .volumeChanged(volume, muted: muted),
+            .loopModeChanged(loopMode),
+            .shuffleChanged(playQueue.isShuffled),
+        ]
+        if let item = playQueue.current {
+            events += [
+                .itemStatusChanged(item.id, item.status),
+                .metadataChanged(item.id, item.metadata),
+                .durationChanged(item.id, item.duration),
+                .capabilitiesChanged(item.id, isLive: item.isLive, isSeekable: item.isSeekable),
+                .bufferingChanged(item.id, percent: item.bufferingPercent, loadedRanges: item.loadedRanges),
+            ]
+        }
+        return events
+    }
+
+    public var state: Player.State {
+        Player.State(items: playQueue.items, current: playQueue.current, intent: intent, timeControlStatus: timeControl,
+                     rate: rate, volume: volume, isMuted: muted, loopMode: loopMode, isShuffled: playQueue.isShuffled,
+                     canGoNext: playQueue.currentID != nil && nextItemID(wrap: loopMode != .none) != nil,
+                     canGoPrevious: playQueue.currentID != nil
+                         && playQueue.previous(before: playQueue.currentID, wrap: loopMode != .none) != nil)
+    }
+
+    public var currentItem: Item? { playQueue.current }
+    public var items: [Item] { playQueue.items }
+    public func item(_ id: ItemID) -> Item? { playQueue.item(id) }
+
+    /// The position of the current item at `now`: the last sample read from the pipeline, moved on
+    /// by the time since while the pipeline plays (rule 7: computed when read, never sampled on a timer).
+    public func position(at now: ContinuousClock.Instant) -> Duration {
+        guard let item = playQueue.current, loaded != nil, intent != .stopped else { return .zero }
+        if let seek = pendingSeek ?? seekInFlight, case .position(let target) = seek.target { return target }
+        guard let sample = positionSample else { return .zero }
+        var position = sample.position
+        if pipelineState == .playing && pipelinePending == nil && now > sample.instant {
+            // client numbers are at most Int64.max µs (about 3e5 years): Duration's 128 bits hold any sum
+            position = position + (now - sample.instant) * rate
+        }
+        if let duration = item.duration { position = min(position, duration) }
+        return max(position, .zero)
+    }
+
+    // MARK: The queue
+
+    /// Adds URIs at the start, the end, or after an item; returns the new items' ids. The first
+    /// item added to an empty player becomes current.
+    public mutating func enqueue(_ uris: [MediaURI], at placement: Placement) throws(PlayerError) -> [ItemID] {
+        if case .after(let after) = placement, playQueue.item(after) == nil {
+            throw PlayerError(.noSuchItem, "no item \(after) in the queue")
+        }
+        let ids = playQueue.insert(uris, at: placement)
+        emit(.queueChanged(playQueue.ids))
+        if hasMetadataReader { unread += ids }
+        readMetadata()
+        if playQueue.currentID == nil, let first = ids.first {
+            makeCurrent(first, load: intent != .stopped)
+        } else {
+            prepareGaplessNext()
+        }
+        return ids
+    }
+
+    public mutating func remove(_ ids: [ItemID]) throws(PlayerError) {
+        for id in ids where playQueue.item(id) == nil { throw PlayerError(.noSuchItem, "no item \(id) in the queue") }
+        for id in ids {
+            if id == playQueue.currentID {
+                let successor = playQueue.next(after: id, wrap: false) ?? playQueue.previous(before: id, wrap: false)
+                let replacement = successor.flatMap { ids.contains($0) ? nil : $0 }
+                playQueue.remove(id)
+                if let replacement {
+                    makeCurrent(replacement, load: intent != .stopped)
+                } else {
+                    unloadCurrent()
+                }
+            } else {
+                playQueue.remove(id)
+            }
+            retries[id] = nil
+        }
+        emit(.queueChanged(playQueue.ids))
+        prepareGaplessNext()
+    }
+
+    public mutating func move(_ id: ItemID, after: ItemID?) throws(PlayerError) {
+        guard playQueue.move(id, after: after) else {
+            throw PlayerError(.noSuchItem, "cannot move \(id) after \(after.map(String.init(describing:)) ?? "the start")")
+        }
+        emit(.queueChanged(playQueue.ids))
+        prepareGaplessNext()
+    }
+
+    public mutating func clear() {
+        unloadCurrent()
+        playQueue.removeAll()
+        retries.removeAll()
+        unread.removeAll()
+        emit(.queueChanged([]))
+    }
+
+    /// Makes `id` current, keeping the transport's intent (playing plays it, paused loads it paused).
+    public mutating func jump(to id: ItemID) throws(PlayerError) {
+        guard playQueue.item(id) != nil else { throw PlayerError(.noSuchItem, "no item \(id) in the queue") }
+        go(to: id)
+    }
+
+    // MARK: Transport
+
+    /// Plays the current item. With no item there is nothing to play: no effect (MPRIS Play).
+    public mutating func play() {
+        guard let current = playQueue.current else { return }
+        if case .failed = current.status, loaded == nil {
+            // a failed item does not play; the next one does
+            setIntent(.playing)
+            advanceAfterFailure()
+            return
+        }
+        setIntent(.playing)
+        if loaded == nil { load(current.id) } else { applyTargetState() }
+    }
+
+    public mutating func pause() {
+        guard playQueue.current != nil else { return }
+        if intent == .stopped {
+            // pausing a stopped player prerolls its item at the start
+            setIntent(.paused)
+            if loaded == nil, let id = playQueue.currentID { load(id) }
+            return
+        }
+        setIntent(.paused)
+        applyTargetState()
+    }
+
+    /// Pauses because something outside asked (the sound server, the system going to sleep):
+    /// observers hear the rate fall to 0 with the reason; `resume(because:)` undoes it.
+    public mutating func interrupt(because reason: RateChangeReason) {
+        guard intent == .playing else { return }
+        pause()
+        interruptedBy = reason
+        emit(.rateChanged(0, reason))
+    }
+
+    /// Plays again after `interrupt(because:)`, unless the user changed the transport meanwhile.
+    public mutating func resume(because reason: RateChangeReason) {
+        guard interruptedBy == reason, intent == .paused else { return }
+        interruptedBy = nil
+        play()
+        emit(.rateChanged(rate, reason))
+    }
+
+    public mutating func togglePlayPause() {
+        if intent == .playing { pause() } else { play() }
+    }
+
+    /// To NULL (rule 6): the device and file are released; the position is 0.
+    public mutating func stop() {
+        release()
+        setIntent(.stopped)
+    }
+
+    /// The next item in play order (wrapping when looping the queue), keeping the intent.
+    public mutating func next() {
+        guard let next = nextItemID(wrap: loopMode != .none) else { return }
+        go(to: next)
+    }
+
+    /// The previous item in play order (wrapping when looping), keeping the intent. At the first
+    /// item there is nothing to go back to: no effect (MPRIS: CanGoPrevious false, Previous does
+    /// nothing), and never a silent restart, which clients could not tell from a skip.
+    public mutating func previous() {
+        guard let current = playQueue.currentID,
+              let previous = playQueue.previous(before: current, wrap: loopMode != .none) else { return }
+        go(to: previous)
+    }
+
+    /// Seeks the current item. Zero tolerances seek exactly; otherwise the fastest key-unit seek
+    /// within them. Past the end goes to the next item; before 0 clamps to 0. Seeks coalesce:
+    /// while one runs, only the newest pending one runs after it (rule 5).
+    public mutating func seek(to position: Duration, toleranceBefore: Duration = .zero, toleranceAfter: Duration = .zero) {
+        guard let item = playQueue.current else { return }
+        let target = max(position, .zero)
+        if let duration = item.duration, target >= duration {
+            nextAfterEnd()
+            return
+        }
+        let mode: SeekMode = toleranceBefore <= .zero && toleranceAfter <= .zero
+            ? .exact : .fast(before: max(toleranceBefore, .zero), after: max(toleranceAfter, .zero))
+        request(SeekRequest(target: .position(target), mode: mode))
+    }
+
+    /// Seeks by `offset` from the position at `now`.
+    public mutating func seek(by offset: Duration, now: ContinuousClock.Instant) {
+        seek(to: position(at: now) + offset)
+    }
+
+    /// Sets the rate (pitch kept). Out of range, the rate stays and observers hear `refused`.
+    public mutating func setRate(_ newRate: Double, reason: RateChangeReason = .client) throws(PlayerError) {
+        guard newRate.isFinite, (configuration.minimumRate...configuration.maximumRate).contains(newRate) else {
+            emit(.rateChanged(rate, .refused))
+            throw PlayerError(.rateOutOfRange,
+                              "rate \(newRate) is outside \(configuration.minimumRate)...\(configuration.maximumRate)")
+        }
+        guard newRate != rate else { return }
+        rate = newRate
+        if let item = playQueue.current, item.status == .readyToPlay, item.isSeekable {
+            request(SeekRequest(target: .current, mode: .exact))
+        }
+        emit(.rateChanged(rate, reason))
+    }
+
+    /// Linear volume 0...1 (values outside are clamped; NaN is ignored).
+    public mutating func setVolume(_ newVolume: Double) {
+        let clamped = newVolume.isFinite ? min(max(newVolume, 0), 1) : volume
+        guard clamped != volume else { return }
+        volume = clamped
+        command(.setVolume(clamped))
+        emit(.volumeChanged(volume, muted: muted))
+    }
+
+    public mutating func setMuted(_ newMuted: Bool) {
+        guard newMuted != muted else { return }
+        muted = newMuted
+        command(.setMuted(newMuted))
+        emit(.volumeChanged(volume, muted: muted))
+    }
+
+    public mutating func setLoopMode(_ mode: LoopMode) {
+        guard mode != loopMode else { return }
+        loopMode = mode
+        emit(.loopModeChanged(mode))
+        prepareGaplessNext()
+    }
+
+    public mutating func setShuffle(_ shuffled: Bool) {
+        guard shuffled != playQueue.isShuffled else { return }
+        playQueue.setShuffled(shuffled)
+        emit(.shuffleChanged(shuffled))
+        prepareGaplessNext()
+    }
+
+    /// Tries the failed item again (the current one if it failed, else the last that failed), at
+    /// most `maximumRetries` times each. It plays.
+    public mutating func retry() throws(PlayerError) {
+        let candidate: ItemID? = {
+            if let current = playQueue.current, current.error != nil { return current.id }
+            return lastFailed.flatMap { playQueue.item($0)?.error != nil ? $0 : nil }
+        }()
+        guard let id = candidate else { throw PlayerError(.nothingToRetry, "no failed item to retry") }
+        let count = retries[id, default: 0]
+        guard count < configuration.maximumRetries else {
+            throw PlayerError(.retryBudgetExhausted,
+                              "\(playQueue.item(id)!.displayTitle) was already retried \(count) times")
+        }
+        retries[id] = count + 1
+        setIntent(.playing)
+        makeCurrent(id, load: true, force: true)
+    }
+
+    /// Adds `uris` after the current item (or at the end) and plays the first of them.
+    public mutating func open(_ uris: [MediaURI]) throws(PlayerError) -> [ItemID] {
+        let ids = try enqueue(uris, at: playQueue.currentID.map { .after($0) } ?? .end)
+        guard let first = ids.first else { return ids }
+        setIntent(.playing)
+        if playQueue.currentID == first, loaded != nil {
+            applyTargetState()
+        } else {
+            makeCurrent(first, load: true, force: playQueue.currentID == first)
+        }
+        return ids
+    }
+
+    // MARK: Metadata of items that have not played
+
+    /// Asks for the tags of queued items, a few at a time; nothing runs when all are read.
+    private mutating func readMetadata() {
+        while readsInFlight < Self.maximumReadsInFlight, !unread.isEmpty {
+            let id = unread.removeFirst()
+            guard let item = playQueue.item(id), item.metadata.isEmpty, loaded == nil || id != playQueue.currentID else { continue }
+            readsInFlight += 1
+            actions.append(.readMetadata(id, item.uri))
+        }
+    }
+
+    /// A tag read asked for by `.readMetadata` finished.
+    public mutating func metadataRead(_ id: ItemID, _ result: Result<DiscoveredMedia, ItemError>) {
+        readsInFlight = max(readsInFlight - 1, 0)
+        defer { readMetadata() }
+        guard case .success(let found) = result, let item = playQueue.item(id) else { return }
+        var metadata = item.metadata
+        metadata.fillMissing(from: found.metadata)
+        if metadata != item.metadata {
+            playQueue.update(id) { $0.metadata = metadata }
+            emit(.metadataChanged(id, metadata))
+        }
+        if item.duration == nil, let duration = found.duration, !found.isLive {
+            setDuration(id, duration)
+        }
+        if item.status == .unknown, loaded == nil || id != playQueue.currentID, found.isSeekable != item.isSeekable {
+            playQueue.update(id) { $0.isSeekable = found.isSeekable }
+            emitCapabilities(id)
+        }
+    }
+
+    // MARK: Rules
+
+    private func nextItemID(wrap: Bool) -> ItemID? {
+        playQueue.next(after: playQueue.currentID, wrap: wrap)
+    }
+
+    private mutating func setIntent(_ newIntent: TransportIntent) {
+        interruptedBy = nil
+        if newIntent != intent {
+            intent = newIntent
+            emit(.intentChanged(newIntent))
+        }
+        updateTimeControl()
+    }
+
+    /// Goes to `id` keeping the intent. Landing on the current item again (Next with one item and
+    /// a looping queue) starts it over, and the jump to 0 is a `seeked` (MPRIS Seeked).
+    private mutating func go(to id: ItemID) {
+        if id == playQueue.currentID {
+            makeCurrent(id, load: intent != .stopped, force: true)
+            emit(.seeked(.zero))
+        } else {
+            makeCurrent(id, load: intent != .stopped)
+        }
+    }
+
+    /// Makes `id` current. With `load`, loads it (prerolled; playing if that is the intent).
+    private mutating func makeCurrent(_ id: ItemID, load shouldLoad: Bool, force: Bool = false) {
+        let changed = playQueue.currentID != id
+        if changed || force {
+            release()
+            playQueue.setCurrent(id)
+            if force { playQueue.update(id) { $0.status = .unknown } }
+            if changed { emit(.currentItemChanged(playQueue.current)) }
+        }
+        if shouldLoad { load(id) } else { prepareGaplessNext() }
+        updateTimeControl()
+    }
+
+    private mutating func unloadCurrent() {
+        release()
+        let hadCurrent = playQueue.currentID != nil
+        playQueue.setCurrent(nil)
+        if hadCurrent { emit(.currentItemChanged(nil)) }
+        if intent == .paused { setIntent(.stopped) } else { updateTimeControl() }
+    }
+
+    /// Takes the pipeline to NULL (device and file released) and forgets the current load: its
+    /// generation, the prepared next item, what the pipeline reported, and the position (rule 6).
+    private mutating func release() {
+        if loaded != nil { command(.release) }
+        loaded = nil
+        prepared = nil
+        resetPipelineTracking()
+    }
+
+    private mutating func resetPipelineTracking() {
+        pipelineState = .null
+        pipelinePending = nil
+        bufferingPaused = false
+        seekInFlight = nil
+        pendingSeek = nil
+        positionSample = nil
+    }
+
+    private mutating func newGeneration() -> Generation {
+        generationCounter += 1
+        return Generation(generationCounter)
+    }
+
+    private mutating func load(_ id: ItemID) {
+        guard let item = playQueue.item(id) else { return }
+        let generation = newGeneration()
+        resetPipelineTracking()
+        playQueue.update(id) {
+            $0.status = .unknown
+            $0.bufferingPercent = 100
+        }
+        loaded = generation
+        prepared = nil
+        // a missing file comes back as this generation's failure: a run of them is a chain of
+        // events, never a recursion on this queue
+        command(.load(item.uri, generation))
+        emit(.itemStatusChanged(id, .unknown))
+        prepareGaplessNext()
+        updateTimeControl()
+    }
+
+    /// Tells the engine what follows the current item, for a gapless switch on about-to-finish.
+    private mutating func prepareGaplessNext() {
+        // only once the current item prerolled: an item that never produces a buffer must end in
+        // its own error, not in a switch that would call it played; and playbin3 1.22.0 aborts
+        // (reconfigure_output assertion) when about-to-finish switches away from such a stream.
+        // An item shorter than the pipeline's queues may drain before preroll and end with EOS.
+        guard loaded != nil, let current = playQueue.currentID, playQueue.current?.status == .readyToPlay else {
+            if prepared != nil { command(.prepareNext(nil, nil)) }
+            prepared = nil
+            return
+        }
+        let nextID: ItemID? = loopMode == .track ? current : nextItemID(wrap: loopMode == .queue)
+        guard let nextID, let next = playQueue.item(nextID), next.error == nil else {
+            if prepared != nil { command(.prepareNext(nil, nil)) }
+            prepared = nil
+            return
+        }
+        if let prepared, prepared.id == nextID { return }
+        let generation = newGeneration()
+        prepared = (nextID, generation)
+        command(.prepareNext(next.uri, generation))
+    }
+
+    private mutating func applyTargetState() {
+        guard loaded != nil else { return }
+        // a buffering pause holds until 100% (gstplay.c buffering_cb)
+        command(.setPlaying(intent == .playing && !bufferingPaused && playQueue.current?.status == .readyToPlay))
+        updateTimeControl()
+    }
+
+    private mutating func request(_ seek: SeekRequest) {
+        guard let item = playQueue.current else { return }
+        // seeks asked before preroll run after it; while one runs, the newest waits (rule 5)
+        if item.status != .readyToPlay || seekInFlight != nil || loaded == nil {
+            if loaded == nil, intent == .stopped {
+                // a seek on a stopped player prerolls paused at the target
+                setIntent(.paused)
+                load(item.id)
+            }
+            pendingSeek = seek
+            return
+        }
+        guard item.isSeekable else { return }
+        run(seek)
+    }
+
+    private mutating func run(_ seek: SeekRequest) {
+        command(.seek(seek.target, seek.mode, rate: rate))
+        seekInFlight = seek
+        if case .position(let position) = seek.target { positionSample = PositionSample(position) }
+    }
+
+    private mutating func nextAfterEnd() {
+        if let next = nextItemID(wrap: loopMode != .none) {
+            go(to: next)
+        } else {
+            endOfQueue()
+        }
+    }
+
+    private mutating func endOfQueue() {
+        release()
+        setIntent(.stopped)
+    }
+
+    /// The item's status becomes failed; observers hear the state and the moment.
+    private mutating func markFailed(_ id: ItemID, _ error: ItemError) {
+        playQueue.update(id) { $0.status = .failed(error) }
+        lastFailed = id
+        emit(.itemStatusChanged(id, .failed(error)))
+        emit(.itemFailed(id, error))
+    }
+
+    private mutating func fail(_ id: ItemID, _ error: ItemError) {
+        markFailed(id, error)
+        if id == playQueue.currentID {
+            release()
+            if configuration.advanceOnFailure && intent == .playing {
+                advanceAfterFailure()
+            } else {
+                updateTimeControl()
+            }
+        }
+    }
+
+    /// Moves on from a failed current item to the next one that has not failed.
+    private mutating func advanceAfterFailure() {
+        var candidate = nextItemID(wrap: loopMode == .queue)
+        var seen = Set<ItemID>()
+        while let id = candidate, !seen.contains(id) {
+            seen.insert(id)
+            if playQueue.item(id)?.error == nil {
+                makeCurrent(id, load: true)
+                return
+            }
+            candidate = playQueue.next(after: id, wrap: loopMode == .queue)
+        }
+        endOfQueue()
+    }
+
+    private mutating func updateTimeControl() {
+        let status: TimeControlStatus
+        if intent != .playing {
+            status = .paused
+        } else if let item = playQueue.current, loaded != nil {
+            let target = pipelinePending ?? pipelineState
+            if bufferingPaused && !item.isLive {
+                status = .waitingToPlay(.buffering)
+            } else if item.status == .readyToPlay && (pipelineState == .playing || target == .playing) {
+                status = .playing
+            } else {
+                status = .waitingToPlay(.evaluatingBuffering)
+            }
+        } else if playQueue.current == nil {
+            status = .waitingToPlay(.noItem)
+        } else {
+            status = .waitingToPlay(.evaluatingBuffering)
+        }
+        if status != timeControl {
+            timeControl = status
+            emit(.timeControlStatusChanged(status))
+        }
+    }
+
+    // MARK: Engine events
+
+    /// An event of the engine, for the load `generation`.
+    public mutating func handle(_ event: EngineEvent, of generation: Generation) {
+        if let prepared, generation == prepared.generation {
+            handlePrepared(event, id: prepared.id)
+            return
+        }
+        // stale messages die (rule 3)
+        guard generation == loaded, let id = playQueue.currentID else { return }
+        switch event {
+        case .stateChanged(let state, let pending, let sample):
+            pipelineState = state
+            pipelinePending = pending
+            if let sample, seekInFlight == nil { positionSample = sample }
+            updateTimeControl()
+        case .asyncDone(let snapshot):
+            asyncDone(id, snapshot)
+        case .live:
+            playQueue.update(id) { $0.isLive = true }
+            emitCapabilities(id)
+            if intent == .playing { command(.setPlaying(true)) }
+        case .streamStarted(let snapshot):
+            if playQueue.item(id)?.isLive == true, playQueue.item(id)?.status == .unknown {
+                becameReady(id, snapshot)
+            }
+        case .endOfStream:
+            emit(.playedToEnd(id))
+            if loopMode == .track {
+                go(to: id)
+            } else {
+                nextAfterEnd()
+            }
+        case .failed(let error):
+            fail(id, error)
+        case .tags(let metadata):
+            var merged = playQueue.item(id)!.metadata
+            merged.merge(metadata)
+            if playQueue.item(id)!.isLive, let title = metadata.title {
+                merged.streamTitle = title  // a radio station's title tag is what it plays now
+            }
+            guard merged != playQueue.item(id)!.metadata else { return }
+            playQueue.update(id) { $0.metadata = merged }
+            emit(.metadataChanged(id, merged))
+        case .buffering(let percent, let ranges):
+            buffering(id, percent, ranges)
+        case .durationChanged(let duration):
+            setDuration(id, duration)
+        case .requestState(let state):
+            // the sound server corks or uncorks us (pulsesink REQUEST_STATE)
+            if state == .paused { interrupt(because: .soundServer) } else if state == .playing { resume(because: .soundServer) }
+        case .seekRefused:
+            seekInFlight = nil
+            if let next = pendingSeek {
+                pendingSeek = nil
+                run(next)
+            } else {
+                updateTimeControl()
+            }
+        }
+    }
+
+    /// Events of the gapless next item before or at its boundary.
+    private mutating func handlePrepared(_ event: EngineEvent, id nextID: ItemID) {
+        guard let previous = playQueue.currentID, let generation = prepared?.generation else { return }
+        switch event {
+        case .streamStarted(let snapshot):
+            // the real boundary: the previous item played to its end
+            if playQueue.item(previous)?.status == .readyToPlay {
+                emit(.playedToEnd(previous))
+            } else {
+                // it never prerolled: the next item's data did (no buffer of its own came out)
+                let name = playQueue.item(previous)!.uri.displayPath
+                markFailed(previous, ItemError(.decode, "cannot decode \(name): it holds no playable audio"))
+            }
+            loaded = generation
+            prepared = nil
+            positionSample = snapshot?.position ?? PositionSample(.zero)
+            if nextID == previous {
+                playQueue.update(nextID) { $0.status = .readyToPlay }
+                emit(.seeked(.zero))  // a looping track jumps back to 0 (MPRIS Seeked)
+            } else {
+                playQueue.setCurrent(nextID)
+                playQueue.update(nextID) { $0.status = .readyToPlay }
+                emit(.currentItemChanged(playQueue.current))
+                emit(.itemStatusChanged(nextID, .readyToPlay))
+                if let snapshot { refreshCapabilities(nextID, snapshot) }
+            }
+            prepareGaplessNext()
+            updateTimeControl()
+        case .failed(let error):
+            // the engine already switched to the next item when it failed (after about-to-finish):
+            // the previous one played to its end, the failed one becomes current and is moved on
+            // from like any failed item
+            prepared = nil
+            emit(.playedToEnd(previous))
+            loaded = generation
+            if nextID != previous {
+                playQueue.setCurrent(nextID)
+                emit(.currentItemChanged(playQueue.current))
+            }
+            fail(nextID, error)
+        default:
+            break
+        }
+    }
+
+    private mutating func asyncDone(_ id: ItemID, _ snapshot: EngineSnapshot) {
+        guard let item = playQueue.item(id) else { return }
+        if item.status == .unknown {
+            becameReady(id, snapshot)
+            return
+        }
+        if let finished = seekInFlight {
+            seekInFlight = nil
+            if let sample = snapshot.position { positionSample = sample }
+            if let next = pendingSeek {
+                pendingSeek = nil
+                run(next)
+                return
+            }
+            if case .position(let target) = finished.target {
+                emit(.seeked(snapshot.position?.position ?? target))
+            }
+            updateTimeControl()
+        } else if let sample = snapshot.position {
+            positionSample = sample
+        }
+    }
+
+    private mutating func becameReady(_ id: ItemID, _ snapshot: EngineSnapshot?) {
+        playQueue.update(id) { $0.status = .readyToPlay }
+        emit(.itemStatusChanged(id, .readyToPlay))
+        if let snapshot {
+            if let sample = snapshot.position { positionSample = sample }
+            refreshCapabilities(id, snapshot)
+        }
+        prepareGaplessNext()
+        if let seek = pendingSeek {
+            pendingSeek = nil
+            if case .position(let target) = seek.target, let duration = playQueue.item(id)!.duration, target >= duration {
+                // a seek past the end asked before the length was known goes on, as it would have
+                nextAfterEnd()
+                return
+            }
+            if playQueue.item(id)!.isSeekable { run(seek) }
+        } else if rate != 1, playQueue.item(id)!.isSeekable {
+            run(SeekRequest(target: .current, mode: .exact))
+        }
+        applyTargetState()
+    }
+
+    private mutating func refreshCapabilities(_ id: ItemID, _ snapshot: EngineSnapshot) {
+        setDuration(id, snapshot.duration)
+        if playQueue.item(id)?.isSeekable != snapshot.isSeekable {
+            playQueue.update(id) { $0.isSeekable = snapshot.isSeekable }
+            emitCapabilities(id)
+        }
+        if playQueue.item(id)?.loadedRanges != snapshot.loadedRanges {
+            playQueue.update(id) { $0.loadedRanges = snapshot.loadedRanges }
+            emit(.bufferingChanged(id, percent: playQueue.item(id)!.bufferingPercent, loadedRanges: snapshot.loadedRanges))
+        }
+    }
+
+    private mutating func emitCapabilities(_ id: ItemID) {
+        guard let item = playQueue.item(id) else { return }
+        emit(.capabilitiesChanged(id, isLive: item.isLive, isSeekable: item.isSeekable))
+    }
+
+    private mutating func setDuration(_ id: ItemID, _ duration: Duration?) {
+        guard let item = playQueue.item(id), item.duration != duration, !(item.isLive && duration != nil && duration! <= .zero)
+        else { return }
+        playQueue.update(id) { $0.duration = duration }
+        emit(.durationChanged(id, duration))
+    }
+
+    private mutating func buffering(_ id: ItemID, _ percent: Int, _ ranges: [TimeRange]) {
+        guard let item = playQueue.item(id) else { return }
+        let percent = min(max(percent, 0), 100)
+        // live streams never buffer-pause; nor below PAUSED (gstplay.c buffering_cb)
+        if !item.isLive && intent != .stopped {
+            if percent < 100 && !bufferingPaused {
+                bufferingPaused = true
+                if intent == .playing { command(.setPlaying(false)) }
+            } else if percent == 100 && bufferingPaused {
+                bufferingPaused = false
+                applyTargetState()
+            }
+        }
+        if percent != item.bufferingPercent || ranges != item.loadedRanges {
+            playQueue.update(id) {
+                $0.bufferingPercent = percent
+                $0.loadedRanges = ranges
+            }
+            emit(.bufferingChanged(id, percent: percent, loadedRanges: ranges))
+        }
+        updateTimeControl()
+    }
+}
