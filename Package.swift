@@ -65,5 +65,5 @@ let package = Package(
         .testTarget(name: "ServiceTests", dependencies: ["TestSupport"]),
         .testTarget(name: "MPRISTests", dependencies: ["MPRIS", "DBus", "PlayerModel", "TestSupport"]),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )
