@@ -3,6 +3,7 @@ import CGStreamer
 /// A pipeline's `GstBus`, read without a GLib main loop: its poll file descriptor becomes readable
 /// when a message is pending, and `pop` drains it (`gst_bus_get_pollfd`, `gst_bus_pop`).
 public final class Bus: @unchecked Sendable {
+    // @unchecked: only immutable fields; gst_bus_pop and gst_bus_set_flushing take the bus's lock.
     private let pointer: UnsafeMutablePointer<GstBus>
     private unowned let pipeline: Element
 

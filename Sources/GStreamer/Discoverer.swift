@@ -65,6 +65,7 @@ public typealias DiscovererResult = Result<DiscovererInfo, DiscovererFailure>
 /// bus). Calls on one instance are serialised; run them on a background queue and use one instance
 /// per concurrent discovery.
 public final class Discoverer: @unchecked Sendable {
+    // @unchecked: `pointer` is immutable, and every call on it runs under `lock`.
     private let pointer: UnsafeMutablePointer<GstDiscoverer>
     // gst_discoverer_discover_uri drives one pipeline: one call at a time per discoverer
     private let lock = NSLock()

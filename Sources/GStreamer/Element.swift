@@ -39,6 +39,9 @@ public struct SeekFlags: OptionSet, Sendable {
 /// A reference to a `GstElement`. Takes ownership of one reference (sinking a floating one) and
 /// releases it on deinit; a pipeline is set to NULL before that (trap 8 in the design brief).
 public final class Element: @unchecked Sendable {
+    // @unchecked: only immutable fields; GStreamer's element calls are thread-safe (GObject
+    // refcounts, each gst_element_* call takes the object's own lock). Which thread may call what
+    // (state changes never on the service queue) is the engine's rule, not this wrapper's.
     let pointer: UnsafeMutablePointer<GstElement>
     private let ownsPipeline: Bool
 

@@ -7,6 +7,7 @@ import PlayerModel
 /// background threads. Nothing runs while no read is pending: no timer, no idle thread, no
 /// discoverer kept alive.
 public final class DiscovererMetadataReader: MetadataReader, @unchecked Sendable {
+    // @unchecked: the mutable fields (`pending`, `idleQueues`) are guarded by `lock`; the rest is immutable.
     public typealias Completion = @Sendable (Result<DiscoveredMedia, ItemError>) -> Void
 
     /// How many discoveries run at once.

@@ -18,7 +18,9 @@ enum ErrorMapping {
         }
         switch error.domain {
         case GStreamerError.resourceDomain:
-            if source.contains("sink") && (error.code == resourceBusy || error.code == resourceOpenWrite || error.code == resourceNotFound) {
+            // any resource error of the sink (a device gone, a sound server that died, a full disk
+            // under a filesink) is the output's, not the item's
+            if source.contains("sink") {
                 return ItemError(.output, "the audio output failed: \(error.message)")
             }
             if !uri.isFile {

@@ -199,6 +199,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     // MARK: Commands, on the engine's queue
 
     private func load(_ uri: MediaURI, generation: Generation) {
+        dispatchPrecondition(condition: .onQueue(queue))
         retire()
         if let error = LocalFiles.error(for: uri) {
             deliver(.failed(error), generation)
@@ -298,6 +299,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     // MARK: Bus
 
     private func drainBus(_ drained: Pipeline) {
+        dispatchPrecondition(condition: .onQueue(queue))
         // one failure sends a burst of errors (the source's, then "internal data stream error"
         // from those downstream); the root cause is reported, once, after the burst
         var errors: [GStreamerError] = []
@@ -315,11 +317,17 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func fail(_ error: GStreamerError) {
         guard let pipeline, let generation else { return }
-        // an error after about-to-finish switched the uri belongs to the next item
+        // an error after about-to-finish switched the uri belongs to the next item, unless it is
+        // the output's: the sink still plays the current one
         let pending = pipeline.lock.withLock { pipeline.switching }
-        guard let target = pending ?? uri.map({ ($0, generation) }) else { return }
+        let current = uri.map { ($0, generation) }
+        guard var target = pending ?? current else { return }
         logger.debug("pipeline error", metadata: ["error": "\(error)", "debug": "\(error.debug ?? "")"])
-        let itemError = ErrorMapping.itemError(error, uri: target.0, missingPlugin: missingPlugin)
+        var itemError = ErrorMapping.itemError(error, uri: target.0, missingPlugin: missingPlugin)
+        if itemError.kind == .output, pending != nil, let current {
+            target = current
+            itemError = ErrorMapping.itemError(error, uri: current.0, missingPlugin: missingPlugin)
+        }
         retire()
         deliver(.failed(itemError), target.1)
     }

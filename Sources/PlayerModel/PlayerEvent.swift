@@ -1,3 +1,5 @@
+import Foundation
+
 /// What observers of a player hear. States arrive first with their current value when a
 /// subscription starts (rule 1); moments (`seeked`, `playedToEnd`, `itemFailed`) only as they happen.
 public enum PlayerEvent: Sendable, Equatable {
@@ -19,6 +21,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case seeked(Duration)
     case playedToEnd(ItemID)
     case itemFailed(ItemID, ItemError)
+    /// The audio output failed while the current item played; the item stays and the player paused.
+    case outputFailed(ItemError)
 }
 
 /// Errors a caller of the player gets for a request that cannot be carried out.
@@ -37,11 +41,16 @@ public struct PlayerError: Error, Hashable, Sendable, CustomStringConvertible {
 
 /// Keeps a subscription alive; `cancel()` or dropping it ends it.
 public final class Subscription: @unchecked Sendable {
+    // @unchecked: `onCancel` is guarded by `lock`, so two threads cancelling run it once.
+    private let lock = NSLock()
     private var onCancel: (() -> Void)?
     init(_ onCancel: @escaping () -> Void) { self.onCancel = onCancel }
     public func cancel() {
-        onCancel?()
-        onCancel = nil
+        let body = lock.withLock { () -> (() -> Void)? in
+            defer { onCancel = nil }
+            return onCancel
+        }
+        body?()
     }
     deinit { cancel() }
 }

@@ -106,9 +106,9 @@ public struct PlayerMachine: Sendable {
     /// The position of the current item at `now`: the last sample read from the pipeline, moved on
     /// by the time since while the pipeline plays (rule 7: computed when read, never sampled on a timer).
     public func position(at now: ContinuousClock.Instant) -> Duration {
-        guard let item = playQueue.current, loaded != nil, intent != .stopped else { return .zero }
+        guard let item = playQueue.current, intent != .stopped else { return .zero }
         if let seek = pendingSeek ?? seekInFlight, case .position(let target) = seek.target { return target }
-        guard let sample = positionSample else { return .zero }
+        guard loaded != nil, let sample = positionSample else { return .zero }
         var position = sample.position
         if pipelineState == .playing && pipelinePending == nil && now > sample.instant {
             // client numbers are at most Int64.max µs (about 3e5 years): Duration's 128 bits hold any sum
@@ -451,7 +451,11 @@ public struct PlayerMachine: Sendable {
     private mutating func load(_ id: ItemID) {
         guard let item = playQueue.item(id) else { return }
         let generation = newGeneration()
+        // a seek asked while nothing was loaded runs after this preroll; a switch to another item
+        // released first, which dropped it
+        let seek = pendingSeek
         resetPipelineTracking()
+        pendingSeek = seek
         playQueue.update(id) {
             $0.status = .unknown
             $0.bufferingPercent = 100
@@ -540,6 +544,12 @@ public struct PlayerMachine: Sendable {
     }
 
     private mutating func fail(_ id: ItemID, _ error: ItemError) {
+        // an output that cannot open or fails is never the item's fault: failing every item in
+        // turn would wipe out a queue while the sound server restarts
+        if error.kind == .output, id == playQueue.currentID {
+            outputFailed(error)
+            return
+        }
         markFailed(id, error)
         if id == playQueue.currentID {
             release()
@@ -549,6 +559,20 @@ public struct PlayerMachine: Sendable {
                 updateTimeControl()
             }
         }
+    }
+
+    /// The output failed under a playing item: the item is not to blame. It stays current, the
+    /// player pauses where it was and says why; Play loads it again and seeks back there.
+    private mutating func outputFailed(_ error: ItemError) {
+        let resumeAt = position(at: .now)
+        release()
+        if playQueue.current?.status != .readyToPlay, let id = playQueue.currentID {
+            playQueue.update(id) { $0.status = .unknown }
+        }
+        pendingSeek = SeekRequest(target: .position(resumeAt), mode: .exact)
+        if intent == .playing { setIntent(.paused) } else { updateTimeControl() }
+        emit(.outputFailed(error))
+        emit(.rateChanged(0, .output))
     }
 
     /// Moves on from a failed current item to the next one that has not failed.

@@ -169,6 +169,9 @@ public enum RateChangeReason: String, Hashable, Sendable {
     case soundServer
     /// The system is going to sleep.
     case systemSleep
+    /// The audio output failed (the device went away, the sound server died): the player paused
+    /// where it was, and Play opens the output again.
+    case output
 }
 
 /// A loaded range of media time.

@@ -94,6 +94,7 @@ struct Tonearmd: ParsableCommand {
 /// Everything that lives on the service queue. A nonisolated type: handlers created here run on
 /// that queue, never on the main actor (design brief, trap 1).
 final class Service: @unchecked Sendable {
+    // @unchecked: confined to `queue` (main.swift only calls it inside queue.sync; its handlers run there).
     private let queue: DispatchQueue
     private let logger: Logger
     private let connection: Connection
@@ -142,6 +143,8 @@ final class Service: @unchecked Sendable {
                 logger.info("time control: \(status.name)\(status.waitingReason.map { " (\($0.rawValue))" } ?? "")")
             case .itemFailed(_, let error):
                 logger.error("\(error.message)")
+            case .outputFailed(let error):
+                logger.error("\(error.message): paused (Play tries the output again)")
             case .playedToEnd(let id):
                 logger.info("played to end: \(player.item(id)?.displayTitle ?? "\(id)")")
             default:

@@ -108,4 +108,37 @@ final class FailureTests: XCTestCase {
         let ended = try harness.recorder.wait(for: "retried item played", from: start) { $0.playedToEnd }
         XCTAssertEqual(ended, ids[0])
     }
+
+    /// The output fails while playing (a sink whose device fills up: filesink on /dev/full that
+    /// flushes after 256 KiB, about 1.5 s of CD audio): the item is not to blame. It stays current
+    /// and not failed, the player pauses where it was with the reason `output`, and Play tries again.
+    func testOutputThatFailsWhilePlayingPausesAndPlayTriesAgain() throws {
+        let file = try media.tone("long", format: .flac, seconds: 20)
+        let sink = "filesink location=/dev/full sync=true buffer-mode=full buffer-size=262144"
+        try onBothPipelines { kind in
+            let harness = try Harness(pipeline: kind, sink: sink)
+            let ids = try harness.enqueue(file, file)
+            harness.player.play()
+            try harness.waitForTimeControl(.playing)
+            let error = try harness.recorder.wait(for: "the output failed") { event -> ItemError? in
+                if case .outputFailed(let error) = event { error } else { nil }
+            }
+            XCTAssertEqual(error.kind, .output, "on \(kind)")
+            XCTAssertTrue(harness.recorder.events.contains(.rateChanged(0, .output)), "on \(kind)")
+            XCTAssertNil(harness.recorder.events.first { $0.failure != nil }, "no item failed on \(kind)")
+            XCTAssertEqual(harness.player.currentItem?.id, ids[0], "the item stays on \(kind)")
+            XCTAssertEqual(harness.player.state.intent, .paused)
+            XCTAssertEqual(harness.player.state.timeControlStatus, .paused)
+            let stoppedAt = harness.player.position
+            XCTAssertGreaterThan(stoppedAt, .milliseconds(500), "paused where it was on \(kind)")
+            // Play opens the output again (and it fails again: /dev/full stays full)
+            let start = harness.recorder.count
+            harness.player.play()
+            _ = try harness.waitForStatus(ids[0], "readyToPlay", from: start)
+            _ = try harness.recorder.wait(for: "the output failed again", from: start) { event -> ItemError? in
+                if case .outputFailed(let error) = event { error } else { nil }
+            }
+            XCTAssertEqual(harness.player.currentItem?.id, ids[0])
+        }
+    }
 }
