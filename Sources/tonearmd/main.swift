@@ -122,8 +122,9 @@ final class Service: @unchecked Sendable {
 
     func start(playing uris: [String]) throws {
         connection.onDisconnect = { [weak self] error in
-            self?.logger.critical("lost the session bus connection (\(error.message)): tonearmd stops")
-            exit(1)
+            self?.logger.critical("lost the session bus connection (\(error.message)): tonearmd stops (exit status 69)")
+            // EX_UNAVAILABLE (sysexits.h): not a crash; systemd's Restart=on-failure starts it again
+            exit(69)
         }
         mpris.onQuit = { [weak self] in self?.quit(reason: "a client asked to quit") }
         for signal in [SIGTERM, SIGINT] {
