@@ -111,10 +111,15 @@ public final class Connection: @unchecked Sendable {
         }
     }
 
+    /// Cancels every source, and closes and releases the connection only once their cancel handlers
+    /// have run: until then a source may still hold a watch of this connection.
     private static func teardown(_ raw: OpaquePointer, _ integration: LoopIntegration) {
         integration.uninstall(from: raw)
-        dbus_connection_close(raw)
-        dbus_connection_unref(raw)
+        let box = UnsafeSendable(raw)
+        integration.whenCancelled {
+            dbus_connection_close(box.value)
+            dbus_connection_unref(box.value)
+        }
     }
 
     // MARK: Sending
