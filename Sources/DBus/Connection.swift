@@ -1,5 +1,6 @@
 import CDBus
 import Dispatch
+import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,8 +29,9 @@ public final class Connection: @unchecked Sendable {
     /// (`org.freedesktop.DBus.Local.Disconnected`); not called after `close()`.
     public var onDisconnect: ((DBusError) -> Void)?
 
-    /// Receives diagnostics (a message that could not be sent, a handler that replied twice). Optional.
-    public var log: ((String) -> Void)?
+    /// Where diagnostics go: a message that could not be sent, a getter that failed, a handler that
+    /// replied twice, the lost bus. The owner's logger, given to `init`.
+    public let logger: Logger
 
     /// False once disconnected or closed.
     public private(set) var isConnected = true
@@ -45,8 +47,8 @@ public final class Connection: @unchecked Sendable {
 
     /// Connects to the bus at `address`, or to the session bus (`DBUS_SESSION_BUS_ADDRESS`) when nil
     /// (`dbus_connection_open_private`, `dbus_bus_register`). Blocks until registered: call at startup,
-    /// on `queue`.
-    public init(address: String? = nil, queue: DispatchQueue) throws {
+    /// on `queue`. Diagnostics go to `logger`.
+    public init(address: String? = nil, queue: DispatchQueue, logger: Logger) throws {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let address = address ?? Connection.sessionBusAddress else {
             throw DBusError(name: DBusError.Name.badAddress, message: "DBUS_SESSION_BUS_ADDRESS is not set and no bus address was given")
@@ -64,6 +66,7 @@ public final class Connection: @unchecked Sendable {
             throw error
         }
         self.queue = queue
+        self.logger = logger
         self.address = address
         self.raw = raw
         self.uniqueName = dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? ""
@@ -312,7 +315,7 @@ public final class Connection: @unchecked Sendable {
         isConnected = false
         let error = DBusError.disconnected(
             "the connection to the bus at \(address) was lost (org.freedesktop.DBus.Local.Disconnected): the bus closed it or exited")
-        log?(error.description)
+        logger.notice("\(error.message)")
         onDisconnect?(error)
     }
 

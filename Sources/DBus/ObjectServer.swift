@@ -1,5 +1,6 @@
 import CDBus
 import Dispatch
+import Logging
 
 /// Serves objects on a connection: dispatches incoming method calls to the `InterfaceDescription`
 /// tables of the object at the called path, and answers `org.freedesktop.DBus.Properties`,
@@ -24,13 +25,17 @@ import Dispatch
 /// ```
 public final class ObjectServer: @unchecked Sendable {
     public let connection: Connection
+    /// Where the objects' diagnostics go (a getter that failed, a PropertiesChanged not sent).
+    public let logger: Logger
     private var objects: [ObjectPath: ExportedObject] = [:]
     private var token: Connection.HandlerToken?
 
-    /// Installs the dispatcher as a message handler of `connection`.
-    public init(connection: Connection) {
+    /// Installs the dispatcher as a message handler of `connection`. Diagnostics go to `logger`, or to
+    /// the connection's when nil.
+    public init(connection: Connection, logger: Logger? = nil) {
         dispatchPrecondition(condition: .onQueue(connection.queue))
         self.connection = connection
+        self.logger = logger ?? connection.logger
         token = connection.addHandler { [weak self] message in self?.handle(message) ?? false }
     }
 
@@ -147,6 +152,7 @@ public final class ExportedObject: @unchecked Sendable {
     /// Weak: the server owns its objects.
     private weak var server: ObjectServer?
     private let connection: Connection
+    private let logger: Logger
 
     /// interface → property → value last announced (or read at registration).
     private var announced: [String: [String: DBusValue]] = [:]
@@ -167,6 +173,7 @@ public final class ExportedObject: @unchecked Sendable {
         self.interfaces = interfaces
         self.server = server
         self.connection = server.connection
+        self.logger = server.logger
         standard = makeStandardInterfaces()
         for interface in interfaces {
             var values: [String: DBusValue] = [:]
@@ -210,7 +217,7 @@ public final class ExportedObject: @unchecked Sendable {
     public func propertiesMayHaveChanged(interface: String, properties names: [String]? = nil) {
         dispatchPrecondition(condition: .onQueue(connection.queue))
         guard interfaces.contains(where: { $0.name == interface }) else {
-            connection.log?("propertiesMayHaveChanged: \(path) does not implement \(interface)")
+            logger.error("propertiesMayHaveChanged: \(path) does not implement \(interface)")
             return
         }
         if let names {
@@ -245,7 +252,7 @@ public final class ExportedObject: @unchecked Sendable {
                 guard property.emitsChanged == .true || property.emitsChanged == .invalidates else { continue }
                 let value: DBusValue
                 do { value = try read(property, of: interface.name) } catch {
-                    connection.log?("\(interface.name).\(property.name): getter failed: \(error)")
+                    logger.error("\(interface.name).\(property.name): getter failed: \(error)")
                     continue
                 }
                 guard announced[interface.name]?[property.name] != value else { continue }
@@ -308,7 +315,7 @@ public final class ExportedObject: @unchecked Sendable {
             ])
             try connection.send(message)
         } catch {
-            connection.log?("PropertiesChanged for \(interface) not sent: \(error)")
+            logger.error("PropertiesChanged for \(interface) not sent: \(error)")
         }
     }
 
@@ -450,7 +457,7 @@ public final class ExportedObject: @unchecked Sendable {
             for property in interface.properties {
                 // One failing getter must not hide the others: clients cache GetAll.
                 do { entries.append(.init(.string(property.name), .variant(try read(property, of: interface.name)))) } catch {
-                    connection.log?("GetAll: \(interface.name).\(property.name) left out: \(error)")
+                    logger.error("GetAll: \(interface.name).\(property.name) left out: \(error)")
                 }
             }
         }

@@ -43,7 +43,7 @@ public final class MPRISService: @unchecked Sendable {
         self.connection = connection
         self.options = options
         self.logger = logger
-        server = ObjectServer(connection: connection)
+        server = ObjectServer(connection: connection, logger: logger)
     }
 
     /// Registers the object, then asks for the name (DO_NOT_QUEUE), falling back to

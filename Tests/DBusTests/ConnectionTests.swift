@@ -1,5 +1,6 @@
 @testable import DBus
 import Dispatch
+import Logging
 import TestSupport
 import XCTest
 
@@ -10,14 +11,14 @@ final class ConnectionTests: XCTestCase {
         defer { bus.stop() }
         let queue = DispatchQueue(label: "test.idle")
         try queue.sync {
-            let connection = try Connection(address: bus.address, queue: queue)
+            let connection = try Connection(address: bus.address, queue: queue, logger: .test)
             XCTAssertTrue(connection.uniqueName.hasPrefix(":"), connection.uniqueName)
             XCTAssertTrue(connection.isConnected)
             connection.close()
             XCTAssertFalse(connection.isConnected)
             connection.close()  // idempotent
         }
-        let connection = try queue.sync { try Connection(address: bus.address, queue: queue) }
+        let connection = try queue.sync { try Connection(address: bus.address, queue: queue, logger: .test) }
         // After a round trip completes, nothing is armed but the read watch: the connection sleeps.
         let done = expectation(description: "GetId")
         queue.sync {
@@ -36,11 +37,34 @@ final class ConnectionTests: XCTestCase {
         }
     }
 
+    /// What a client never sees (a getter that failed, left out of GetAll) reaches the logger given.
+    func testDiagnosticsGoToTheLoggerGiven() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let log = CapturedLog()
+        let queue = DispatchQueue(label: "test.log")
+        let (connection, server) = try queue.sync {
+            let connection = try Connection(address: bus.address, queue: queue, logger: log.logger)
+            let server = ObjectServer(connection: connection)
+            _ = try server.register([InterfaceDescription(name: "io.x.Broken", properties: [
+                .init("Fine", "i") { .int32(1) },
+                .init("Broken", "i") { throw DBusError.failed("the getter broke") },
+            ])], at: "/broken")
+            return (connection, server)
+        }
+        defer { queue.sync { withExtendedLifetime(server) { connection.close() } } }
+        let output = try Tool.run("busctl", ["--address=\(bus.address)", "call", connection.uniqueName, "/broken",
+                                             "org.freedesktop.DBus.Properties", "GetAll", "s", "io.x.Broken"])
+        XCTAssertEqual(output.status, 0, output.stderr)
+        XCTAssertTrue(log.messages.contains { $0.contains("io.x.Broken.Broken left out") && $0.contains("the getter broke") },
+                      "\(log.messages)")
+    }
+
     func testMissingAddressThrows() throws {
         let queue = DispatchQueue(label: "test.address")
         try queue.sync {
-            XCTAssertThrowsError(try Connection(address: "unix:path=/nonexistent/bus", queue: queue))
-            XCTAssertThrowsError(try Connection(address: "not an address", queue: queue))
+            XCTAssertThrowsError(try Connection(address: "unix:path=/nonexistent/bus", queue: queue, logger: .test))
+            XCTAssertThrowsError(try Connection(address: "not an address", queue: queue, logger: .test))
         }
     }
 
@@ -116,7 +140,7 @@ final class ConnectionTests: XCTestCase {
         let queue = DispatchQueue(label: "test.disconnect")
         let lost = expectation(description: "onDisconnect")
         let failedCall = expectation(description: "pending call failed")
-        let connection = try queue.sync { try Connection(address: bus.address, queue: queue) }
+        let connection = try queue.sync { try Connection(address: bus.address, queue: queue, logger: .test) }
         queue.sync {
             connection.onDisconnect = { error in
                 XCTAssertEqual(error.name, DBusError.Name.disconnected)
