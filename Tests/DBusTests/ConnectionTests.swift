@@ -1,5 +1,6 @@
 @testable import DBus
 import Dispatch
+import Foundation
 import Logging
 import TestSupport
 import XCTest
@@ -35,6 +36,29 @@ final class ConnectionTests: XCTestCase {
             XCTAssertEqual(connection.integration.enabledWatchCount, 1, "only the read watch")
             connection.close()
         }
+    }
+
+    /// The sources watch duplicates of libdbus's descriptors and close them in their cancel handlers;
+    /// the connection itself is closed once they all ran. Afterwards nothing of it stays open.
+    func testClosingReleasesEveryDescriptorOnceItsSourcesAreCancelled() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let queue = DispatchQueue(label: "test.descriptors")
+        let before = Self.openDescriptors()
+        let connection = try queue.sync { try Connection(address: bus.address, queue: queue, logger: .test) }
+        XCTAssertGreaterThanOrEqual(Self.openDescriptors().count, before.count + 2, "the socket and its read source's duplicate")
+        let released = expectation(description: "every source cancelled")
+        queue.sync {
+            connection.close()
+            connection.integration.whenCancelled { released.fulfill() }
+        }
+        wait(for: [released], timeout: 10)
+        queue.sync {}  // the teardown that waited for the same cancellations has run too
+        XCTAssertEqual(Self.openDescriptors(), before)
+    }
+
+    private static func openDescriptors() -> Set<String> {
+        Set((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [])
     }
 
     /// What a client never sees (a getter that failed, left out of GetAll) reaches the logger given.
