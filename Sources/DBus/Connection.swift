@@ -33,6 +33,16 @@ public final class Connection: @unchecked Sendable {
     /// replied twice, the lost bus. The owner's logger, given to `init`.
     public let logger: Logger
 
+    /// Whether `org.freedesktop.DBus.Peer` calls addressed to us reach the handlers instead of being
+    /// answered by libdbus, which ignores their arguments (`dbus_connection_set_route_peer_messages`).
+    /// Off by default; `ObjectServer` turns it on and answers Peer itself.
+    public var routesPeerMessages = false {
+        didSet {
+            dispatchPrecondition(condition: .onQueue(queue))
+            if let raw { dbus_connection_set_route_peer_messages(raw, routesPeerMessages ? 1 : 0) }
+        }
+    }
+
     /// False once disconnected or closed.
     public private(set) var isConnected = true
 

@@ -29,18 +29,29 @@ public final class ObjectServer: @unchecked Sendable {
     public let logger: Logger
     private var objects: [ObjectPath: ExportedObject] = [:]
     private var token: Connection.HandlerToken?
+    /// `org.freedesktop.DBus.Peer` for paths with no object.
+    private let peer = ExportedObject.peerInterface()
 
-    /// Installs the dispatcher as a message handler of `connection`. Diagnostics go to `logger`, or to
-    /// the connection's when nil.
+    /// Installs the dispatcher as a message handler of `connection`, and takes `org.freedesktop.DBus.Peer`
+    /// over from libdbus, which answers `Ping` and `GetMachineId` whatever their arguments
+    /// (dbus-connection.c `_dbus_connection_peer_filter_unlocked_no_update` checks no signature), so that
+    /// a call with the wrong signature gets `InvalidArgs` here as on every other interface.
+    /// Diagnostics go to `logger`, or to the connection's when nil.
     public init(connection: Connection, logger: Logger? = nil) {
         dispatchPrecondition(condition: .onQueue(connection.queue))
         self.connection = connection
         self.logger = logger ?? connection.logger
         token = connection.addHandler { [weak self] message in self?.handle(message) ?? false }
+        connection.routesPeerMessages = true
     }
 
     deinit {
-        if let token { connection.queue.async { [connection] in connection.removeHandler(token) } }
+        if let token {
+            connection.queue.async { [connection] in
+                connection.removeHandler(token)
+                connection.routesPeerMessages = false
+            }
+        }
     }
 
     /// Exports an object with `interfaces` at `path`. Validates the tables (names, signatures,
@@ -121,12 +132,19 @@ public final class ObjectServer: @unchecked Sendable {
             object.dispatch(message, member: member)
             return true
         }
+        let interface = message.interface
+        // Peer works on every path, as libdbus answered it before we took it over (see init).
+        if interface == ExportedObject.peer {
+            ExportedObject.answer(message, interface: peer, member: member, connection: connection, path: path)
+            return true
+        }
         // No object here: answer Introspect on the way to objects below (clients walk the tree), else UnknownObject.
         let children = children(of: path)
-        let interface = message.interface
-        if !children.isEmpty, member == "Introspect", interface == nil || interface == ExportedObject.introspectable, message.signature.isEmpty {
-            sendReply(call: message, connection: connection, outSignature: "s", description: "Introspect",
-                      result: .success([.string(Introspection.document(interfaces: [], children: children))]))
+        if !children.isEmpty, member == "Introspect", interface == nil || interface == ExportedObject.introspectable {
+            let introspect = InterfaceDescription(name: ExportedObject.introspectable, methods: [
+                .init("Introspect", out: "s") { _, _ in [.string(Introspection.document(interfaces: [], children: children))] },
+            ])
+            ExportedObject.answer(message, interface: introspect, member: member, connection: connection, path: path)
         } else {
             sendReply(call: message, connection: connection, outSignature: "", description: member,
                       result: .failure(.unknownObject("No object at path \(path)")))
@@ -349,7 +367,21 @@ public final class ExportedObject: @unchecked Sendable {
         } catch {
             return sendReply(call: message, connection: connection, outSignature: "", description: member, result: .failure(DBusError(error)))
         }
-        let (interface, method) = resolved
+        Self.run(message, interface: resolved.0, method: resolved.1, connection: connection, path: path)
+    }
+
+    /// Answers a call of `member` of `interface` (UnknownMethod when it has none), as `dispatch` does.
+    static func answer(_ message: Message, interface: InterfaceDescription, member: String, connection: Connection, path: ObjectPath) {
+        guard let method = interface.method(named: member) else {
+            return sendReply(call: message, connection: connection, outSignature: "", description: member,
+                             result: .failure(.unknownMethod("Interface \(interface.name) has no method \(member)")))
+        }
+        run(message, interface: interface, method: method, connection: connection, path: path)
+    }
+
+    /// Checks the call's signature against the method's, runs the handler, sends one reply.
+    private static func run(_ message: Message, interface: InterfaceDescription, method: InterfaceDescription.Method,
+                            connection: Connection, path: ObjectPath) {
         let description = "\(interface.name).\(method.name)"
         guard message.signature == method.inSignature else {
             return sendReply(call: message, connection: connection, outSignature: method.outSignature, description: description, result: .failure(
@@ -411,17 +443,21 @@ public final class ExportedObject: @unchecked Sendable {
             InterfaceDescription(name: Self.introspectable, methods: [
                 .init("Introspect", out: "s") { [unowned self] _, _ in [.string(introspectionXML)] },
             ]),
-            // libdbus answers Peer itself when the call names the interface (dbus-connection.c
-            // _dbus_connection_peer_filter_unlocked_no_update); this serves calls without one.
-            InterfaceDescription(name: Self.peer, methods: [
-                .init("Ping") { _, _ in [] },
-                .init("GetMachineId", out: "s") { _, _ in
-                    let id = try withCError("no machine id") { dbus_try_get_local_machine_id($0) }
-                    defer { dbus_free(id) }
-                    return [.string(String(cString: id))]
-                },
-            ]),
+            Self.peerInterface(),
         ]
+    }
+
+    /// `org.freedesktop.DBus.Peer`: every call of it reaches us (`ObjectServer.init` routes it here,
+    /// libdbus no longer answers it), with or without the interface field.
+    static func peerInterface() -> InterfaceDescription {
+        InterfaceDescription(name: peer, methods: [
+            .init("Ping") { _, _ in [] },
+            .init("GetMachineId", out: "s") { _, _ in
+                let id = try withCError("no machine id") { dbus_try_get_local_machine_id($0) }
+                defer { dbus_free(id) }
+                return [.string(String(cString: id))]
+            },
+        ])
     }
 
     /// Finds the property named by Get/Set arguments `(interface, name)`; an empty interface searches all.
