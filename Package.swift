@@ -62,7 +62,10 @@ let package = Package(
             name: "PlayerEngineTests",
             dependencies: ["PlayerEngine", "PlayerModel", "GStreamer", "TestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "ServiceTests", dependencies: ["TestSupport"]),
+        // tonearmd driven by real clients; DBus only for the one call they cannot make (no interface field)
+        .testTarget(
+            name: "ServiceTests",
+            dependencies: ["TestSupport", "DBus", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "MPRISTests",
             dependencies: ["MPRIS", "DBus", "PlayerModel", "TestSupport", .product(name: "Logging", package: "swift-log")]),

@@ -184,6 +184,13 @@ public final class MPRISService: @unchecked Sendable {
         return position.microseconds
     }
 
+    /// MPRIS CanSeek: a file may seek before it loaded (the seek runs after preroll); a stream only
+    /// once the pipeline said it can.
+    private var canSeek: Bool {
+        guard let item = player.currentItem, item.error == nil, !item.isLive else { return false }
+        return item.isSeekable || item.status == .unknown && item.uri.isFile
+    }
+
     private var currentTrack: ObjectPath? { player.currentItem.map { TrackIDs.path($0.id) } }
 
     /// Parses URIs and expands directories; throws the first bad one: InvalidArgs for a malformed
@@ -249,15 +256,17 @@ public final class MPRISService: @unchecked Sendable {
                 .init("PlayPause") { [player] _, _ in player.togglePlayPause(); return [] },
                 .init("Stop") { [player] _, _ in player.stop(); return [] },
                 .init("Play") { [player] _, _ in player.play(); return [] },
-                .init("Seek", in: "x") { [player] arguments, _ in
-                    guard player.currentItem != nil, let offset = arguments[0].int64Value else { return [] }
+                .init("Seek", in: "x") { [unowned self] arguments, _ in
+                    // MPRIS Player.Seek: "If the CanSeek property is false, this has no effect."
+                    guard canSeek, let offset = arguments[0].int64Value else { return [] }
                     // relative to the position; any Int64 a client sends saturates instead of trapping
                     player.seek(to: .saturating(microseconds: Self.saturatingSum(player.position.microseconds, offset)))
                     return []
                 },
-                .init("SetPosition", in: "ox") { [player] arguments, _ in
-                    // a trackid that is not current, a negative position or one past the end: ignored (spec)
-                    guard let current = player.currentItem, let position = arguments[1].int64Value, position >= 0,
+                .init("SetPosition", in: "ox") { [unowned self] arguments, _ in
+                    // a trackid that is not current, a negative position or one past the end, or CanSeek
+                    // false: ignored (MPRIS Player.SetPosition)
+                    guard canSeek, let current = player.currentItem, let position = arguments[1].int64Value, position >= 0,
                           arguments[0].objectPathValue == TrackIDs.path(current.id) else { return [] }
                     if let duration = current.duration, Duration.microseconds(position) > duration { return [] }
                     player.seek(to: .saturating(microseconds: position))
@@ -315,10 +324,7 @@ public final class MPRISService: @unchecked Sendable {
                 // GNOME Shell hides a player whose CanPlay is false while it has an item
                 .init("CanPlay", "b") { [player] in .bool(player.currentItem != nil) },
                 .init("CanPause", "b") { [player] in .bool(player.currentItem != nil) },
-                .init("CanSeek", "b") { [player] in
-                    guard let item = player.currentItem, item.error == nil, !item.isLive else { return .bool(false) }
-                    return .bool(item.isSeekable || item.status == .unknown && item.uri.isFile)
-                },
+                .init("CanSeek", "b") { [unowned self] in .bool(canSeek) },
                 .init("CanControl", "b", emitsChanged: .false) { .bool(true) },
             ],
             signals: [.init("Seeked", "x", argumentNames: ["Position"])],
@@ -410,13 +416,15 @@ public final class MPRISService: @unchecked Sendable {
         InterfaceDescription(
             name: MPRIS.tonearm,
             methods: [
-                .init("SeekTo", in: "xxx") { [player] arguments, _ in
+                .init("SeekTo", in: "xxx") { [unowned self] arguments, _ in
                     guard let position = arguments[0].int64Value, let before = arguments[1].int64Value,
                           let after = arguments[2].int64Value else { return [] }
                     guard position >= 0, before >= 0, after >= 0 else {
                         throw DBusError.invalidArgs("position and tolerances must not be negative (microseconds)")
                     }
                     guard player.currentItem != nil else { throw ServiceError(PlayerError(.noCurrentItem, "nothing to seek: no current track")) }
+                    // as MPRIS Seek: no effect while CanSeek is false (a stream not loaded yet, a live one)
+                    guard canSeek else { return [] }
                     player.seek(to: .saturating(microseconds: position), toleranceBefore: .saturating(microseconds: before),
                                 toleranceAfter: .saturating(microseconds: after))
                     return []
