@@ -23,7 +23,7 @@ let package = Package(
 
         // Thin Swift wrappers: no policy.
         .target(name: "GStreamer", dependencies: ["CGStreamer"]),
-        .target(name: "DBus", dependencies: ["CDBus"]),
+        .target(name: "DBus", dependencies: ["CDBus", .product(name: "Logging", package: "swift-log")]),
 
         // The player model: pure Swift, no C.
         .target(name: "PlayerModel"),
@@ -61,9 +61,14 @@ let package = Package(
         .testTarget(
             name: "PlayerEngineTests",
             dependencies: ["PlayerEngine", "PlayerModel", "GStreamer", "TestSupport"]),
-        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
-        .testTarget(name: "ServiceTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "MPRISTests", dependencies: ["MPRIS", "DBus", "PlayerModel", "TestSupport"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport", .product(name: "Logging", package: "swift-log")]),
+        // tonearmd driven by real clients; DBus only for the one call they cannot make (no interface field)
+        .testTarget(
+            name: "ServiceTests",
+            dependencies: ["TestSupport", "DBus", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(
+            name: "MPRISTests",
+            dependencies: ["MPRIS", "DBus", "PlayerModel", "TestSupport", .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import CDBus
 import Dispatch
+import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,8 +29,19 @@ public final class Connection: @unchecked Sendable {
     /// (`org.freedesktop.DBus.Local.Disconnected`); not called after `close()`.
     public var onDisconnect: ((DBusError) -> Void)?
 
-    /// Receives diagnostics (a message that could not be sent, a handler that replied twice). Optional.
-    public var log: ((String) -> Void)?
+    /// Where diagnostics go: a message that could not be sent, a getter that failed, a handler that
+    /// replied twice, the lost bus. The owner's logger, given to `init`.
+    public let logger: Logger
+
+    /// Whether `org.freedesktop.DBus.Peer` calls addressed to us reach the handlers instead of being
+    /// answered by libdbus, which ignores their arguments (`dbus_connection_set_route_peer_messages`).
+    /// Off by default; `ObjectServer` turns it on and answers Peer itself.
+    public var routesPeerMessages = false {
+        didSet {
+            dispatchPrecondition(condition: .onQueue(queue))
+            if let raw { dbus_connection_set_route_peer_messages(raw, routesPeerMessages ? 1 : 0) }
+        }
+    }
 
     /// False once disconnected or closed.
     public private(set) var isConnected = true
@@ -45,8 +57,8 @@ public final class Connection: @unchecked Sendable {
 
     /// Connects to the bus at `address`, or to the session bus (`DBUS_SESSION_BUS_ADDRESS`) when nil
     /// (`dbus_connection_open_private`, `dbus_bus_register`). Blocks until registered: call at startup,
-    /// on `queue`.
-    public init(address: String? = nil, queue: DispatchQueue) throws {
+    /// on `queue`. Diagnostics go to `logger`.
+    public init(address: String? = nil, queue: DispatchQueue, logger: Logger) throws {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let address = address ?? Connection.sessionBusAddress else {
             throw DBusError(name: DBusError.Name.badAddress, message: "DBUS_SESSION_BUS_ADDRESS is not set and no bus address was given")
@@ -64,6 +76,7 @@ public final class Connection: @unchecked Sendable {
             throw error
         }
         self.queue = queue
+        self.logger = logger
         self.address = address
         self.raw = raw
         self.uniqueName = dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? ""
@@ -111,10 +124,15 @@ public final class Connection: @unchecked Sendable {
         }
     }
 
+    /// Cancels every source, and closes and releases the connection only once their cancel handlers
+    /// have run: until then a source may still hold a watch of this connection.
     private static func teardown(_ raw: OpaquePointer, _ integration: LoopIntegration) {
         integration.uninstall(from: raw)
-        dbus_connection_close(raw)
-        dbus_connection_unref(raw)
+        let box = UnsafeSendable(raw)
+        integration.whenCancelled {
+            dbus_connection_close(box.value)
+            dbus_connection_unref(box.value)
+        }
     }
 
     // MARK: Sending
@@ -307,7 +325,7 @@ public final class Connection: @unchecked Sendable {
         isConnected = false
         let error = DBusError.disconnected(
             "the connection to the bus at \(address) was lost (org.freedesktop.DBus.Local.Disconnected): the bus closed it or exited")
-        log?(error.description)
+        logger.notice("\(error.message)")
         onDisconnect?(error)
     }
 

@@ -197,7 +197,7 @@ public final class DeferredReply: @unchecked Sendable {
 
     private func claim() -> Bool {
         guard !answered else {
-            connection.log?("\(description): a second reply was dropped (every call gets exactly one)")
+            connection.logger.warning("\(description): a second reply was dropped (every call gets exactly one)")
             return false
         }
         answered = true
@@ -223,13 +223,13 @@ func sendReply(call: Message, connection: Connection, outSignature: Signature, d
         switch result {
         case .success(let values):
             if values.signature != outSignature {
-                connection.log?("\(description) returned '\(values.signature)' but declares '\(outSignature)'")
+                connection.logger.error("\(description) returned '\(values.signature)' but declares '\(outSignature)'")
                 reply = try call.errorReply(.failed("\(description) produced a reply of signature '\(values.signature)' instead of '\(outSignature)'"))
             } else {
                 do {
                     reply = try call.methodReturn(values)
                 } catch {
-                    connection.log?("\(description): invalid reply values: \(error)")
+                    connection.logger.error("\(description): invalid reply values: \(error)")
                     reply = try call.errorReply(.failed("\(description) produced an invalid reply: \(DBusError(error).message)"))
                 }
             }
@@ -238,6 +238,6 @@ func sendReply(call: Message, connection: Connection, outSignature: Signature, d
         }
         try connection.send(reply)
     } catch {
-        connection.log?("\(description): reply not sent: \(error)")
+        connection.logger.error("\(description): reply not sent: \(error)")
     }
 }

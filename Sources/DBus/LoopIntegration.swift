@@ -1,5 +1,8 @@
 import CDBus
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Drives one `DBusConnection` from DispatchSources on one serial queue: no thread, no polling, no timer
 /// while idle (libdbus creates timeouts only for pending calls).
@@ -17,6 +20,9 @@ final class LoopIntegration: @unchecked Sendable {
     private var watches: [OpaquePointer: WatchSources] = [:]
     private var timeouts: [OpaquePointer: TimeoutSource] = [:]
     private var dispatchScheduled = false
+    /// Entered for every source made, left by its cancel handler: notifies once every source is
+    /// cancelled for good (see `whenCancelled`).
+    private let liveSources = DispatchGroup()
 
     init(queue: DispatchQueue) { self.queue = queue }
 
@@ -48,6 +54,12 @@ final class LoopIntegration: @unchecked Sendable {
         timeouts = [:]
     }
 
+    /// Runs `body` on the queue once every source made so far has finished cancelling (its cancel
+    /// handler ran): only then may what the sources use (the watches, the connection) be released.
+    func whenCancelled(_ body: @escaping @Sendable () -> Void) {
+        liveSources.notify(queue: queue, execute: body)
+    }
+
     /// For tests: the enabled timeouts and watches. An idle connection has no timeout and only its read
     /// watch enabled, so it sleeps until a message arrives.
     var enabledTimeoutCount: Int { timeouts.values.filter(\.resumed).count }
@@ -68,23 +80,34 @@ final class LoopIntegration: @unchecked Sendable {
 
     // MARK: Watches (called from inside libdbus: no libdbus connection calls here)
 
-    fileprivate func addWatch(_ watch: OpaquePointer) {
-        let fd = dbus_watch_get_unix_fd(watch)
+    /// False when no descriptor is left to duplicate (libdbus treats it as out of memory).
+    fileprivate func addWatch(_ watch: OpaquePointer) -> Bool {
         let flags = dbus_watch_get_flags(watch)
         var sources: [any DispatchSourceProtocol] = []
-        if flags & DBUS_WATCH_READABLE.rawValue != 0 {
-            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-            source.setEventHandler { [weak self] in self?.handle(watch, DBUS_WATCH_READABLE.rawValue) }
-            sources.append(source)
-        }
-        if flags & DBUS_WATCH_WRITABLE.rawValue != 0 {
-            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-            source.setEventHandler { [weak self] in self?.handle(watch, DBUS_WATCH_WRITABLE.rawValue) }
+        for condition in [DBUS_WATCH_READABLE.rawValue, DBUS_WATCH_WRITABLE.rawValue] where flags & condition != 0 {
+            // Each source watches its own duplicate of libdbus's descriptor and closes it in its cancel
+            // handler: a descriptor must stay open until the cancel handler runs (dispatch_source_cancel(3)),
+            // and libdbus closes its own right after removing the watch when the bus goes away.
+            let fd = dup(dbus_watch_get_unix_fd(watch))
+            guard fd >= 0 else {
+                WatchSources(sources).cancel()
+                return false
+            }
+            let source = condition == DBUS_WATCH_READABLE.rawValue
+                ? DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+                : DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+            source.setEventHandler { [weak self] in self?.handle(watch, condition) }
+            liveSources.enter()
+            source.setCancelHandler { [liveSources] in
+                close(fd)
+                liveSources.leave()
+            }
             sources.append(source)
         }
         let entry = WatchSources(sources)
         watches[watch] = entry
         entry.setEnabled(dbus_watch_get_enabled(watch) != 0)
+        return true
     }
 
     fileprivate func removeWatch(_ watch: OpaquePointer) {
@@ -111,6 +134,8 @@ final class LoopIntegration: @unchecked Sendable {
         // deadline) and goes with it; an idle connection has none (ConnectionTests checks).
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.setEventHandler { [weak self] in self?.handle(timeout) }
+        liveSources.enter()
+        timer.setCancelHandler { [liveSources] in liveSources.leave() }
         let entry = TimeoutSource(timer)
         timeouts[timeout] = entry
         entry.update(enabled: dbus_timeout_get_enabled(timeout) != 0, intervalMilliseconds: Int(dbus_timeout_get_interval(timeout)))
@@ -191,8 +216,7 @@ private let releaseIntegration: @convention(c) (UnsafeMutableRawPointer?) -> Voi
 }
 
 private let addWatchCallback: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> dbus_bool_t = { watch, data in
-    integration(data).addWatch(watch!)
-    return 1
+    integration(data).addWatch(watch!) ? 1 : 0
 }
 
 private let removeWatchCallback: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { watch, data in

@@ -1,5 +1,6 @@
 import CDBus
 import Dispatch
+import Logging
 
 /// Serves objects on a connection: dispatches incoming method calls to the `InterfaceDescription`
 /// tables of the object at the called path, and answers `org.freedesktop.DBus.Properties`,
@@ -24,18 +25,33 @@ import Dispatch
 /// ```
 public final class ObjectServer: @unchecked Sendable {
     public let connection: Connection
+    /// Where the objects' diagnostics go (a getter that failed, a PropertiesChanged not sent).
+    public let logger: Logger
     private var objects: [ObjectPath: ExportedObject] = [:]
     private var token: Connection.HandlerToken?
+    /// `org.freedesktop.DBus.Peer` for paths with no object.
+    private let peer = ExportedObject.peerInterface()
 
-    /// Installs the dispatcher as a message handler of `connection`.
-    public init(connection: Connection) {
+    /// Installs the dispatcher as a message handler of `connection`, and takes `org.freedesktop.DBus.Peer`
+    /// over from libdbus, which answers `Ping` and `GetMachineId` whatever their arguments
+    /// (dbus-connection.c `_dbus_connection_peer_filter_unlocked_no_update` checks no signature), so that
+    /// a call with the wrong signature gets `InvalidArgs` here as on every other interface.
+    /// Diagnostics go to `logger`, or to the connection's when nil.
+    public init(connection: Connection, logger: Logger? = nil) {
         dispatchPrecondition(condition: .onQueue(connection.queue))
         self.connection = connection
+        self.logger = logger ?? connection.logger
         token = connection.addHandler { [weak self] message in self?.handle(message) ?? false }
+        connection.routesPeerMessages = true
     }
 
     deinit {
-        if let token { connection.queue.async { [connection] in connection.removeHandler(token) } }
+        if let token {
+            connection.queue.async { [connection] in
+                connection.removeHandler(token)
+                connection.routesPeerMessages = false
+            }
+        }
     }
 
     /// Exports an object with `interfaces` at `path`. Validates the tables (names, signatures,
@@ -116,12 +132,19 @@ public final class ObjectServer: @unchecked Sendable {
             object.dispatch(message, member: member)
             return true
         }
+        let interface = message.interface
+        // Peer works on every path, as libdbus answered it before we took it over (see init).
+        if interface == ExportedObject.peer {
+            ExportedObject.answer(message, interface: peer, member: member, connection: connection, path: path)
+            return true
+        }
         // No object here: answer Introspect on the way to objects below (clients walk the tree), else UnknownObject.
         let children = children(of: path)
-        let interface = message.interface
-        if !children.isEmpty, member == "Introspect", interface == nil || interface == ExportedObject.introspectable, message.signature.isEmpty {
-            sendReply(call: message, connection: connection, outSignature: "s", description: "Introspect",
-                      result: .success([.string(Introspection.document(interfaces: [], children: children))]))
+        if !children.isEmpty, member == "Introspect", interface == nil || interface == ExportedObject.introspectable {
+            let introspect = InterfaceDescription(name: ExportedObject.introspectable, methods: [
+                .init("Introspect", out: "s") { _, _ in [.string(Introspection.document(interfaces: [], children: children))] },
+            ])
+            ExportedObject.answer(message, interface: introspect, member: member, connection: connection, path: path)
         } else {
             sendReply(call: message, connection: connection, outSignature: "", description: member,
                       result: .failure(.unknownObject("No object at path \(path)")))
@@ -147,6 +170,7 @@ public final class ExportedObject: @unchecked Sendable {
     /// Weak: the server owns its objects.
     private weak var server: ObjectServer?
     private let connection: Connection
+    private let logger: Logger
 
     /// interface → property → value last announced (or read at registration).
     private var announced: [String: [String: DBusValue]] = [:]
@@ -167,6 +191,7 @@ public final class ExportedObject: @unchecked Sendable {
         self.interfaces = interfaces
         self.server = server
         self.connection = server.connection
+        self.logger = server.logger
         standard = makeStandardInterfaces()
         for interface in interfaces {
             var values: [String: DBusValue] = [:]
@@ -210,7 +235,7 @@ public final class ExportedObject: @unchecked Sendable {
     public func propertiesMayHaveChanged(interface: String, properties names: [String]? = nil) {
         dispatchPrecondition(condition: .onQueue(connection.queue))
         guard interfaces.contains(where: { $0.name == interface }) else {
-            connection.log?("propertiesMayHaveChanged: \(path) does not implement \(interface)")
+            logger.error("propertiesMayHaveChanged: \(path) does not implement \(interface)")
             return
         }
         if let names {
@@ -245,7 +270,7 @@ public final class ExportedObject: @unchecked Sendable {
                 guard property.emitsChanged == .true || property.emitsChanged == .invalidates else { continue }
                 let value: DBusValue
                 do { value = try read(property, of: interface.name) } catch {
-                    connection.log?("\(interface.name).\(property.name): getter failed: \(error)")
+                    logger.error("\(interface.name).\(property.name): getter failed: \(error)")
                     continue
                 }
                 guard announced[interface.name]?[property.name] != value else { continue }
@@ -308,7 +333,7 @@ public final class ExportedObject: @unchecked Sendable {
             ])
             try connection.send(message)
         } catch {
-            connection.log?("PropertiesChanged for \(interface) not sent: \(error)")
+            logger.error("PropertiesChanged for \(interface) not sent: \(error)")
         }
     }
 
@@ -342,7 +367,21 @@ public final class ExportedObject: @unchecked Sendable {
         } catch {
             return sendReply(call: message, connection: connection, outSignature: "", description: member, result: .failure(DBusError(error)))
         }
-        let (interface, method) = resolved
+        Self.run(message, interface: resolved.0, method: resolved.1, connection: connection, path: path)
+    }
+
+    /// Answers a call of `member` of `interface` (UnknownMethod when it has none), as `dispatch` does.
+    static func answer(_ message: Message, interface: InterfaceDescription, member: String, connection: Connection, path: ObjectPath) {
+        guard let method = interface.method(named: member) else {
+            return sendReply(call: message, connection: connection, outSignature: "", description: member,
+                             result: .failure(.unknownMethod("Interface \(interface.name) has no method \(member)")))
+        }
+        run(message, interface: interface, method: method, connection: connection, path: path)
+    }
+
+    /// Checks the call's signature against the method's, runs the handler, sends one reply.
+    private static func run(_ message: Message, interface: InterfaceDescription, method: InterfaceDescription.Method,
+                            connection: Connection, path: ObjectPath) {
         let description = "\(interface.name).\(method.name)"
         guard message.signature == method.inSignature else {
             return sendReply(call: message, connection: connection, outSignature: method.outSignature, description: description, result: .failure(
@@ -404,17 +443,21 @@ public final class ExportedObject: @unchecked Sendable {
             InterfaceDescription(name: Self.introspectable, methods: [
                 .init("Introspect", out: "s") { [unowned self] _, _ in [.string(introspectionXML)] },
             ]),
-            // libdbus answers Peer itself when the call names the interface (dbus-connection.c
-            // _dbus_connection_peer_filter_unlocked_no_update); this serves calls without one.
-            InterfaceDescription(name: Self.peer, methods: [
-                .init("Ping") { _, _ in [] },
-                .init("GetMachineId", out: "s") { _, _ in
-                    let id = try withCError("no machine id") { dbus_try_get_local_machine_id($0) }
-                    defer { dbus_free(id) }
-                    return [.string(String(cString: id))]
-                },
-            ]),
+            Self.peerInterface(),
         ]
+    }
+
+    /// `org.freedesktop.DBus.Peer`: every call of it reaches us (`ObjectServer.init` routes it here,
+    /// libdbus no longer answers it), with or without the interface field.
+    static func peerInterface() -> InterfaceDescription {
+        InterfaceDescription(name: peer, methods: [
+            .init("Ping") { _, _ in [] },
+            .init("GetMachineId", out: "s") { _, _ in
+                let id = try withCError("no machine id") { dbus_try_get_local_machine_id($0) }
+                defer { dbus_free(id) }
+                return [.string(String(cString: id))]
+            },
+        ])
     }
 
     /// Finds the property named by Get/Set arguments `(interface, name)`; an empty interface searches all.
@@ -450,7 +493,7 @@ public final class ExportedObject: @unchecked Sendable {
             for property in interface.properties {
                 // One failing getter must not hide the others: clients cache GetAll.
                 do { entries.append(.init(.string(property.name), .variant(try read(property, of: interface.name)))) } catch {
-                    connection.log?("GetAll: \(interface.name).\(property.name) left out: \(error)")
+                    logger.error("GetAll: \(interface.name).\(property.name) left out: \(error)")
                 }
             }
         }

@@ -43,7 +43,7 @@ public final class MPRISService: @unchecked Sendable {
         self.connection = connection
         self.options = options
         self.logger = logger
-        server = ObjectServer(connection: connection)
+        server = ObjectServer(connection: connection, logger: logger)
     }
 
     /// Registers the object, then asks for the name (DO_NOT_QUEUE), falling back to
@@ -92,7 +92,7 @@ public final class MPRISService: @unchecked Sendable {
         guard let object else { return }
         switch event {
         case .seeked(let position):
-            emit(MPRIS.player, "Seeked", [.int64(position.microseconds)])
+            emit(MPRIS.player, "Seeked", [.int64(clientPosition(position))])
         case .playedToEnd(let id):
             emit(MPRIS.tonearm, "PlayedToEnd", [.objectPath(TrackIDs.path(id))])
         case .itemFailed(let id, let error):
@@ -176,6 +176,21 @@ public final class MPRISService: @unchecked Sendable {
         }
     }
 
+    /// A position as clients see it, in microseconds: between 0 and the current track's length
+    /// (MPRIS Position and Seeked), so that a seek a client asked past the end never shows.
+    private func clientPosition(_ position: Duration) -> Int64 {
+        var position = max(position, .zero)
+        if let length = player.currentItem?.duration { position = min(position, length) }
+        return position.microseconds
+    }
+
+    /// MPRIS CanSeek: a file may seek before it loaded (the seek runs after preroll); a stream only
+    /// once the pipeline said it can.
+    private var canSeek: Bool {
+        guard let item = player.currentItem, item.error == nil, !item.isLive else { return false }
+        return item.isSeekable || item.status == .unknown && item.uri.isFile
+    }
+
     private var currentTrack: ObjectPath? { player.currentItem.map { TrackIDs.path($0.id) } }
 
     /// Parses URIs and expands directories; throws the first bad one: InvalidArgs for a malformed
@@ -241,17 +256,20 @@ public final class MPRISService: @unchecked Sendable {
                 .init("PlayPause") { [player] _, _ in player.togglePlayPause(); return [] },
                 .init("Stop") { [player] _, _ in player.stop(); return [] },
                 .init("Play") { [player] _, _ in player.play(); return [] },
-                .init("Seek", in: "x") { [player] arguments, _ in
-                    guard player.currentItem != nil, let offset = arguments[0].int64Value else { return [] }
-                    player.seek(by: .microseconds(offset))
+                .init("Seek", in: "x") { [unowned self] arguments, _ in
+                    // MPRIS Player.Seek: "If the CanSeek property is false, this has no effect."
+                    guard canSeek, let offset = arguments[0].int64Value else { return [] }
+                    // relative to the position; any Int64 a client sends saturates instead of trapping
+                    player.seek(to: .saturating(microseconds: Self.saturatingSum(player.position.microseconds, offset)))
                     return []
                 },
-                .init("SetPosition", in: "ox") { [player] arguments, _ in
-                    // a trackid that is not current, a negative position or one past the end: ignored (spec)
-                    guard let current = player.currentItem, let position = arguments[1].int64Value, position >= 0,
+                .init("SetPosition", in: "ox") { [unowned self] arguments, _ in
+                    // a trackid that is not current, a negative position or one past the end, or CanSeek
+                    // false: ignored (MPRIS Player.SetPosition)
+                    guard canSeek, let current = player.currentItem, let position = arguments[1].int64Value, position >= 0,
                           arguments[0].objectPathValue == TrackIDs.path(current.id) else { return [] }
                     if let duration = current.duration, Duration.microseconds(position) > duration { return [] }
-                    player.seek(to: .microseconds(position))
+                    player.seek(to: .saturating(microseconds: position))
                     return []
                 },
                 .init("OpenUri", in: "s") { [weak self] arguments, _ in
@@ -277,7 +295,9 @@ public final class MPRISService: @unchecked Sendable {
                     }
                 }),
                 .init("Rate", "d", get: { [player] in .double(player.state.rate) }, set: { [player] value, _ in
-                    guard let rate = value.doubleValue, rate.isFinite else { throw DBusError.invalidArgs("Rate must be a number") }
+                    guard let rate = value.doubleValue, rate.isFinite else {
+                        throw DBusError.invalidArgs("Rate must be a finite number from \(player.configuration.minimumRate) to \(player.configuration.maximumRate) (or 0 to pause), not \(value.doubleValue.map { "\($0)" } ?? "?")")
+                    }
                     // Rate 0 pauses (MPRIS: "a value of 0.0 ... should act as though Pause was called")
                     if rate == 0 { player.pause(); return }
                     do { try player.setRate(rate) } catch { throw DBusError.invalidArgs(error.message) }
@@ -289,10 +309,14 @@ public final class MPRISService: @unchecked Sendable {
                     .vardict(player.currentItem.map { metadata($0) } ?? [:])
                 },
                 .init("Volume", "d", get: { [player] in .double(player.state.volume) }, set: { [player] value, _ in
-                    guard let volume = value.doubleValue, volume.isFinite else { throw DBusError.invalidArgs("Volume must be a number") }
+                    guard let volume = value.doubleValue, volume.isFinite else {
+                        throw DBusError.invalidArgs("Volume must be a finite number from 0 to 1, not \(value.doubleValue.map { "\($0)" } ?? "?")")
+                    }
+                    // MPRIS Player.Volume: "if a negative value is passed, the volume should be set to 0.0"; the
+                    // spec allows more than 1.0 but asks clients not to: the model keeps 0...1 (README)
                     player.setVolume(max(volume, 0))
                 }),
-                .init("Position", "x", emitsChanged: .false) { [player] in .int64(player.position.microseconds) },
+                .init("Position", "x", emitsChanged: .false) { [unowned self] in .int64(clientPosition(player.position)) },
                 .init("MinimumRate", "d") { [player] in .double(player.configuration.minimumRate) },
                 .init("MaximumRate", "d") { [player] in .double(player.configuration.maximumRate) },
                 .init("CanGoNext", "b") { [player] in .bool(player.state.canGoNext) },
@@ -300,10 +324,7 @@ public final class MPRISService: @unchecked Sendable {
                 // GNOME Shell hides a player whose CanPlay is false while it has an item
                 .init("CanPlay", "b") { [player] in .bool(player.currentItem != nil) },
                 .init("CanPause", "b") { [player] in .bool(player.currentItem != nil) },
-                .init("CanSeek", "b") { [player] in
-                    guard let item = player.currentItem, item.error == nil, !item.isLive else { return .bool(false) }
-                    return .bool(item.isSeekable || item.status == .unknown && item.uri.isFile)
-                },
+                .init("CanSeek", "b") { [unowned self] in .bool(canSeek) },
                 .init("CanControl", "b", emitsChanged: .false) { .bool(true) },
             ],
             signals: [.init("Seeked", "x", argumentNames: ["Position"])],
@@ -395,14 +416,17 @@ public final class MPRISService: @unchecked Sendable {
         InterfaceDescription(
             name: MPRIS.tonearm,
             methods: [
-                .init("SeekTo", in: "xxx") { [player] arguments, _ in
+                .init("SeekTo", in: "xxx") { [unowned self] arguments, _ in
                     guard let position = arguments[0].int64Value, let before = arguments[1].int64Value,
                           let after = arguments[2].int64Value else { return [] }
                     guard position >= 0, before >= 0, after >= 0 else {
                         throw DBusError.invalidArgs("position and tolerances must not be negative (microseconds)")
                     }
                     guard player.currentItem != nil else { throw ServiceError(PlayerError(.noCurrentItem, "nothing to seek: no current track")) }
-                    player.seek(to: .microseconds(position), toleranceBefore: .microseconds(before), toleranceAfter: .microseconds(after))
+                    // as MPRIS Seek: no effect while CanSeek is false (a stream not loaded yet, a live one)
+                    guard canSeek else { return [] }
+                    player.seek(to: .saturating(microseconds: position), toleranceBefore: .saturating(microseconds: before),
+                                toleranceAfter: .saturating(microseconds: after))
                     return []
                 },
                 .init("Retry") { [player] _, _ in
@@ -450,6 +474,14 @@ public final class MPRISService: @unchecked Sendable {
                 .init("RateChanged", "ds", argumentNames: ["rate", "reason"]),
             ],
             introspectionXML: MPRIS.tonearmXML)
+    }
+}
+
+extension MPRISService {
+    /// `a + b`, Int64.min or Int64.max where it overflows (client offsets are any Int64).
+    static func saturatingSum(_ a: Int64, _ b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? (b < 0 ? .min : .max) : sum
     }
 }
 

@@ -571,8 +571,8 @@ public struct PlayerMachine: Sendable {
         }
         pendingSeek = SeekRequest(target: .position(resumeAt), mode: .exact)
         if intent == .playing { setIntent(.paused) } else { updateTimeControl() }
-        emit(.outputFailed(error))
         emit(.rateChanged(0, .output))
+        emit(.outputFailed(error))
     }
 
     /// Moves on from a failed current item to the next one that has not failed.

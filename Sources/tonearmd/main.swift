@@ -72,7 +72,7 @@ struct Tonearmd: ParsableCommand {
     /// With --open: gives the URIs to the tonearmd that owns the name, if one does.
     private func handOver(_ uris: [String], address: String, queue: DispatchQueue, logger: Logger) throws -> Bool {
         try queue.sync {
-            let connection = try Connection(address: address, queue: queue)
+            let connection = try Connection(address: address, queue: queue, logger: logger)
             defer { connection.close() }
             let name = "org.mpris.MediaPlayer2.tonearm" + (instance.map { ".\($0)" } ?? "")
             let owner = try connection.callBlocking(Message.methodCall(
@@ -108,7 +108,7 @@ final class Service: @unchecked Sendable {
     init(address: String, engine configuration: EngineConfiguration, instance: String?, queue: DispatchQueue, logger: Logger) throws {
         self.queue = queue
         self.logger = logger
-        connection = try Connection(address: address, queue: queue)
+        connection = try Connection(address: address, queue: queue, logger: logger)
         engine = try GStreamerEngine(configuration: configuration, logger: logger)
         player = Player(engine: engine, queue: queue, metadataReader: DiscovererMetadataReader())
         let capabilities = MediaCapabilities()
@@ -169,7 +169,7 @@ final class Service: @unchecked Sendable {
         let socket = "/run/dbus/system_bus_socket"
         guard FileManager.default.fileExists(atPath: socket) else { return }
         do {
-            let bus = try Connection(address: "unix:path=\(socket)", queue: queue)
+            let bus = try Connection(address: "unix:path=\(socket)", queue: queue, logger: logger)
             bus.onDisconnect = { [weak self] _ in self?.systemBus = nil }
             try bus.addMatch("type='signal',interface='org.freedesktop.login1.Manager',member='PrepareForSleep'")
             _ = bus.onSignal(interface: "org.freedesktop.login1.Manager", member: "PrepareForSleep") { [player] message in

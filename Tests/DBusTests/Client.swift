@@ -1,5 +1,7 @@
 import DBus
 import Dispatch
+import Foundation
+import Logging
 import TestSupport
 import XCTest
 
@@ -9,7 +11,7 @@ final class Client {
     var connection: Connection!
 
     init(bus: PrivateBus) throws {
-        try queue.sync { connection = try Connection(address: bus.address, queue: queue) }
+        try queue.sync { connection = try Connection(address: bus.address, queue: queue, logger: .test) }
     }
 
     func close() { queue.sync { connection.close() } }
@@ -47,4 +49,29 @@ final class Client {
 extension Result {
     var value: Success? { if case .success(let v) = self { v } else { nil } }
     var failure: Failure? { if case .failure(let e) = self { e } else { nil } }
+}
+
+extension Logger {
+    /// What the connections under test report (the library takes its logger from its owner).
+    static let test = Logger(label: "DBusTests")
+}
+
+/// A log handler that keeps what it is given, to check that diagnostics reach the owner's logger.
+final class CapturedLog: LogHandler, @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+             file: String, function: String, line: UInt) {
+        lock.withLock { lines.append("\(level): \(message)") }
+    }
+
+    var messages: [String] { lock.withLock { lines } }
+    var logger: Logger { Logger(label: "captured") { _ in self } }
 }

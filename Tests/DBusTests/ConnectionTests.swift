@@ -1,5 +1,7 @@
 @testable import DBus
 import Dispatch
+import Foundation
+import Logging
 import TestSupport
 import XCTest
 
@@ -10,14 +12,14 @@ final class ConnectionTests: XCTestCase {
         defer { bus.stop() }
         let queue = DispatchQueue(label: "test.idle")
         try queue.sync {
-            let connection = try Connection(address: bus.address, queue: queue)
+            let connection = try Connection(address: bus.address, queue: queue, logger: .test)
             XCTAssertTrue(connection.uniqueName.hasPrefix(":"), connection.uniqueName)
             XCTAssertTrue(connection.isConnected)
             connection.close()
             XCTAssertFalse(connection.isConnected)
             connection.close()  // idempotent
         }
-        let connection = try queue.sync { try Connection(address: bus.address, queue: queue) }
+        let connection = try queue.sync { try Connection(address: bus.address, queue: queue, logger: .test) }
         // After a round trip completes, nothing is armed but the read watch: the connection sleeps.
         let done = expectation(description: "GetId")
         queue.sync {
@@ -36,11 +38,57 @@ final class ConnectionTests: XCTestCase {
         }
     }
 
+    /// The sources watch duplicates of libdbus's descriptors and close them in their cancel handlers;
+    /// the connection itself is closed once they all ran. Afterwards nothing of it stays open.
+    func testClosingReleasesEveryDescriptorOnceItsSourcesAreCancelled() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let queue = DispatchQueue(label: "test.descriptors")
+        let before = Self.openDescriptors()
+        let connection = try queue.sync { try Connection(address: bus.address, queue: queue, logger: .test) }
+        XCTAssertGreaterThanOrEqual(Self.openDescriptors().count, before.count + 2, "the socket and its read source's duplicate")
+        let released = expectation(description: "every source cancelled")
+        queue.sync {
+            connection.close()
+            connection.integration.whenCancelled { released.fulfill() }
+        }
+        wait(for: [released], timeout: 10)
+        queue.sync {}  // the teardown that waited for the same cancellations has run too
+        XCTAssertEqual(Self.openDescriptors(), before)
+    }
+
+    private static func openDescriptors() -> Set<String> {
+        Set((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [])
+    }
+
+    /// What a client never sees (a getter that failed, left out of GetAll) reaches the logger given.
+    func testDiagnosticsGoToTheLoggerGiven() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let log = CapturedLog()
+        let queue = DispatchQueue(label: "test.log")
+        let (connection, server) = try queue.sync {
+            let connection = try Connection(address: bus.address, queue: queue, logger: log.logger)
+            let server = ObjectServer(connection: connection)
+            _ = try server.register([InterfaceDescription(name: "io.x.Broken", properties: [
+                .init("Fine", "i") { .int32(1) },
+                .init("Broken", "i") { throw DBusError.failed("the getter broke") },
+            ])], at: "/broken")
+            return (connection, server)
+        }
+        defer { queue.sync { withExtendedLifetime(server) { connection.close() } } }
+        let output = try Tool.run("busctl", ["--address=\(bus.address)", "call", connection.uniqueName, "/broken",
+                                             "org.freedesktop.DBus.Properties", "GetAll", "s", "io.x.Broken"])
+        XCTAssertEqual(output.status, 0, output.stderr)
+        XCTAssertTrue(log.messages.contains { $0.contains("io.x.Broken.Broken left out") && $0.contains("the getter broke") },
+                      "\(log.messages)")
+    }
+
     func testMissingAddressThrows() throws {
         let queue = DispatchQueue(label: "test.address")
         try queue.sync {
-            XCTAssertThrowsError(try Connection(address: "unix:path=/nonexistent/bus", queue: queue))
-            XCTAssertThrowsError(try Connection(address: "not an address", queue: queue))
+            XCTAssertThrowsError(try Connection(address: "unix:path=/nonexistent/bus", queue: queue, logger: .test))
+            XCTAssertThrowsError(try Connection(address: "not an address", queue: queue, logger: .test))
         }
     }
 
@@ -116,7 +164,7 @@ final class ConnectionTests: XCTestCase {
         let queue = DispatchQueue(label: "test.disconnect")
         let lost = expectation(description: "onDisconnect")
         let failedCall = expectation(description: "pending call failed")
-        let connection = try queue.sync { try Connection(address: bus.address, queue: queue) }
+        let connection = try queue.sync { try Connection(address: bus.address, queue: queue, logger: .test) }
         queue.sync {
             connection.onDisconnect = { error in
                 XCTAssertEqual(error.name, DBusError.Name.disconnected)

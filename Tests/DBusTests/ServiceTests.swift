@@ -455,6 +455,28 @@ final class ServiceTests: XCTestCase {
         _ = try Tool.busctl(bus, ["call", busName, path, "org.freedesktop.DBus.Peer", "Ping"])
         XCTAssertEqual(try call("Ping", interface: "org.freedesktop.DBus.Peer").value, [])
         XCTAssertEqual(try call("Ping", interface: nil).value, [])
+        XCTAssertEqual(try call("GetMachineId", interface: "org.freedesktop.DBus.Peer").value?.first?.stringValue?.count, 32)
+    }
+
+    /// libdbus answers Peer calls that name the interface whatever their arguments; the object server
+    /// takes Peer over so that a wrong signature is InvalidArgs there as on every other interface.
+    func testPeerAndIntrospectableWithArgumentsAreInvalidArgs() throws {
+        let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
+        for interface in ["org.freedesktop.DBus.Peer", nil] {
+            XCTAssertEqual(try call("Ping", [.string("x")], interface: interface).failure?.name, invalidArgs, "\(interface ?? "no interface")")
+            XCTAssertEqual(try call("GetMachineId", [.int32(1)], interface: interface).failure?.name, invalidArgs)
+        }
+        XCTAssertEqual(try call("Introspect", [.string("x")], interface: "org.freedesktop.DBus.Introspectable").failure?.name, invalidArgs)
+        XCTAssertEqual(try call("Frobnicate", interface: "org.freedesktop.DBus.Peer").failure?.name,
+                       "org.freedesktop.DBus.Error.UnknownMethod")
+        // on a path with no object, Peer still answers (as libdbus did), and checks its arguments too
+        XCTAssertEqual(try call("Ping", interface: "org.freedesktop.DBus.Peer", path: "/").value, [])
+        XCTAssertEqual(try call("Ping", [.string("x")], interface: "org.freedesktop.DBus.Peer", path: "/").failure?.name, invalidArgs)
+        XCTAssertEqual(try call("Introspect", [.string("x")], interface: nil, path: "/").failure?.name, invalidArgs)
+        // a real client: busctl
+        let output = try Tool.run("busctl", ["--address=\(bus.address)", "call", busName, path, "org.freedesktop.DBus.Peer", "Ping", "s", "x"])
+        XCTAssertNotEqual(output.status, 0)
+        XCTAssertTrue(output.stderr.contains("expects arguments of signature ''"), output.stderr)
     }
 
     // MARK: Names

@@ -1,6 +1,7 @@
 import DBus
 import Dispatch
 import Foundation
+import Logging
 import TestSupport
 
 /// The object the service tests export: one interface table with a method per case and properties of
@@ -30,7 +31,7 @@ final class TestService {
     init(bus: PrivateBus, name: String) throws {
         busName = name
         try queue.sync {
-            connection = try Connection(address: bus.address, queue: queue)
+            connection = try Connection(address: bus.address, queue: queue, logger: .test)
             server = ObjectServer(connection: connection)
             object = try server.register([makeInterface()], at: Self.path)
             let result = try connection.requestName(name)

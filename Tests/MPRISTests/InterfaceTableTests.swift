@@ -28,7 +28,7 @@ final class InterfaceTableTests: XCTestCase {
         let differences = try queue.sync { () throws -> [String] in
             let engine = ScriptedEngine(queue: queue)
             let player = Player(engine: engine, queue: queue)
-            let connection = try Connection(address: bus.address, queue: queue)
+            let connection = try Connection(address: bus.address, queue: queue, logger: Logger(label: "MPRISTests"))
             defer { connection.close() }
             let service = try MPRISService(player: player, connection: connection, options: .init(), logger: Logger(label: "test"))
             return try service.tableDifferences()

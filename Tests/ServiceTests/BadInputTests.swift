@@ -125,10 +125,13 @@ final class BadInputTests: ServiceTestCase {
             if let error { XCTAssertEqual(error.name, Self.invalidArgs, "AddTrack after \(path): \(error)") }
             try assertUnchanged(before, "AddTrack after \(path)")
         }
-        // GetTracksMetadata of unknown ids answers, without them
+        // GetTracksMetadata of unknown ids answers, without them: only the known track's metadata
         let reply = try harness.call(H.trackList, "GetTracksMetadata", "ao", ["2", "/io/github/tonearm/NoSuchTrack", tracks[0]])
+        XCTAssertEqual(reply.first?.type, "aa{sv}")
         let list = reply.first?.data as? [Any] ?? []
-        XCTAssertLessThanOrEqual(list.count, 2)
+        XCTAssertEqual(list.count, 1, "\(reply)")
+        let known = list.first.map { Typed(type: "a{sv}", data: $0) }?.dictionary
+        XCTAssertEqual(known?["mpris:trackid"]?.string, tracks[0])
         try assertUnchanged(before, "GetTracksMetadata of an unknown id")
     }
 
@@ -141,7 +144,8 @@ final class BadInputTests: ServiceTestCase {
                         ["string:ftp://example.com/song.mp3", "objpath:\(H.noTrack)", "boolean:true"])
         // playerctl reports the failure and the player is as it was
         let output = try harness.playerctlOutput(["open", "ftp://example.com/song.mp3"])
-        _ = output
+        XCTAssertNotEqual(output.status, 0, "playerctl open ftp:// succeeded: \(output.stdout)")
+        XCTAssertTrue(output.stderr.contains("\(H.errorPrefix)UnsupportedScheme"), output.stderr)
         try assertUnchanged(before, "playerctl open ftp://")
     }
 

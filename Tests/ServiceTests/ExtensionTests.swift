@@ -153,16 +153,16 @@ final class ExtensionTests: ServiceTestCase {
         XCTAssertEqual(changed.arguments.map(\.signature), ["d", "s"])
         XCTAssertEqual(changed.arguments.first?.double, 1.25)
         XCTAssertEqual(changed.arguments.last?.string, "client")
-        // a rate beyond MaximumRate is refused: Rate stays, and the signal says so (or the Set fails)
+        // a rate beyond MaximumRate is refused: the Set fails saying why, Rate stays, and the signal says so
         let maximum = try XCTUnwrap(harness.get(H.player, "MaximumRate").double)
         mark = harness.mark()
         let error = try harness.errorReply(H.properties, "Set",
                                            ["string:\(H.player)", "string:Rate", "variant:double:\(maximum * 10)"])
-        if error == nil {
-            let refused = try harness.waitForSignal(H.extensionInterface, "RateChanged", from: mark)
-            XCTAssertEqual(refused.arguments.first?.double, 1.25)
-            XCTAssertEqual(refused.arguments.last?.string, "refused")
-        }
+        XCTAssertEqual(error?.name, "org.freedesktop.DBus.Error.InvalidArgs")
+        XCTAssertTrue(error?.message.contains("\(maximum)") == true, "the error names the range: \(error?.message ?? "no error")")
+        let refused = try harness.waitForSignal(H.extensionInterface, "RateChanged", from: mark)
+        XCTAssertEqual(refused.arguments.first?.double, 1.25)
+        XCTAssertEqual(refused.arguments.last?.string, "refused")
         XCTAssertEqual(try harness.get(H.player, "Rate").double, 1.25)
         XCTAssertEqual(try harness.playbackStatus, "Playing")
     }
