@@ -28,6 +28,9 @@ public final class MPRISService: @unchecked Sendable {
     private let options: Options
     private let logger: Logger
     private let covers = CoverArtStore()
+    /// Where URIs are resolved (a stat per file, a walk per directory): never the service queue,
+    /// which answers D-Bus. Serial, so calls are queued in the order they came.
+    private let resolveQueue = DispatchQueue(label: "tonearm.resolve")
     private var object: ExportedObject!
     private var subscription: Subscription?
     private var knownTracks: [ItemID] = []
@@ -196,18 +199,48 @@ public final class MPRISService: @unchecked Sendable {
     /// Parses URIs and expands directories; throws the first bad one: InvalidArgs for a malformed
     /// URI, a tonearm error for one we cannot play. Nothing is queued when one is bad.
     private func mediaURIs(_ texts: [String]) throws -> [MediaURI] {
-        var uris: [MediaURI] = []
-        for text in texts {
-            do {
-                let uri = try MediaURI(text)
-                uris += try options.resolve?(uri) ?? [uri]
-            } catch let error where error.kind == .invalidURI {
+        try Self.resolve(try Self.parse(texts), options.resolve)
+    }
+
+    /// Parses URIs (no file-system access): InvalidArgs for a malformed one, a tonearm error for a
+    /// scheme we do not play.
+    private static func parse(_ texts: [String]) throws -> [MediaURI] {
+        try texts.map { text in
+            do throws(ItemError) {
+                return try MediaURI(text)
+            } catch where error.kind == .invalidURI {
                 throw DBusError.invalidArgs(error.message)
             } catch {
                 throw ServiceError(error)
             }
         }
-        return uris
+    }
+
+    private static func resolve(_ uris: [MediaURI], _ resolve: (@Sendable (MediaURI) throws(ItemError) -> [MediaURI])?) throws -> [MediaURI] {
+        guard let resolve else { return uris }
+        do {
+            return try uris.flatMap { uri throws(ItemError) in try resolve(uri) }
+        } catch {
+            throw ServiceError(error)
+        }
+    }
+
+    /// Answers a call that queues URIs: parses them at once, resolves them on the resolve queue
+    /// (a missing file, a directory to walk), then runs `body` with them back on the service
+    /// queue and sends its reply (or its error).
+    private func queueing(_ texts: [String], _ context: MethodContext,
+                          _ body: @escaping @Sendable ([MediaURI]) throws -> [DBusValue]) throws -> [DBusValue] {
+        let uris = try Self.parse(texts)
+        let reply = context.deferReply()
+        let resolve = options.resolve
+        let queue = connection.queue
+        resolveQueue.async {
+            let resolved = Result { try Self.resolve(uris, resolve) }
+            queue.async {
+                do { reply.succeed(try body(try resolved.get())) } catch { reply.fail(error) }
+            }
+        }
+        return []
     }
 
     private func item(_ value: DBusValue) -> ItemID? {
@@ -272,10 +305,12 @@ public final class MPRISService: @unchecked Sendable {
                     player.seek(to: .saturating(microseconds: position))
                     return []
                 },
-                .init("OpenUri", in: "s") { [weak self] arguments, _ in
-                    guard let self, let text = arguments[0].stringValue else { return [] }
-                    do { try self.player.open(try self.mediaURIs([text])) } catch let error as PlayerError { throw ServiceError(error) }
-                    return []
+                .init("OpenUri", in: "s") { [unowned self] arguments, context in
+                    guard let text = arguments[0].stringValue else { return [] }
+                    return try queueing([text], context) { [player] uris in
+                        do { try player.open(uris) } catch { throw ServiceError(error) }
+                        return []
+                    }
                 },
             ],
             properties: [
@@ -341,7 +376,7 @@ public final class MPRISService: @unchecked Sendable {
                     let items = (arguments[0].arrayValue ?? []).compactMap { item($0) }.compactMap { player.item($0) }
                     return [.vardictArray(items.map { metadata($0) })]
                 },
-                .init("AddTrack", in: "sob") { [unowned self] arguments, _ in
+                .init("AddTrack", in: "sob") { [unowned self] arguments, context in
                     guard let text = arguments[0].stringValue, let afterPath = arguments[1].objectPathValue else { return [] }
                     let after: ItemID?
                     if afterPath == MPRIS.noTrack {
@@ -351,15 +386,17 @@ public final class MPRISService: @unchecked Sendable {
                     } else {
                         throw DBusError.invalidArgs("no track \(afterPath) in the track list")
                     }
-                    let uris = try mediaURIs([text])
-                    do {
-                        // AfterTrack NoTrack inserts at the start (spec)
-                        let ids = try player.enqueue(uris, at: after.map { .after($0) } ?? .start)
-                        if arguments[2].boolValue == true, let first = ids.first { try player.jump(to: first) }
-                    } catch let error as PlayerError {
-                        throw ServiceError(error)
+                    let setAsCurrent = arguments[2].boolValue == true
+                    return try queueing([text], context) { [player] uris in
+                        do {
+                            // AfterTrack NoTrack inserts at the start (spec)
+                            let ids = try player.enqueue(uris, at: after.map { .after($0) } ?? .start)
+                            if setAsCurrent, let first = ids.first { try player.jump(to: first) }
+                        } catch {
+                            throw ServiceError(error)
+                        }
+                        return []
                     }
-                    return []
                 },
                 .init("RemoveTrack", in: "o") { [unowned self] arguments, _ in
                     // a track that is not in the list: no effect (spec)
@@ -439,13 +476,15 @@ public final class MPRISService: @unchecked Sendable {
                     }
                     return []
                 },
-                .init("Enqueue", in: "asb", out: "ao") { [unowned self] arguments, _ in
-                    let uris = try mediaURIs(arguments[0].stringArrayValue ?? [])
-                    do {
-                        let ids = arguments[1].boolValue == true ? try player.open(uris) : try player.enqueue(uris)
-                        return [.objectPathArray(ids.map(TrackIDs.path))]
-                    } catch {
-                        throw ServiceError(error)
+                .init("Enqueue", in: "asb", out: "ao") { [unowned self] arguments, context in
+                    let playNow = arguments[1].boolValue == true
+                    return try queueing(arguments[0].stringArrayValue ?? [], context) { [player] uris in
+                        do {
+                            let ids = playNow ? try player.open(uris) : try player.enqueue(uris)
+                            return [.objectPathArray(ids.map(TrackIDs.path))]
+                        } catch {
+                            throw ServiceError(error)
+                        }
                     }
                 },
             ],
