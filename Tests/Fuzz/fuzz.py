@@ -970,6 +970,8 @@ class Run:
                 c.reply = "none"
                 self.write(c)
         watcher.cancel()
+        if getattr(self.args, "minimizing", False):   # only death or wedge matters there
+            return
         await self.final_checks(sem)
 
     async def final_checks(self, sem):
@@ -1189,6 +1191,7 @@ def cmd_replay(args):
 def cmd_minimize(args):
     """ddmin over the calls of a log whose run killed or wedged tonearmd."""
     header, calls = prepare_replay(args, args.minimize)
+    args.minimizing = True
     deadline = time.monotonic() + args.minimize_time
     tests = [0]
     devnull = open(os.devnull, "w")
