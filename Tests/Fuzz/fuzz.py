@@ -808,6 +808,7 @@ class Run:
         self.tracks = TrackModel()
         self.state = {}        # (iface, prop) -> (index, value) of the last accepted Set
         self.rss_warm = self.rss_end = None
+        self.ping_ms = None
         self.t0 = None
         self.last_reply = time.monotonic()
         self.checking = False
