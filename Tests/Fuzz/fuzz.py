@@ -1292,6 +1292,7 @@ def main():
     args = p.parse_args()
     args.pipeline = args.pipeline_given or "playbin3"
     args.out = os.path.abspath(args.out)
+    args.tonearmd = os.path.abspath(args.tonearmd)   # tonearmd runs in the media directory
     if not os.access(args.tonearmd, os.X_OK):
         sys.exit(f"fuzz: no tonearmd at {args.tonearmd} (build it: swift build -c release --product tonearmd)")
     for tool in ("dbus-daemon", "gst-launch-1.0"):
