@@ -1,6 +1,7 @@
 # Tonearm: two commands on a fresh Debian 12 with a Swift 6 toolchain on PATH.
 #   make run    installs what is missing, builds, and plays a generated demo track
 #   make test   installs what is missing, builds, and runs every test
+#   make fuzz   builds tonearmd (release) and runs the hostile-client fuzzer (Tests/Fuzz/fuzz.py)
 # swift from PATH; failing that, where toolchains are usually unpacked
 SWIFT ?= $(or $(shell command -v swift 2>/dev/null),$(firstword $(wildcard /opt/swift/usr/bin/swift \
 	/usr/share/swift/usr/bin/swift /usr/local/swift/usr/bin/swift $(HOME)/.local/share/swiftly/bin/swift)),swift)
@@ -8,7 +9,7 @@ export SWIFT
 DEMO_DIR := .build/demo
 DEMO := $(DEMO_DIR)/tonearm-demo.ogg
 
-.PHONY: all deps build run test demo clean
+.PHONY: all deps build run test demo fuzz clean
 
 all: build
 
@@ -34,6 +35,21 @@ run: build demo
 test: deps
 	$(SWIFT) build --build-tests
 	bash scripts/test.sh
+
+# The fuzzer: CALLS calls (SEED: random and printed unless given; INFLIGHT outstanding at once) on
+# PIPELINE (playbin3 or playbin) against TONEARMD. Logs go to .build/fuzz/. Debian's python3 (it has
+# python3-jeepney), not whatever python3 comes first on PATH.
+CALLS ?= 100000
+SEED ?=
+INFLIGHT ?= 32
+PIPELINE ?= playbin3
+TONEARMD ?= .build/release/tonearmd
+FUZZ_PYTHON ?= /usr/bin/python3
+
+fuzz: deps
+	$(SWIFT) build -c release --product tonearmd
+	$(FUZZ_PYTHON) Tests/Fuzz/fuzz.py --calls $(CALLS) $(if $(SEED),--seed $(SEED)) --inflight $(INFLIGHT) \
+	  --pipeline $(PIPELINE) --tonearmd $(TONEARMD)
 
 clean:
 	rm -rf .build

@@ -37,13 +37,14 @@ PACKAGES=(
     ca-certificates
     # tests: a private bus (dbus-daemon, dbus-run-session), dbus-send/dbus-monitor (dbus-bin),
     # MPRIS clients (playerctl, gdbus from libglib2.0-bin, busctl from systemd),
-    # and python3 for the test HTTP server
+    # and python3 for the test HTTP server; python3-jeepney for the fuzzer (make fuzz)
     dbus-daemon
     dbus-bin
     playerctl
     libglib2.0-bin
     systemd
     python3
+    python3-jeepney
 )
 
 mode=install
