@@ -132,6 +132,21 @@ public final class Element: @unchecked Sendable {
         return (ElementState(current), ElementState(pending))
     }
 
+    /// Waits at most `timeout` for a state change under way (an async preroll) to finish
+    /// (`gst_element_get_state`); returns its result (`.async` when it timed out). Blocks: never
+    /// call it on a queue that must answer.
+    @discardableResult
+    public func waitForState(timeout: Duration) -> StateChangeResult {
+        let (seconds, attoseconds) = min(max(timeout, .zero), .seconds(86_400)).components
+        let nanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+        switch gst_element_get_state(pointer, nil, nil, GstClockTime(nanoseconds)) {
+        case GST_STATE_CHANGE_SUCCESS: return .success
+        case GST_STATE_CHANGE_ASYNC: return .async
+        case GST_STATE_CHANGE_NO_PREROLL: return .noPreroll
+        default: return .failure
+        }
+    }
+
     /// `gst_element_query_position` in time, in nanoseconds.
     public func queryPosition() -> Int64? {
         var position: gint64 = -1

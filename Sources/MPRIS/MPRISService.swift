@@ -476,6 +476,10 @@ public final class MPRISService: @unchecked Sendable {
                     }
                     return []
                 },
+                .init("Clear") { [player] _, _ in
+                    player.clear()
+                    return []
+                },
                 .init("Enqueue", in: "asb", out: "ao") { [unowned self] arguments, context in
                     let playNow = arguments[1].boolValue == true
                     return try queueing(arguments[0].stringArrayValue ?? [], context) { [player] uris in

@@ -34,9 +34,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     // GstPlayFlags is not public (gst/playback/gstplay-enum.h): VIDEO 0x1, AUDIO 0x2, TEXT 0x4.
     private static let flagVideo: UInt32 = 0x1, flagText: UInt32 = 0x4
-    /// How long a load waits for the previous pipeline to reach NULL (and free an exclusive sound
-    /// device) before it goes on without it.
+    /// How long a load waits for the previous pipeline to reach NULL before it goes on without it,
+    /// when the output is an ALSA device that only one pipeline can open; a sound server
+    /// (PulseAudio, PipeWire) or a fake sink takes a second stream at once, so nothing waits.
     private static let disposalWait = DispatchTimeInterval.seconds(2)
+    private let waitsForDisposal: Bool
 
     public init(configuration: EngineConfiguration = .fromEnvironment(), logger: Logger) throws {
         GStreamer.initialize()
@@ -46,6 +48,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         self.configuration = configuration
         self.logger = logger
         (sinkDescription, audioSinkDescription) = try Self.chooseAudioSink(configuration, logger: logger)
+        waitsForDisposal = audioSinkDescription.contains("alsasink")
         // a pipeline that cannot be built fails here, at start, rather than at the first load
         Self.dispose(try makePipeline(), wait: nil)
         logger.info("engine ready", metadata: ["pipeline": "\(configuration.pipeline.rawValue)", "sink": "\(audioSinkDescription)",
@@ -156,6 +159,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         pipeline.busSource.cancel()
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {
+            // a pipeline still autoplugging deadlocks on its way to NULL with 1.22.0: the
+            // typefind thread waits in decodebin for a lock the state change holds, while the
+            // change waits for that thread's stream lock (seen by make fuzz, 2.4% of fast item
+            // switches). Letting the preroll finish (or fail) first avoids it.
+            pipeline.playbin.waitForState(timeout: .seconds(3))
             pipeline.playbin.setState(.null)
             // in NULL no streaming thread emits about-to-finish any more
             pipeline.aboutToFinish?.disconnect()
@@ -170,7 +178,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func retire() {
         dispatchPrecondition(condition: .onQueue(queue))
-        if let pipeline { Self.dispose(pipeline, wait: Self.disposalWait, logger: logger) }
+        if let pipeline { Self.dispose(pipeline, wait: waitsForDisposal ? Self.disposalWait : nil, logger: logger) }
         pipeline = nil
         generation = nil
         uri = nil

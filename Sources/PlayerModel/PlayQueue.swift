@@ -53,10 +53,13 @@ public struct PlayQueue: Sendable {
         items.insert(contentsOf: newItems, at: position)
         if isShuffled {
             // new entries land at random places after the current one in the play order
+            // into a copy, so the order's index is rebuilt once, not once per item
+            var shuffled = order
+            let start = currentID.flatMap { orderIndex[$0].map { $0 + 1 } } ?? 0
             for item in newItems {
-                let start = currentID.flatMap { orderIndex[$0].map { $0 + 1 } } ?? 0
-                order.insert(item.id, at: Int.random(in: start...order.count))
+                shuffled.insert(item.id, at: Int.random(in: start...shuffled.count))
             }
+            order = shuffled
         } else {
             order = ids
         }

@@ -913,6 +913,14 @@ class Run:
             sem.release()
         await asyncio.sleep(0.5)
 
+    async def settle(self):
+        """Stops and empties the queue (Stop, then our Clear) and lets the retired pipelines reach
+        NULL, so that memory is measured on the same empty, stopped service each time: what a
+        10,000-item queue holds is not a leak."""
+        for iface, member in ((PLAYER, "Stop"), (EXT, "Clear")):
+            await self.health.call(call_msg(self.dest, OBJ, iface, member, "", []), 10)
+        await asyncio.sleep(1.5)
+
     async def main(self):
         await self.connect()
         watcher = asyncio.get_running_loop().create_task(self.watch_process())
@@ -950,6 +958,7 @@ class Run:
                     break
             if n == warmup:
                 await self.quiesce(sem)
+                await self.settle()
                 self.rss_warm = self.svc.rss_anon_kib()
             if time.monotonic() - last_report > 10:
                 last_report = time.monotonic()
@@ -1010,7 +1019,12 @@ class Run:
             await self.consistency()
         else:
             self.check(False, "GetAll answers and is consistent", "service dead or wedged")
-        # memory
+        # memory, on an emptied queue as at warm-up
+        if alive:
+            try:
+                await self.settle()
+            except Exception as e:
+                self.check(False, "Stop and Clear answer before the memory is measured", repr(e))
         self.rss_end = self.svc.rss_anon_kib() if alive else None
         if self.rss_warm is not None and self.rss_end is not None:
             grew = (self.rss_end - self.rss_warm) / 1024
