@@ -8,6 +8,11 @@ final class CoverArtStore {
     private let directory: URL
     /// Item to (image bytes, file) so a cover is hashed and written once.
     private var written: [ItemID: (data: Data, url: URL)] = [:]
+    /// The cover found beside the files of a folder (nil: none), so adding a whole album stats
+    /// its folder once, not 32 times per track. Bounded; a cover added later is seen once the
+    /// cache was cleared.
+    private var besideByFolder: [String: URL?] = [:]
+    private static let besideCacheLimit = 512
     private static let besideNames = ["cover", "folder", "front", "album", "Cover", "Folder", "Front", "Album"]
     private static let besideExtensions = ["jpg", "jpeg", "png", "webp"]
 
@@ -52,13 +57,13 @@ final class CoverArtStore {
     private func beside(_ uri: MediaURI) -> URL? {
         guard let path = uri.path else { return nil }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
-        for name in Self.besideNames {
-            for ext in Self.besideExtensions {
-                let candidate = folder.appendingPathComponent("\(name).\(ext)")
-                if FileManager.default.fileExists(atPath: candidate.path) { return candidate }
-            }
-        }
-        return nil
+        if let known = besideByFolder[folder.path] { return known }
+        if besideByFolder.count >= Self.besideCacheLimit { besideByFolder.removeAll(keepingCapacity: true) }
+        let found = Self.besideNames.lazy.flatMap { name in Self.besideExtensions.lazy.map { (name, $0) } }
+            .map { folder.appendingPathComponent("\($0.0).\($0.1)") }
+            .first { FileManager.default.fileExists(atPath: $0.path) }
+        besideByFolder[folder.path] = .some(found)
+        return found
     }
 
     /// Two independent FNV-1a 64-bit hashes and the length: a content address, not a security hash.
