@@ -122,7 +122,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let playbin = try Element(factory: configuration.pipeline.rawValue, name: "tonearm", isPipeline: true)
         guard let bus = playbin.bus else { throw GStreamerError(domain: GStreamerError.coreDomain, code: 0, message: "playbin has no bus") }
         playbin.set("audio-sink", try sinkDescription.map { try Element(binDescription: $0) } ?? Element(factory: "autoaudiosink"))
-        // pitch holds across rates: rate changes are seeks and scaletempo stretches time
+        // pitch holds across rates: rate changes are seeks and scaletempo stretches time. Each
+        // pipeline has a scaletempo of its own, never reused across a READY cycle: its stop()
+        // frees the sample queue but keeps the count of bytes queued, and the next buffer at a
+        // rate other than 1 with a smaller queue (a lower rate, fewer channels) memmoves from the
+        // freed NULL queue: SIGSEGV on a streaming thread (gstscaletempo.c 1.22.0 reinit_buffers,
+        // line 396; since c985ea31 "Free the various buffers in stop()", not fixed upstream as
+        // of 1.28; bugzilla 775898 fixed only the rebuild flag).
         if let scaletempo = try? Element(factory: "scaletempo") { playbin.set("audio-filter", scaletempo) }
         let environment = ProcessInfo.processInfo.environment
         let hasDisplay = environment["DISPLAY"].map { !$0.isEmpty } ?? false || environment["WAYLAND_DISPLAY"].map { !$0.isEmpty } ?? false

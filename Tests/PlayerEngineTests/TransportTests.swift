@@ -151,3 +151,36 @@ func frequency(of samples: [Int16], rate: Int) -> Double {
 func peak(_ samples: [Int16]) -> Double {
     Double(samples.map { abs(Int($0)) }.max() ?? 0)
 }
+
+/// Regression: scaletempo 1.22.0 crashed (SIGSEGV in memmove on a streaming thread) when an item
+/// played at a rate other than 1 was followed, after a READY cycle of the same pipeline, by one
+/// whose scaletempo queue is smaller (lower sample rate, fewer channels, smaller samples) played
+/// at a rate other than 1. Each load gets a fresh pipeline, and so a fresh scaletempo.
+final class ScaletempoTests: XCTestCase {
+    func testRateAcrossItemsOfShrinkingFormatsDoesNotCrash() throws {
+        let media = try MediaGenerator()
+        let wide = try media.wav("wide", seconds: 4, rate: 48000, channels: 2, sampleFormat: "F32LE")
+        let narrow = try media.wav("narrow", seconds: 2, rate: 22050, channels: 1, sampleFormat: "S16LE")
+        try onBothPipelines { kind in
+            let harness = try Harness(pipeline: kind)
+            let ids = try harness.enqueue(wide, narrow, wide, narrow)
+            harness.player.play()
+            try harness.waitForTimeControl(.playing)
+            try harness.player.setRate(2)
+            for (index, id) in ids.enumerated() {
+                if index > 0 {
+                    let start = harness.recorder.count
+                    try harness.player.jump(to: id)  // a switch that is not gapless: a new load
+                    _ = try harness.waitForStatus(id, "readyToPlay", from: start)
+                }
+                // a seek at rate 2 pushes audio through scaletempo at that rate
+                let start = harness.recorder.count
+                harness.player.seek(to: .milliseconds(500))
+                _ = try harness.waitForSeeked(from: start)
+            }
+            let ended = try harness.recorder.wait(for: "the last item played to its end") { $0.playedToEnd }
+            XCTAssertEqual(ended, ids.last, "on \(kind)")
+            XCTAssertEqual(harness.player.state.rate, 2)
+        }
+    }
+}

@@ -96,6 +96,17 @@ public final class MediaGenerator: @unchecked Sendable {
         return output
     }
 
+    /// An untagged WAV tone of a given sample rate, channel count and sample format (`S16LE`,
+    /// `F32LE`, ...): for tests where the audio's shape matters.
+    public func wav(_ name: String, seconds: Double, rate: Int, channels: Int, sampleFormat: String) throws -> URL {
+        let output = url("\(name).wav")
+        let perBuffer = max(1, rate / 100)
+        try gstLaunch("audiotestsrc num-buffers=\(max(1, Int(seconds * 100))) samplesperbuffer=\(perBuffer) volume=0.5"
+                      + " ! audio/x-raw,format=\(sampleFormat),rate=\(rate),channels=\(channels),layout=interleaved"
+                      + " ! wavenc ! filesink location=\(output.path)")
+        return output
+    }
+
     /// A small PNG (gst-launch's videotestsrc through pngenc).
     public func coverImage() throws -> Data {
         let output = url("cover-\(UUID().uuidString).png")
