@@ -87,4 +87,22 @@ final class FaultTests: ServiceTestCase {
             $0["Metadata"]?.dictionary?["mpris:trackid"]?.string == tracks[2000 % 3]
         }
     }
+
+    /// The fuzzer's smallest crash (make fuzz SEED=2, minimized from 318 calls to 3): a seek to
+    /// 2^62 µs asked before the item loaded was kept and, once it prerolled, turned into
+    /// nanoseconds that overflowed Int64 (SIGILL). The service must answer and stay up.
+    func testFuzzSeed2MinimizedHugeSeekBeforeLoad() throws {
+        let whole = try media.generator.tone("whole", format: .flac, seconds: 4)
+        let truncated = try media.generator.truncated(whole, fraction: 0.4, name: "truncated.flac")
+        try harness.start()
+        try harness.call(H.player, "OpenUri", "s", ["file:///dev/zero"])
+        try harness.call("io.github.tonearm.Player1", "Enqueue", "asb", ["1", H.uri(truncated), "true"])
+        try harness.call(H.player, "Seek", "x", ["4611686018427387904"])
+        try harness.ping()
+        let position = try harness.position
+        XCTAssertGreaterThanOrEqual(position, 0)
+        if let length = try harness.metadata["mpris:length"]?.int64 { XCTAssertLessThanOrEqual(position, length) }
+        try harness.ping()
+        XCTAssertTrue(harness.daemon.isRunning, harness.daemon.output)
+    }
 }
