@@ -155,7 +155,13 @@ public final class MPRISService: @unchecked Sendable {
                 emit(MPRIS.trackList, "TrackAdded", [.vardict(metadata(item)), .objectPath(after)])
             }
         }
-        object.propertiesMayHaveChanged(interface: MPRIS.trackList)
+        // Tracks is invalidated, never sent (its EmitsChangedSignal): said at once, without
+        // reading and comparing the whole list, which costs O(n) on every change of a long queue
+        do {
+            try object.emitPropertiesChanged(interface: MPRIS.trackList, changed: [:], invalidated: ["Tracks"])
+        } catch {
+            logger.error("cannot invalidate TrackList.Tracks: \(error)")
+        }
     }
 
     private func metadata(_ item: Item) -> [String: DBusValue] {
@@ -218,8 +224,15 @@ public final class MPRISService: @unchecked Sendable {
 
     private static func resolve(_ uris: [MediaURI], _ resolve: (@Sendable (MediaURI) throws(ItemError) -> [MediaURI])?) throws -> [MediaURI] {
         guard let resolve else { return uris }
+        // each distinct URI once: a hostile list of 10,000 copies of one folder walks it once
+        var resolved: [MediaURI: [MediaURI]] = [:]
         do {
-            return try uris.flatMap { uri throws(ItemError) in try resolve(uri) }
+            return try uris.flatMap { uri throws(ItemError) in
+                if let known = resolved[uri] { return known }
+                let found = try resolve(uri)
+                resolved[uri] = found
+                return found
+            }
         } catch {
             throw ServiceError(error)
         }

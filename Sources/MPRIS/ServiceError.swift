@@ -24,6 +24,7 @@ struct ServiceError: Error, DBusErrorConvertible, CustomStringConvertible {
         case .rateOutOfRange: self.init("RateOutOfRange", error.message)
         case .retryBudgetExhausted: self.init("RetryBudgetExhausted", error.message)
         case .nothingToRetry: self.init("NothingToRetry", error.message)
+        case .queueFull: self.init("QueueFull", error.message)
         }
     }
 

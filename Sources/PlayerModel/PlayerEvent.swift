@@ -28,7 +28,7 @@ public enum PlayerEvent: Sendable, Equatable {
 /// Errors a caller of the player gets for a request that cannot be carried out.
 public struct PlayerError: Error, Hashable, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable {
-        case noSuchItem, noCurrentItem, rateOutOfRange, retryBudgetExhausted, nothingToRetry
+        case noSuchItem, noCurrentItem, rateOutOfRange, retryBudgetExhausted, nothingToRetry, queueFull
     }
     public var code: Code
     public var message: String
@@ -63,5 +63,8 @@ public struct PlayerConfiguration: Sendable {
     public var maximumRetries = 3
     public var minimumRate = 0.25
     public var maximumRate = 4.0
+    /// The most items the queue holds: a client that adds more gets an error, not a service that
+    /// eats the machine's memory (a 10,000-element Enqueue of a folder is 10,000 folders).
+    public var maximumQueueLength = 100_000
     public init() {}
 }

@@ -126,6 +126,10 @@ public struct PlayerMachine: Sendable {
         if case .after(let after) = placement, playQueue.item(after) == nil {
             throw PlayerError(.noSuchItem, "no item \(after) in the queue")
         }
+        guard uris.count <= configuration.maximumQueueLength - playQueue.items.count else {
+            throw PlayerError(.queueFull, "the queue holds at most \(configuration.maximumQueueLength) items; "
+                              + "it has \(playQueue.items.count) and \(uris.count) more were asked for")
+        }
         let ids = playQueue.insert(uris, at: placement)
         emit(.queueChanged(playQueue.ids))
         if hasMetadataReader { unread += ids }

@@ -28,7 +28,7 @@ public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
         if trimmed.hasPrefix("/") || trimmed.hasPrefix("~") || trimmed.hasPrefix(".") || !trimmed.contains(":") {
             let expanded = (trimmed as NSString).expandingTildeInPath
             let absolute = expanded.hasPrefix("/") ? expanded : (directory as NSString).appendingPathComponent(expanded)
-            url = URL(fileURLWithPath: (absolute as NSString).standardizingPath)
+            url = URL(fileURLWithPath: Self.lexicallyNormalized(absolute))
             return
         }
         guard let parsed = URL(string: trimmed), let scheme = parsed.scheme?.lowercased() else {
@@ -54,6 +54,21 @@ public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
     }
 
     public init(fileURL: URL) { url = fileURL }
+
+    /// `.` and `..` and repeated slashes taken out of an absolute path by its text alone.
+    /// NSString.standardizingPath would also resolve symlinks: a readlink per component, file-system
+    /// work on the queue that answers D-Bus (make fuzz: 10,000 deep relative paths stalled it).
+    static func lexicallyNormalized(_ path: String) -> String {
+        var parts: [Substring] = []
+        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
+            switch part {
+            case ".": continue
+            case "..": _ = parts.popLast()
+            default: parts.append(part)
+            }
+        }
+        return "/" + parts.joined(separator: "/")
+    }
 
     public var string: String { url.absoluteString }
     public var isFile: Bool { url.isFileURL }

@@ -1,0 +1,20 @@
+import Foundation
+import PlayerModel
+import XCTest
+
+final class MediaURITests: XCTestCase {
+    /// Relative paths are made absolute by their text alone: no symlink is resolved (that would be
+    /// a readlink per component on the queue that answers D-Bus).
+    func testRelativePathsAreNormalizedByTextAlone() throws {
+        XCTAssertEqual(try MediaURI("a/./b/../c.flac", relativeTo: "/music").path, "/music/a/c.flac")
+        XCTAssertEqual(try MediaURI("../../../x.ogg", relativeTo: "/music").path, "/x.ogg")
+        XCTAssertEqual(try MediaURI("//music///a.flac").path, "/music/a.flac")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-link-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let link = directory.appendingPathComponent("link")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "/usr/share")
+        XCTAssertEqual(try MediaURI("link/a.flac", relativeTo: directory.path).path, link.path + "/a.flac",
+                       "the link stays a link")
+    }
+}
