@@ -259,4 +259,34 @@ final class TransportTests: ServiceTestCase {
         XCTAssertEqual(try harness.position, 0)
         try harness.ping()
     }
+
+    /// MPRIS Play: "If there is no track to play, this has no effect": a later AddTrack does not
+    /// start playing either.
+    func testPlayWithAnEmptyTrackListHasNoEffect() throws {
+        try harness.start()
+        try harness.call(H.player, "Play")
+        XCTAssertEqual(try harness.playbackStatus, "Stopped")
+        let mark = harness.mark()
+        try harness.call(H.trackList, "AddTrack", "sob", [H.uri(try short("later")), H.noTrack, "false"])
+        try harness.waitForSignal(H.trackList, "TrackAdded", from: mark)
+        try harness.ping()
+        XCTAssertEqual(try harness.playbackStatus, "Stopped")
+        XCTAssertFalse(harness.propertiesChanged(H.player, from: mark).contains { $0.changed["PlaybackStatus"]?.string == "Playing" })
+    }
+
+    /// Next on the only track of a looping list lands on the same track: it starts over, and the
+    /// jump to 0 is announced with Seeked (MPRIS: Seeked after every jump of the position).
+    func testNextOnTheOnlyTrackOfALoopingListSaysSeeked() throws {
+        try harness.startPlaying([try short("only", seconds: 10)])
+        try harness.set(H.player, "LoopStatus", "s", "Playlist")
+        let track = try XCTUnwrap(try harness.trackID)
+        let moved = harness.mark()
+        try harness.call(H.player, "SetPosition", "ox", [track, "5000000"])
+        XCTAssertGreaterThan(try harness.waitForSeeked(from: moved), 4_000_000)
+        let mark = harness.mark()
+        try harness.playerctl("next")
+        XCTAssertEqual(try harness.waitForSeeked(from: mark), 0)
+        XCTAssertEqual(try harness.trackID, track)
+        XCTAssertLessThan(try harness.position, 4_000_000, "the track started over")
+    }
 }
