@@ -9,6 +9,8 @@ import PlayerModel
 ///
 /// Lives on the player's queue, which is also the connection's.
 public final class MPRISService: @unchecked Sendable {
+    // @unchecked: confined to the connection's queue (the player's too): its handlers run there,
+    // and `handle` checks it with dispatchPrecondition.
     public struct Options: Sendable {
         public var identity = "Tonearm"
         public var desktopEntry = "tonearm"
@@ -92,6 +94,7 @@ public final class MPRISService: @unchecked Sendable {
     // MARK: Player events to properties and signals
 
     private func handle(_ event: PlayerEvent) {
+        dispatchPrecondition(condition: .onQueue(connection.queue))
         guard let object else { return }
         switch event {
         case .seeked(let position):
