@@ -336,19 +336,27 @@ class Soak:
                 await self.call(me, c, EXT, "Enqueue", "asb",
                                 ([self.album_uri] + rng.sample(self.track_uris, 3), False))
                 continue
-            grow = 0.7 if n < target * 0.8 else 0.3 if n > target * 1.2 else 0.5
+            played = tracks[:tracks.index(tid)] if tid in tracks else []
             k = rng.random()
-            if k < grow * 0.75:
+            # near the target the steps balance (+1, +6, -1.5 on average, weighted to about 0);
+            # below it the editor adds, above it removes; the player's refills come on top
+            if n < target * 0.8:
+                weights = (0.6, 0.3, 0.0)
+            elif n > target * 1.2:
+                weights = (0.05, 0.0, 0.85)
+            else:
+                weights = (0.30, 0.08, 0.52)
+            if k < weights[0]:
                 after = rng.choice(tracks) if tracks and rng.random() < 0.7 else NOTRACK
                 await self.call(me, c, TRACKLIST, "AddTrack", "sob",
                                 (rng.choice(self.track_uris), after, rng.random() < 0.03))
-            elif k < grow:
+            elif k < weights[0] + weights[1]:
                 await self.call(me, c, EXT, "Enqueue", "asb", ([self.album_uri], False))
-            elif k < 0.92 and others:
+            elif k < weights[0] + weights[1] + weights[2] and others:
                 # mostly what has already played, sometimes anything
-                played = tracks[:tracks.index(tid)] if tid in tracks else []
                 pool = played if played and rng.random() < 0.7 else others
-                await self.call(me, c, TRACKLIST, "RemoveTrack", "o", (rng.choice(pool),))
+                for t in rng.sample(pool, min(len(pool), rng.randint(1, 2 if n <= target * 1.2 else 4))):
+                    await self.call(me, c, TRACKLIST, "RemoveTrack", "o", (t,))
             elif tracks:
                 await self.call(me, c, TRACKLIST, "GoTo", "o", (rng.choice(tracks),))
         await c.close()
@@ -702,10 +710,11 @@ def plot(soak, args, res, checks, path):
         ax.scatter(lost, [PING_LIMIT * 1000] * len(lost), marker="x", color="red", label="unanswered")
     ax.axhline(PING_LIMIT * 1000, color="red", lw=1, ls=":", label=f"limit {PING_LIMIT * 1000:.0f} ms")
     ax.set_yscale("log")
-    ax.set_ylim(0.05, max(PING_LIMIT * 1000 * 3, max(pm, default=1) * 2))
+    # room below the fastest Pings for the legend, so that it hides none of them
+    ax.set_ylim(min(0.05, min(pm, default=1) / 2) / 20, max(PING_LIMIT * 1000 * 3, max(pm, default=1) * 2))
     ax.set_ylabel("ms (log)")
     ax.set_xlabel("minutes since start")
-    ax.legend(loc="upper left", fontsize=9, ncol=3)
+    ax.legend(loc="lower right", fontsize=9, ncol=3)
     ax.set_title("responsiveness", loc="left", fontsize=10)
     ax.set_xlim(0, max(tm[-1], soak.elapsed / 60))
 
