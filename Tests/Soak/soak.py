@@ -794,7 +794,7 @@ def main():
     except ImportError:
         sys.exit("soak: python3-matplotlib is missing (apt-get install python3-matplotlib)")
 
-    stamp = time.strftime("%Y%m%d-%H%M%S")
+    stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"   # two runs at once keep their files apart
     os.makedirs(args.out, exist_ok=True)
     work = os.path.join(args.tmp, f"tonearm-soak-{args.seed}-{os.getpid()}")
     os.makedirs(work, exist_ok=True)
