@@ -813,11 +813,16 @@ def main():
         soak = Soak(args, svc, tracks, album)
         asyncio.run(soak.main())
         checks, res = analyse(soak, args)
-        svc.stop_tonearmd()
-        rc = svc.proc.returncode
-        ok = rc in (0, 143, -15)
-        checks.append((ok, "tonearmd quits on SIGTERM", f"exit status {rc}"))
-        print(f"{'PASS' if ok else 'FAIL'}: tonearmd quits on SIGTERM -- exit status {rc}", flush=True)
+        if soak.slow_pings and svc.alive():   # late Pings: where were its threads?
+            bt = svc.backtrace(os.path.join(args.out, f"backtrace-{stamp}.txt"))
+            if bt:
+                print(f"tonearmd's threads (gdb): {bt}")
+        if svc.alive():        # (a death is already the first failure)
+            svc.stop_tonearmd()
+            rc = svc.proc.returncode
+            ok = rc == 0
+            checks.append((ok, "tonearmd quits on SIGTERM with status 0", f"exit status {rc}"))
+            print(f"{'PASS' if ok else 'FAIL'}: tonearmd quits on SIGTERM with status 0 -- exit status {rc}", flush=True)
     finally:
         svc.stop()
         if not args.keep:
