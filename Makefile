@@ -2,6 +2,7 @@
 #   make run    installs what is missing, builds, and plays a generated demo track
 #   make test   installs what is missing, builds, and runs every test
 #   make fuzz   builds tonearmd (release) and runs the hostile-client fuzzer (Tests/Fuzz/fuzz.py)
+#   make soak   builds tonearmd (release) and runs DURATION of ordinary use against it (Tests/Soak/soak.py)
 # swift from PATH; failing that, where toolchains are usually unpacked
 SWIFT ?= $(or $(shell command -v swift 2>/dev/null),$(firstword $(wildcard /opt/swift/usr/bin/swift \
 	/usr/share/swift/usr/bin/swift /usr/local/swift/usr/bin/swift $(HOME)/.local/share/swiftly/bin/swift)),swift)
@@ -9,7 +10,7 @@ export SWIFT
 DEMO_DIR := .build/demo
 DEMO := $(DEMO_DIR)/tonearm-demo.ogg
 
-.PHONY: all deps build run test demo fuzz clean
+.PHONY: all deps build run test demo fuzz soak clean
 
 all: build
 
@@ -49,6 +50,15 @@ FUZZ_PYTHON ?= /usr/bin/python3
 fuzz: deps
 	$(SWIFT) build -c release --product tonearmd
 	$(FUZZ_PYTHON) Tests/Fuzz/fuzz.py --calls $(CALLS) $(if $(SEED),--seed $(SEED)) --inflight $(INFLIGHT) \
+	  --pipeline $(PIPELINE) --tonearmd $(TONEARMD)
+
+# The soak test: DURATION (s/m/h, default 1h) of several ordinary clients at once against one tonearmd
+# on PIPELINE; samples tonearmd's memory and fds. Plot (PNG) and samples (JSON) go to .build/soak/.
+DURATION ?= 1h
+
+soak: deps
+	$(SWIFT) build -c release --product tonearmd
+	$(FUZZ_PYTHON) Tests/Soak/soak.py --duration $(DURATION) $(if $(SEED),--seed $(SEED)) \
 	  --pipeline $(PIPELINE) --tonearmd $(TONEARMD)
 
 clean:

@@ -37,7 +37,8 @@ PACKAGES=(
     ca-certificates
     # tests: a private bus (dbus-daemon, dbus-run-session), dbus-send/dbus-monitor (dbus-bin),
     # MPRIS clients (playerctl, gdbus from libglib2.0-bin, busctl from systemd),
-    # and python3 for the test HTTP server; python3-jeepney for the fuzzer (make fuzz)
+    # and python3 for the test HTTP server; python3-jeepney for the fuzzer and the soak test
+    # (make fuzz, make soak), python3-matplotlib for the soak test's plot
     dbus-daemon
     dbus-bin
     playerctl
@@ -45,6 +46,7 @@ PACKAGES=(
     systemd
     python3
     python3-jeepney
+    python3-matplotlib
 )
 
 mode=install

@@ -24,40 +24,25 @@ import math
 import os
 import random
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
 import zlib
-from urllib.parse import quote
 
-try:
-    from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
-    from jeepney.io.asyncio import open_dbus_connection
-    from jeepney.low_level import Endianness, parse_signature
-except ImportError:  # pragma: no cover
-    sys.exit("fuzz: python3-jeepney is missing (apt-get install python3-jeepney; "
-             "run with /usr/bin/python3 if another python3 comes first on PATH)")
+# the private bus, tonearmd, the jeepney client and the media, shared with Tests/Soak/soak.py
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PySupport"))
+from tonearm_testkit import (  # noqa: E402
+    EXT, INTRO, MiB, NOTRACK, OBJ, PEER, PLAYER, PROPS, REPLY_TIMEOUT, TRACK, TRACKLIST,
+    Client, Service, add_match, call_msg, make_media, reply_kind, tail, wait_for_owner)
+from jeepney import HeaderFields, MessageType  # noqa: E402
+from jeepney.low_level import Endianness, parse_signature  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
-OBJ = "/org/mpris/MediaPlayer2"
-NAME = "org.mpris.MediaPlayer2.tonearm"
-PROPS = "org.freedesktop.DBus.Properties"
-PEER = "org.freedesktop.DBus.Peer"
-INTRO = "org.freedesktop.DBus.Introspectable"
-PLAYER = "org.mpris.MediaPlayer2.Player"
-TRACKLIST = "org.mpris.MediaPlayer2.TrackList"
-EXT = "io.github.tonearm.Player1"
-NOTRACK = "/org/mpris/MediaPlayer2/TrackList/NoTrack"
-TRACK = "/io/github/tonearm/Track/"
 I64_MIN, I64_MAX = -2**63, 2**63 - 1
-REPLY_TIMEOUT = 25.0
 WEDGE_TIMEOUT = 5.0
 HEALTH_EVERY = 500
-MiB = 1 << 20
 
 
 def log(msg):
@@ -130,263 +115,6 @@ class Spec:
         self.methods[PEER] = {"Ping": "", "GetMachineId": ""}
         self.all_props = [(i, p, t, a) for i in sorted(self.props) for p, (t, a) in sorted(self.props[i].items())]
         self.all_methods = [(i, m, s) for i in sorted(self.methods) for m, s in sorted(self.methods[i].items())]
-
-
-# --------------------------------------------------------------------------------------------
-# Media, generated at run time
-
-
-MEDIA_VALID = [  # name, encoder, rate, channels
-    ("tone-44k-stereo.flac", "flacenc", 44100, 2),
-    ("tone-96k-mono.flac", "flacenc", 96000, 1),
-    ("tone-48k-stereo.wav", "wavenc", 48000, 2),
-    ("tone-8k-mono.wav", "wavenc", 8000, 1),
-    ("tone-22k-stereo.ogg", "vorbisenc ! oggmux", 22050, 2),
-    ("tone-48k-6ch.ogg", "vorbisenc ! oggmux", 48000, 6),
-    ("tone-44k-stereo.mp3", "lamemp3enc", 44100, 2),
-    ("tone-16k-mono.mp3", "lamemp3enc", 16000, 1),
-    ("odd name ☃ #1 ?.flac", "flacenc", 32000, 2),
-]
-
-
-def make_media(rng, media_dir):
-    """Valid files of 2-10 s and broken ones; returns (valid URIs, broken URIs)."""
-    if os.path.isdir(media_dir):
-        shutil.rmtree(media_dir)
-    os.makedirs(media_dir)
-    procs, valid = [], []
-    for name, enc, rate, ch in MEDIA_VALID:
-        secs = rng.randint(2, 10)
-        freq = rng.choice([220, 330, 440, 660, 880])
-        path = os.path.join(media_dir, name)
-        spb = 1024
-        cmd = (f"gst-launch-1.0 -q audiotestsrc num-buffers={math.ceil(secs * rate / spb)} "
-               f"samplesperbuffer={spb} freq={freq} volume=0.3 ! audio/x-raw,rate={rate},channels={ch} "
-               f"! audioconvert ! {enc} ! filesink location=\"{path}\"")
-        procs.append((subprocess.Popen(cmd, shell=True, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.PIPE), path, cmd))
-        valid.append(path)
-        while sum(p.poll() is None for p, _, _ in procs) >= 2:
-            time.sleep(0.05)
-    for p, path, cmd in procs:
-        _, err = p.communicate()
-        if p.returncode != 0 or not os.path.getsize(path):
-            raise SystemExit(f"fuzz: cannot generate {path}: {cmd}\n{err.decode(errors='replace')}")
-    with open(valid[0], "rb") as f:
-        data = f.read()
-    broken = {}
-    for name, content in [("truncated.flac", data[:len(data) * 2 // 5]),
-                          ("header-only.flac", data[:64]),
-                          ("random.mp3", rng.randbytes(64 * 1024)),
-                          ("random.ogg", rng.randbytes(4096)),
-                          ("empty.ogg", b"")]:
-        path = os.path.join(media_dir, name)
-        with open(path, "wb") as f:
-            f.write(content)
-        broken[name] = path
-    album = os.path.join(media_dir, "album")
-    os.makedirs(album)
-    shutil.copy(valid[4], os.path.join(album, "track 10.ogg"))
-    shutil.copy(valid[3], os.path.join(album, "track 2.wav"))
-    with open(os.path.join(album, "notes.txt"), "w") as f:
-        f.write("not media\n")
-    os.makedirs(os.path.join(media_dir, "empty-dir"))
-    unreadable = os.path.join(media_dir, "unreadable.flac")
-    shutil.copy(valid[0], unreadable)
-    os.chmod(unreadable, 0)
-    uri = lambda p: "file://" + quote(p)
-    valid_uris = [uri(p) for p in valid]
-    broken_uris = [uri(p) for p in broken.values()] + [
-        uri(os.path.join(media_dir, "empty-dir")), uri(unreadable),
-        uri(os.path.join(media_dir, "missing.flac")),
-        os.path.join(media_dir, "missing.ogg"),                       # a plain path
-        "file://" + quote(media_dir) + "/%00nul.flac",                 # odd bytes
-        "file://" + quote(media_dir) + "/%FF%FE%80.mp3",               # not UTF-8 once decoded
-        "file://" + quote(media_dir) + "/..%2F..%2F..%2Fetc%2Fpasswd",
-        "file://" + quote(media_dir) + "/tone-44k-stereo.flac#frag?q=1",
-        "file:///dev/zero", "file:///proc/self/mem", "file://host.invalid/x.flac",
-        "http://127.0.0.1:1/nothing.mp3", "https://127.0.0.1:1/nothing.ogg", "ftp://127.0.0.1/x.mp3",
-        "data:audio/wav;base64,UklGRg==", "file:", "file://", "", " ", "\u202e3pm.flac",
-    ]
-    dir_uris = [uri(album), uri(os.path.join(media_dir, "empty-dir"))]
-    return valid_uris, broken_uris, dir_uris
-
-
-# --------------------------------------------------------------------------------------------
-# Processes: a private bus and tonearmd
-
-
-class Service:
-    def __init__(self, workdir, tonearmd, pipeline, stderr_path):
-        self.workdir, self.tonearmd, self.pipeline, self.stderr_path = workdir, tonearmd, pipeline, stderr_path
-        self.bus = self.proc = None
-        self.address = None
-
-    def start_bus(self):
-        sock = os.path.join(self.workdir, "bus")
-        if os.path.exists(sock):
-            os.unlink(sock)
-        self.bus = subprocess.Popen(["dbus-daemon", "--session", "--print-address", "--nofork",
-                                     f"--address=unix:path={sock}"],
-                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self.address = self.bus.stdout.readline().decode().strip()
-        if not self.address:
-            raise SystemExit("fuzz: dbus-daemon did not start")
-
-    def start_tonearmd(self):
-        env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=self.address, TONEARM_PIPELINE=self.pipeline,
-                   XDG_CACHE_HOME=os.path.join(self.workdir, "cache"))
-        # the crashed thread's whole stack, in the stderr file
-        env.setdefault("SWIFT_BACKTRACE", "enable=yes,preset=full,threads=crashed,sanitize=no,limit=80,top=0")
-        env.pop("DISPLAY", None)
-        env.pop("WAYLAND_DISPLAY", None)
-        self.err = open(self.stderr_path, "ab")
-        # relative paths ("", ".", "..") resolve inside the generated media, never to a big tree
-        cwd = os.path.join(self.workdir, "media", "album")
-        self.proc = subprocess.Popen([self.tonearmd, "--audio-sink", "fakesink sync=true"], cwd=cwd,
-                                     env=env, stdout=self.err, stderr=self.err, stdin=subprocess.DEVNULL)
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def status(self):
-        rc = self.proc.poll()
-        if rc is None:
-            return "running"
-        if rc < 0:
-            return f"killed by signal {signal.Signals(-rc).name} ({-rc})"
-        return f"exited with status {rc}"
-
-    def rss_anon_kib(self):
-        try:
-            with open(f"/proc/{self.proc.pid}/status") as f:
-                for line in f:
-                    if line.startswith("RssAnon:"):
-                        return int(line.split()[1])
-        except OSError:
-            return None
-
-    def stop_tonearmd(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self.proc:
-            self.err.close()
-
-    def stop(self):
-        self.stop_tonearmd()
-        if self.bus and self.bus.poll() is None:
-            self.bus.terminate()
-            self.bus.wait()
-
-    def backtrace(self, path):
-        """All threads' stacks of a wedged tonearmd, with gdb when installed."""
-        if not shutil.which("gdb") or not self.alive():
-            return None
-        try:
-            out = subprocess.run(["gdb", "-p", str(self.proc.pid), "-batch", "-ex", "thread apply all bt 60"],
-                                 capture_output=True, timeout=120).stdout
-        except subprocess.TimeoutExpired:
-            return None
-        with open(path, "wb") as f:
-            f.write(out)
-        return path
-
-
-def tail(path, n=40):
-    try:
-        with open(path, "rb") as f:
-            lines = f.read().decode(errors="replace").splitlines()
-        return "\n".join(lines[-n:])
-    except OSError:
-        return "(no stderr file)"
-
-
-# --------------------------------------------------------------------------------------------
-# A D-Bus client over jeepney: many calls in flight, replies matched by serial
-
-
-class Client:
-    def __init__(self, conn, on_signal=None):
-        self.conn = conn
-        self.pending = {}
-        self.on_signal = on_signal
-        self.closed = False
-        self.task = asyncio.get_running_loop().create_task(self._receive())
-
-    @classmethod
-    async def open(cls, address, on_signal=None):
-        conn = await asyncio.wait_for(open_dbus_connection(address), 10)
-        return cls(conn, on_signal)
-
-    @property
-    def unique_name(self):
-        return self.conn.unique_name
-
-    def send(self, msg):
-        """Write the call now (so calls leave in order) and return a future for its reply."""
-        serial = next(self.conn.outgoing_serial)
-        fut = asyncio.get_running_loop().create_future()
-        if self.closed:
-            fut.set_exception(EOFError("connection closed"))
-            return fut
-        self.pending[serial] = fut
-        self.conn.writer.write(msg.serialise(serial))
-        return fut
-
-    async def call(self, msg, timeout=REPLY_TIMEOUT):
-        fut = self.send(msg)
-        await self.conn.writer.drain()
-        return await asyncio.wait_for(fut, timeout)
-
-    async def _receive(self):
-        parser = self.conn.parser
-        try:
-            while True:
-                msg = parser.get_next_message()
-                if msg is None:
-                    b = await self.conn.reader.read(256 * 1024)
-                    if not b:
-                        break
-                    parser.add_data(b)
-                    continue
-                h = msg.header
-                rs = h.fields.get(HeaderFields.reply_serial)
-                if rs is not None and rs in self.pending:
-                    fut = self.pending.pop(rs)
-                    if not fut.done():
-                        fut.set_result(msg)
-                elif h.message_type == MessageType.signal and self.on_signal:
-                    self.on_signal(msg)
-        except (OSError, asyncio.CancelledError):
-            pass
-        finally:
-            self.closed = True
-            for fut in self.pending.values():
-                if not fut.done():
-                    fut.set_exception(EOFError("connection closed"))
-            self.pending.clear()
-
-    async def close(self):
-        self.task.cancel()
-        self.conn.writer.close()
-
-
-def reply_kind(msg):
-    if msg.header.message_type == MessageType.method_return:
-        return "return"
-    if msg.header.message_type == MessageType.error:
-        return msg.header.fields.get(HeaderFields.error_name, "error")
-    return str(msg.header.message_type)
-
-
-def call_msg(dest, path, iface, member, sig, body):
-    addr = DBusAddress(path, bus_name=dest, interface=iface)
-    return new_method_call(addr, member, sig or None, tuple(body))
 
 
 def short(x, n=160):
@@ -818,21 +546,10 @@ class Run:
         print(f"{'PASS' if ok else 'FAIL'}: {name}" + (f" -- {detail}" if detail else ""), flush=True)
 
     async def connect(self):
-        deadline = time.monotonic() + 15
         self.client = await Client.open(self.svc.address, self.tracks.on_signal)
         self.health = await Client.open(self.svc.address)
-        bus = DBusAddress("/org/freedesktop/DBus", "org.freedesktop.DBus", "org.freedesktop.DBus")
-        while True:
-            r = await self.health.call(new_method_call(bus, "GetNameOwner", "s", (NAME,)), 5)
-            if r.header.message_type == MessageType.method_return:
-                self.dest = r.body[0]
-                break
-            if not self.svc.alive() or time.monotonic() > deadline:
-                raise SystemExit(f"fuzz: tonearmd did not take {NAME}: {self.svc.status()}\n"
-                                 + tail(self.svc.stderr_path))
-            await asyncio.sleep(0.05)
-        rule = f"type='signal',sender='{self.dest}',interface='{TRACKLIST}'"
-        await self.client.call(new_method_call(bus, "AddMatch", "s", (rule,)), 5)
+        self.dest = await wait_for_owner(self.health, self.svc, "fuzz")
+        await add_match(self.client, f"type='signal',sender='{self.dest}',interface='{TRACKLIST}'")
 
     async def ping(self, timeout):
         t = time.monotonic()

@@ -1,0 +1,349 @@
+"""What the Python drivers of tonearmd share (Tests/Fuzz/fuzz.py, Tests/Soak/soak.py).
+
+- a private dbus-daemon and one tonearmd on it with a silent real-time sink (Service), and what
+  /proc says about that tonearmd (memory, threads, open file descriptors);
+- an asyncio D-Bus client over Debian's python3-jeepney with many calls in flight, replies matched
+  by serial (Client), and small helpers to build calls and name replies;
+- media generated at run time with gst-launch-1.0 (render_tones, make_media).
+
+Needs python3-jeepney (Debian), dbus-daemon and gst-launch-1.0. Import it with
+    sys.path.insert(0, os.path.join(REPO, "Tests", "PySupport"))
+"""
+
+import asyncio
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from urllib.parse import quote
+
+try:
+    from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
+    from jeepney.io.asyncio import open_dbus_connection
+except ImportError:  # pragma: no cover
+    sys.exit(f"{os.path.basename(sys.argv[0])}: python3-jeepney is missing (apt-get install python3-jeepney; "
+             "run with /usr/bin/python3 if another python3 comes first on PATH)")
+
+REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+OBJ = "/org/mpris/MediaPlayer2"
+NAME = "org.mpris.MediaPlayer2.tonearm"
+PROPS = "org.freedesktop.DBus.Properties"
+PEER = "org.freedesktop.DBus.Peer"
+INTRO = "org.freedesktop.DBus.Introspectable"
+ROOT = "org.mpris.MediaPlayer2"
+PLAYER = "org.mpris.MediaPlayer2.Player"
+TRACKLIST = "org.mpris.MediaPlayer2.TrackList"
+EXT = "io.github.tonearm.Player1"
+NOTRACK = "/org/mpris/MediaPlayer2/TrackList/NoTrack"
+TRACK = "/io/github/tonearm/Track/"
+BUS = DBusAddress("/org/freedesktop/DBus", "org.freedesktop.DBus", "org.freedesktop.DBus")
+REPLY_TIMEOUT = 25.0
+MiB = 1 << 20
+
+
+def file_uri(path):
+    return "file://" + quote(path)
+
+
+# --------------------------------------------------------------------------------------------
+# Media, generated at run time
+
+
+def render_tones(jobs, tag="tonearm", parallel=2):
+    """Encodes sine tones with gst-launch-1.0, PARALLEL at a time. A job is a dict: path, enc (an
+    encoder description, e.g. "vorbisenc ! oggmux"), rate, ch, secs, freq, and optional tags (a
+    taginject string whose quotes are escaped: title=(string)\\"A B\\",artist=(string)C)."""
+    procs = []
+    for j in jobs:
+        spb = 1024
+        inject = f"! taginject 'tags=\"{j['tags']}\"' " if j.get("tags") else ""
+        cmd = (f"gst-launch-1.0 -q audiotestsrc num-buffers={math.ceil(j['secs'] * j['rate'] / spb)} "
+               f"samplesperbuffer={spb} freq={j['freq']} volume=0.3 ! audio/x-raw,rate={j['rate']},channels={j['ch']} "
+               f"! audioconvert {inject}! {j['enc']} ! filesink location=\"{j['path']}\"")
+        procs.append((subprocess.Popen(cmd, shell=True, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.PIPE), j["path"], cmd))
+        while sum(p.poll() is None for p, _, _ in procs) >= parallel:
+            time.sleep(0.05)
+    for p, path, cmd in procs:
+        _, err = p.communicate()
+        if p.returncode != 0 or not os.path.getsize(path):
+            raise SystemExit(f"{tag}: cannot generate {path}: {cmd}\n{err.decode(errors='replace')}")
+
+
+MEDIA_VALID = [  # name, encoder, rate, channels
+    ("tone-44k-stereo.flac", "flacenc", 44100, 2),
+    ("tone-96k-mono.flac", "flacenc", 96000, 1),
+    ("tone-48k-stereo.wav", "wavenc", 48000, 2),
+    ("tone-8k-mono.wav", "wavenc", 8000, 1),
+    ("tone-22k-stereo.ogg", "vorbisenc ! oggmux", 22050, 2),
+    ("tone-48k-6ch.ogg", "vorbisenc ! oggmux", 48000, 6),
+    ("tone-44k-stereo.mp3", "lamemp3enc", 44100, 2),
+    ("tone-16k-mono.mp3", "lamemp3enc", 16000, 1),
+    ("odd name ☃ #1 ?.flac", "flacenc", 32000, 2),
+]
+
+
+def make_media(rng, media_dir, tag="fuzz"):
+    """The fuzzer's media: valid files of 2-10 s and broken ones; returns (valid URIs, broken URIs,
+    directory URIs). The same rng state gives the same files (replays depend on it)."""
+    if os.path.isdir(media_dir):
+        shutil.rmtree(media_dir)
+    os.makedirs(media_dir)
+    jobs, valid = [], []
+    for name, enc, rate, ch in MEDIA_VALID:
+        secs = rng.randint(2, 10)
+        freq = rng.choice([220, 330, 440, 660, 880])
+        path = os.path.join(media_dir, name)
+        jobs.append(dict(path=path, enc=enc, rate=rate, ch=ch, secs=secs, freq=freq))
+        valid.append(path)
+    render_tones(jobs, tag)
+    with open(valid[0], "rb") as f:
+        data = f.read()
+    broken = {}
+    for name, content in [("truncated.flac", data[:len(data) * 2 // 5]),
+                          ("header-only.flac", data[:64]),
+                          ("random.mp3", rng.randbytes(64 * 1024)),
+                          ("random.ogg", rng.randbytes(4096)),
+                          ("empty.ogg", b"")]:
+        path = os.path.join(media_dir, name)
+        with open(path, "wb") as f:
+            f.write(content)
+        broken[name] = path
+    album = os.path.join(media_dir, "album")
+    os.makedirs(album)
+    shutil.copy(valid[4], os.path.join(album, "track 10.ogg"))
+    shutil.copy(valid[3], os.path.join(album, "track 2.wav"))
+    with open(os.path.join(album, "notes.txt"), "w") as f:
+        f.write("not media\n")
+    os.makedirs(os.path.join(media_dir, "empty-dir"))
+    unreadable = os.path.join(media_dir, "unreadable.flac")
+    shutil.copy(valid[0], unreadable)
+    os.chmod(unreadable, 0)
+    uri = file_uri
+    valid_uris = [uri(p) for p in valid]
+    broken_uris = [uri(p) for p in broken.values()] + [
+        uri(os.path.join(media_dir, "empty-dir")), uri(unreadable),
+        uri(os.path.join(media_dir, "missing.flac")),
+        os.path.join(media_dir, "missing.ogg"),                       # a plain path
+        "file://" + quote(media_dir) + "/%00nul.flac",                 # odd bytes
+        "file://" + quote(media_dir) + "/%FF%FE%80.mp3",               # not UTF-8 once decoded
+        "file://" + quote(media_dir) + "/..%2F..%2F..%2Fetc%2Fpasswd",
+        "file://" + quote(media_dir) + "/tone-44k-stereo.flac#frag?q=1",
+        "file:///dev/zero", "file:///proc/self/mem", "file://host.invalid/x.flac",
+        "http://127.0.0.1:1/nothing.mp3", "https://127.0.0.1:1/nothing.ogg", "ftp://127.0.0.1/x.mp3",
+        "data:audio/wav;base64,UklGRg==", "file:", "file://", "", " ", "\u202e3pm.flac",
+    ]
+    dir_uris = [uri(album), uri(os.path.join(media_dir, "empty-dir"))]
+    return valid_uris, broken_uris, dir_uris
+
+
+# --------------------------------------------------------------------------------------------
+# Processes: a private bus and tonearmd
+
+
+class Service:
+    """A private dbus-daemon in WORKDIR and one tonearmd on it (`fakesink sync=true`). tonearmd
+    inherits the environment (so e.g. MALLOC_ARENA_MAX reaches it only when the caller sets it)
+    and runs in CWD (default WORKDIR/media/album) so that relative paths stay in the media."""
+
+    def __init__(self, workdir, tonearmd, pipeline, stderr_path, tag="fuzz", cwd=None):
+        self.workdir, self.tonearmd, self.pipeline, self.stderr_path = workdir, tonearmd, pipeline, stderr_path
+        self.tag = tag
+        self.cwd = cwd or os.path.join(workdir, "media", "album")
+        self.bus = self.proc = None
+        self.address = None
+
+    def start_bus(self):
+        sock = os.path.join(self.workdir, "bus")
+        if os.path.exists(sock):
+            os.unlink(sock)
+        self.bus = subprocess.Popen(["dbus-daemon", "--session", "--print-address", "--nofork",
+                                     f"--address=unix:path={sock}"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.address = self.bus.stdout.readline().decode().strip()
+        if not self.address:
+            raise SystemExit(f"{self.tag}: dbus-daemon did not start")
+
+    def start_tonearmd(self):
+        env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=self.address, TONEARM_PIPELINE=self.pipeline,
+                   XDG_CACHE_HOME=os.path.join(self.workdir, "cache"))
+        # the crashed thread's whole stack, in the stderr file
+        env.setdefault("SWIFT_BACKTRACE", "enable=yes,preset=full,threads=crashed,sanitize=no,limit=80,top=0")
+        env.pop("DISPLAY", None)
+        env.pop("WAYLAND_DISPLAY", None)
+        self.err = open(self.stderr_path, "ab")
+        self.proc = subprocess.Popen([self.tonearmd, "--audio-sink", "fakesink sync=true"], cwd=self.cwd,
+                                     env=env, stdout=self.err, stderr=self.err, stdin=subprocess.DEVNULL)
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def status(self):
+        rc = self.proc.poll()
+        if rc is None:
+            return "running"
+        if rc < 0:
+            return f"killed by signal {signal.Signals(-rc).name} ({-rc})"
+        return f"exited with status {rc}"
+
+    def proc_status(self):
+        """tonearmd's /proc/PID/status fields that measure memory (KiB) and its thread count, plus
+        its number of open file descriptors: {'VmRSS':, 'RssAnon':, 'RssFile':, 'Threads':, 'fds':}
+        or None when it is gone."""
+        pid = self.proc.pid
+        out = {}
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    key, _, rest = line.partition(":")
+                    if key in ("VmRSS", "RssAnon", "RssFile", "RssShmem", "VmHWM", "Threads"):
+                        out[key] = int(rest.split()[0])
+            out["fds"] = len(os.listdir(f"/proc/{pid}/fd"))
+        except (OSError, ValueError, IndexError):
+            return None
+        return out
+
+    def rss_anon_kib(self):
+        st = self.proc_status()
+        return st.get("RssAnon") if st else None
+
+    def stop_tonearmd(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc:
+            self.err.close()
+
+    def stop(self):
+        self.stop_tonearmd()
+        if self.bus and self.bus.poll() is None:
+            self.bus.terminate()
+            self.bus.wait()
+
+    def backtrace(self, path):
+        """All threads' stacks of a wedged tonearmd, with gdb when installed."""
+        if not shutil.which("gdb") or not self.alive():
+            return None
+        try:
+            out = subprocess.run(["gdb", "-p", str(self.proc.pid), "-batch", "-ex", "thread apply all bt 60"],
+                                 capture_output=True, timeout=120).stdout
+        except subprocess.TimeoutExpired:
+            return None
+        with open(path, "wb") as f:
+            f.write(out)
+        return path
+
+
+def tail(path, n=40):
+    try:
+        with open(path, "rb") as f:
+            lines = f.read().decode(errors="replace").splitlines()
+        return "\n".join(lines[-n:])
+    except OSError:
+        return "(no stderr file)"
+
+
+# --------------------------------------------------------------------------------------------
+# A D-Bus client over jeepney: many calls in flight, replies matched by serial
+
+
+class Client:
+    def __init__(self, conn, on_signal=None):
+        self.conn = conn
+        self.pending = {}
+        self.on_signal = on_signal
+        self.closed = False
+        self.task = asyncio.get_running_loop().create_task(self._receive())
+
+    @classmethod
+    async def open(cls, address, on_signal=None):
+        conn = await asyncio.wait_for(open_dbus_connection(address), 10)
+        return cls(conn, on_signal)
+
+    @property
+    def unique_name(self):
+        return self.conn.unique_name
+
+    def send(self, msg):
+        """Write the call now (so calls leave in order) and return a future for its reply."""
+        serial = next(self.conn.outgoing_serial)
+        fut = asyncio.get_running_loop().create_future()
+        if self.closed:
+            fut.set_exception(EOFError("connection closed"))
+            return fut
+        self.pending[serial] = fut
+        self.conn.writer.write(msg.serialise(serial))
+        return fut
+
+    async def call(self, msg, timeout=REPLY_TIMEOUT):
+        fut = self.send(msg)
+        await self.conn.writer.drain()
+        return await asyncio.wait_for(fut, timeout)
+
+    async def _receive(self):
+        parser = self.conn.parser
+        try:
+            while True:
+                msg = parser.get_next_message()
+                if msg is None:
+                    b = await self.conn.reader.read(256 * 1024)
+                    if not b:
+                        break
+                    parser.add_data(b)
+                    continue
+                h = msg.header
+                rs = h.fields.get(HeaderFields.reply_serial)
+                if rs is not None and rs in self.pending:
+                    fut = self.pending.pop(rs)
+                    if not fut.done():
+                        fut.set_result(msg)
+                elif h.message_type == MessageType.signal and self.on_signal:
+                    self.on_signal(msg)
+        except (OSError, asyncio.CancelledError):
+            pass
+        finally:
+            self.closed = True
+            for fut in self.pending.values():
+                if not fut.done():
+                    fut.set_exception(EOFError("connection closed"))
+            self.pending.clear()
+
+    async def close(self):
+        self.task.cancel()
+        self.conn.writer.close()
+
+
+async def wait_for_owner(client, svc, tag="fuzz", timeout=15):
+    """The unique name that owns org.mpris.MediaPlayer2.tonearm, once tonearmd has taken it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        r = await client.call(new_method_call(BUS, "GetNameOwner", "s", (NAME,)), 5)
+        if r.header.message_type == MessageType.method_return:
+            return r.body[0]
+        if not svc.alive() or time.monotonic() > deadline:
+            raise SystemExit(f"{tag}: tonearmd did not take {NAME}: {svc.status()}\n" + tail(svc.stderr_path))
+        await asyncio.sleep(0.05)
+
+
+async def add_match(client, rule):
+    await client.call(new_method_call(BUS, "AddMatch", "s", (rule,)), 5)
+
+
+def reply_kind(msg):
+    if msg.header.message_type == MessageType.method_return:
+        return "return"
+    if msg.header.message_type == MessageType.error:
+        return msg.header.fields.get(HeaderFields.error_name, "error")
+    return str(msg.header.message_type)
+
+
+def call_msg(dest, path, iface, member, sig, body):
+    addr = DBusAddress(path, bus_name=dest, interface=iface)
+    return new_method_call(addr, member, sig or None, tuple(body))
