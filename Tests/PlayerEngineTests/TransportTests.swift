@@ -178,8 +178,9 @@ final class ScaletempoTests: XCTestCase {
                 harness.player.seek(to: .milliseconds(500))
                 _ = try harness.waitForSeeked(from: start)
             }
-            let ended = try harness.recorder.wait(for: "the last item played to its end") { $0.playedToEnd }
-            XCTAssertEqual(ended, ids.last, "on \(kind)")
+            // a short item may end on its own before the next jump: wait for the last one's end
+            let last = try XCTUnwrap(ids.last)
+            _ = try harness.recorder.wait(for: "the last item played to its end") { $0.playedToEnd == last ? last : nil }
             XCTAssertEqual(harness.player.state.rate, 2)
         }
     }
