@@ -79,9 +79,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
     }
 
-    /// Runs `body` on the engine's queue and waits for it: for tests that look at the pipeline.
-    public func inspect<T>(_ body: () -> T) -> T { queue.sync(execute: body) }
-
     // MARK: Pipelines
 
     /// One playbin with its bus, the fd source that wakes the queue, and what its about-to-finish
@@ -157,6 +154,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Stops watching `pipeline`'s bus and takes it to NULL on a thread of its own, waiting at
     /// most `wait` for that (nil: not at all). Gives up on a pipeline whose streaming threads never
     /// stop, rather than wedging the engine.
+    /// Pipelines on their way to NULL; `waitForDisposals` waits for them.
+    private static let disposals = DispatchGroup()
+
+    /// Waits until every retired pipeline reached NULL (its device and files released), at most
+    /// `timeout`; false when one has not. For tests and shutdown; never on a queue that must answer.
+    public func waitForDisposals(timeout: DispatchTimeInterval) -> Bool {
+        queue.sync {}  // the release commands queued so far have run
+        return Self.disposals.wait(timeout: .now() + timeout) == .success
+    }
+
     private static func dispose(_ pipeline: Pipeline, wait: DispatchTimeInterval?, logger: Logger? = nil) {
         pipeline.lock.withLock {
             pipeline.nextUp = nil
@@ -164,7 +171,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
         pipeline.busSource.cancel()
         let done = DispatchSemaphore(value: 0)
+        disposals.enter()
         let thread = Thread {
+            defer { disposals.leave() }
             // a pipeline still autoplugging deadlocks on its way to NULL with 1.22.0: the
             // typefind thread waits in decodebin for a lock the state change holds, while the
             // change waits for that thread's stream lock (seen by make fuzz, 2.4% of fast item

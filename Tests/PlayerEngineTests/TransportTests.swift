@@ -81,7 +81,8 @@ final class TransportTests: XCTestCase {
             try harness.waitForTimeControl(.playing)
             XCTAssertTrue(try openFiles().contains(file.path), "playing holds the file open")
             harness.player.stop()
-            harness.engine.inspect {}  // the engine performed the release (its commands are queued)
+            // the release hands the pipeline to a dispose thread that takes it to NULL
+            XCTAssertTrue(harness.engine.waitForDisposals(timeout: .seconds(10)))
             XCTAssertFalse(try openFiles().contains(file.path), "stop closes it (pipeline to NULL)")
             XCTAssertEqual(harness.player.position, .zero)
             XCTAssertEqual(harness.player.state.intent, .stopped)
