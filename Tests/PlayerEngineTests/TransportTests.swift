@@ -82,7 +82,8 @@ final class TransportTests: XCTestCase {
             XCTAssertTrue(try openFiles().contains(file.path), "playing holds the file open")
             harness.player.stop()
             harness.engine.inspect {}  // the engine performed the release (its commands are queued)
-            XCTAssertFalse(try openFiles().contains(file.path), "stop closes it (pipeline to NULL)")
+            // the release hands the pipeline to a dispose thread that takes it to NULL: wait for it
+            XCTAssertTrue(try waitUntil(seconds: 5) { try !openFiles().contains(file.path) }, "stop closes it (pipeline to NULL)")
             XCTAssertEqual(harness.player.position, .zero)
             XCTAssertEqual(harness.player.state.intent, .stopped)
             // play after stop starts the item again
@@ -135,6 +136,16 @@ final class TransportTests: XCTestCase {
     }
 
     /// Counts the file descriptors of this process open on `path`.
+    /// Whether `condition` came true within `seconds` (checked every 10 ms).
+    func waitUntil(seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try condition() { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return try condition()
+    }
+
     func openFiles() throws -> [String] {
         let fds = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")
         return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") }
