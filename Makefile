@@ -1,6 +1,7 @@
 # Tonearm: two commands on a fresh Debian 12 with a Swift 6 toolchain on PATH.
 #   make run    installs what is missing, builds, and plays a generated demo track
 #   make test   installs what is missing, builds, and runs every test
+#   make test-tsan, make test-asan   the same tests built with the thread / address sanitizer
 #   make fuzz   builds tonearmd (release) and runs the hostile-client fuzzer (Tests/Fuzz/fuzz.py)
 #   make soak   builds tonearmd (release) and runs DURATION of ordinary use against it (Tests/Soak/soak.py)
 # swift from PATH; failing that, where toolchains are usually unpacked
@@ -10,7 +11,7 @@ export SWIFT
 DEMO_DIR := .build/demo
 DEMO := $(DEMO_DIR)/tonearm-demo.ogg
 
-.PHONY: all deps build run test demo fuzz soak clean
+.PHONY: all deps build run test test-tsan test-asan demo fuzz soak clean
 
 all: build
 
@@ -36,6 +37,17 @@ run: build demo
 test: deps
 	$(SWIFT) build --build-tests
 	bash scripts/test.sh
+
+# The same suites built with a sanitizer, each in its own build directory. The service tests start
+# the tonearmd built there, so it is sanitized too. Any report (Tests/Sanitizers/*.supp hold the
+# libraries' own) fails the run and is printed; reports land in .build/tsan|asan/sanitizer-reports.
+test-tsan: deps
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
+	SWIFT_SCRATCH=.build/tsan SWIFT_SANITIZE=thread bash scripts/test.sh
+
+test-asan: deps
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
+	SWIFT_SCRATCH=.build/asan SWIFT_SANITIZE=address bash scripts/test.sh
 
 # The fuzzer: CALLS calls (SEED: random and printed unless given; INFLIGHT outstanding at once) on
 # PIPELINE (playbin3 or playbin) against TONEARMD. Logs go to .build/fuzz/. Debian's python3 (it has

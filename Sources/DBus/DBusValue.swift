@@ -1,9 +1,16 @@
+// Only cases whose payload is more than one word are `indirect` (boxed), never the whole enum: with
+// every case boxed, or with payloads of several words, Swift keeps the case tag in spare bits of a
+// pointer, which LeakSanitizer cannot read as a pointer, so every such value held long (the announced
+// properties) was reported as leaked (llvm/llvm-project#56751). With one-word payloads, the 64-bit
+// number cases leave no spare bits, so the tag gets a byte of its own and every pointer stays plain
+// (MemoryLayout<DBusValue>.size is 9; ValueTests checks the layout).
+
 /// A D-Bus value with its type: what goes into a message and what comes out of one.
 ///
 /// Containers carry the signature of their elements, so that an empty array still has a type.
 /// `signature` is computed; `validate()` checks what libdbus would abort on (an array element of
 /// another type than declared, a dictionary key that is not basic, nesting too deep) before encoding.
-public indirect enum DBusValue: Hashable, Sendable {
+public enum DBusValue: Hashable, Sendable {
     case byte(UInt8)
     case bool(Bool)
     case int16(Int16)
@@ -14,17 +21,17 @@ public indirect enum DBusValue: Hashable, Sendable {
     case uint64(UInt64)
     case double(Double)
     /// A string; NUL characters are dropped when it is sent (see `String.dbusSanitized`).
-    case string(String)
-    case objectPath(ObjectPath)
-    case signature(Signature)
+    indirect case string(String)
+    indirect case objectPath(ObjectPath)
+    indirect case signature(Signature)
     /// `a<element>`: every value must have the signature `element`.
-    case array(element: Signature, [DBusValue])
+    indirect case array(element: Signature, [DBusValue])
     /// `a{<key><value>}`: keys must be of a basic type. Entries keep their order.
-    case dictionary(key: Signature, value: Signature, [DictionaryEntry])
+    indirect case dictionary(key: Signature, value: Signature, [DictionaryEntry])
     /// `(...)`: one or more fields.
     case structure([DBusValue])
     /// `v`: any single value with its type.
-    case variant(DBusValue)
+    indirect case variant(DBusValue)
 
     /// One entry of a `dictionary`.
     public struct DictionaryEntry: Hashable, Sendable {

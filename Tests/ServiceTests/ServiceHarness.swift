@@ -195,6 +195,8 @@ final class ServiceHarness: @unchecked Sendable {
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         environment["XDG_CACHE_HOME"] = cacheHome.path
         environment.removeValue(forKey: "TONEARM_AUDIO_SINK")
+        // make test-asan checks tonearmd for leaks at its exit, not this test runner (scripts/test.sh)
+        if let options = environment["TONEARMD_ASAN_OPTIONS"] { environment["ASAN_OPTIONS"] = options }
         var arguments = arguments
         // the same tests run against legacy playbin: TONEARM_TEST_PIPELINE=playbin
         if let pipeline = environment["TONEARM_TEST_PIPELINE"], !pipeline.isEmpty { arguments = ["--pipeline", pipeline] + arguments }
