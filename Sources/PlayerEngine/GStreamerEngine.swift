@@ -154,26 +154,27 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Stops watching `pipeline`'s bus and takes it to NULL on a thread of its own, waiting at
     /// most `wait` for that (nil: not at all). Gives up on a pipeline whose streaming threads never
     /// stop, rather than wedging the engine.
-    /// Pipelines on their way to NULL; `waitForDisposals` waits for them.
-    private static let disposals = DispatchGroup()
+    /// This engine's pipelines on their way to NULL; `waitForDisposals` waits for them.
+    private let disposals = DispatchGroup()
 
     /// Waits until every retired pipeline reached NULL (its device and files released), at most
     /// `timeout`; false when one has not. For tests and shutdown; never on a queue that must answer.
     public func waitForDisposals(timeout: DispatchTimeInterval) -> Bool {
         queue.sync {}  // the release commands queued so far have run
-        return Self.disposals.wait(timeout: .now() + timeout) == .success
+        return disposals.wait(timeout: .now() + timeout) == .success
     }
 
-    private static func dispose(_ pipeline: Pipeline, wait: DispatchTimeInterval?, logger: Logger? = nil) {
+    private static func dispose(_ pipeline: Pipeline, wait: DispatchTimeInterval?, group: DispatchGroup? = nil,
+                                logger: Logger? = nil) {
         pipeline.lock.withLock {
             pipeline.nextUp = nil
             pipeline.switching = nil
         }
         pipeline.busSource.cancel()
         let done = DispatchSemaphore(value: 0)
-        disposals.enter()
+        group?.enter()
         let thread = Thread {
-            defer { disposals.leave() }
+            defer { group?.leave() }
             // a pipeline still autoplugging deadlocks on its way to NULL with 1.22.0: the
             // typefind thread waits in decodebin for a lock the state change holds, while the
             // change waits for that thread's stream lock (seen by make fuzz, 2.4% of fast item
@@ -193,7 +194,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func retire() {
         dispatchPrecondition(condition: .onQueue(queue))
-        if let pipeline { Self.dispose(pipeline, wait: waitsForDisposal ? Self.disposalWait : nil, logger: logger) }
+        if let pipeline {
+            Self.dispose(pipeline, wait: waitsForDisposal ? Self.disposalWait : nil, group: disposals, logger: logger)
+        }
         pipeline = nil
         generation = nil
         uri = nil
