@@ -160,8 +160,8 @@ func peak(_ samples: [Int16]) -> Double {
 final class ScaletempoTests: XCTestCase {
     func testRateAcrossItemsOfShrinkingFormatsDoesNotCrash() throws {
         let media = try MediaGenerator()
-        let wide = try media.wav("wide", seconds: 4, rate: 48000, channels: 2, sampleFormat: "F32LE")
-        let narrow = try media.wav("narrow", seconds: 2, rate: 22050, channels: 1, sampleFormat: "S16LE")
+        let wide = try media.wav("wide", seconds: 8, rate: 48000, channels: 2, sampleFormat: "F32LE")
+        let narrow = try media.wav("narrow", seconds: 8, rate: 22050, channels: 1, sampleFormat: "S16LE")
         try onBothPipelines { kind in
             let harness = try Harness(pipeline: kind)
             let ids = try harness.enqueue(wide, narrow, wide, narrow)
