@@ -107,7 +107,12 @@ public struct PlayerMachine: Sendable {
     /// by the time since while the pipeline plays (rule 7: computed when read, never sampled on a timer).
     public func position(at now: ContinuousClock.Instant) -> Duration {
         guard let item = playQueue.current, intent != .stopped else { return .zero }
-        if let seek = pendingSeek ?? seekInFlight, case .position(let target) = seek.target { return target }
+        // a seek not done yet is where the position is, within the length once that is known;
+        // before, a target past the end (Seek(Int64.max) on a loading file) would show as is
+        if let seek = pendingSeek ?? seekInFlight, case .position(let target) = seek.target {
+            guard let duration = item.duration else { return loaded == nil ? target : .zero }
+            return min(target, duration)
+        }
         guard loaded != nil, let sample = positionSample else { return .zero }
         var position = sample.position
         if pipelineState == .playing && pipelinePending == nil && now > sample.instant {
