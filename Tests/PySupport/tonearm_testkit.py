@@ -11,6 +11,7 @@ Needs python3-jeepney (Debian), dbus-daemon and gst-launch-1.0. Import it with
 """
 
 import asyncio
+import concurrent.futures
 import math
 import os
 import shutil
@@ -56,22 +57,20 @@ def render_tones(jobs, tag="tonearm", parallel=2):
     """Encodes sine tones with gst-launch-1.0, PARALLEL at a time. A job is a dict: path, enc (an
     encoder description, e.g. "vorbisenc ! oggmux"), rate, ch, secs, freq, and optional tags (a
     taginject string whose quotes are escaped: title=(string)\\"A B\\",artist=(string)C)."""
-    procs = []
-    for j in jobs:
+    def render(j):
         spb = 1024
         inject = f"! taginject 'tags=\"{j['tags']}\"' " if j.get("tags") else ""
         cmd = (f"gst-launch-1.0 -q audiotestsrc num-buffers={math.ceil(j['secs'] * j['rate'] / spb)} "
                f"samplesperbuffer={spb} freq={j['freq']} volume=0.3 ! audio/x-raw,rate={j['rate']},channels={j['ch']} "
                f"! audioconvert {inject}! {j['enc']} ! filesink location=\"{j['path']}\"")
-        procs.append((subprocess.Popen(cmd, shell=True, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.PIPE), j["path"], cmd))
-        while sum(p.poll() is None for p, _, _ in procs) >= parallel:
-            time.sleep(0.05)
-    for p, path, cmd in procs:
-        _, err = p.communicate()
-        if p.returncode != 0 or not os.path.getsize(path):
-            raise SystemExit(f"{tag}: cannot generate {path}: {cmd}\n{err.decode(errors='replace')}")
-
+        done = subprocess.run(cmd, shell=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        return done, j["path"], cmd
+    # a pool of PARALLEL workers, each waiting on its own gst-launch: no polling loop
+    with concurrent.futures.ThreadPoolExecutor(max_workers=parallel) as pool:
+        results = list(pool.map(render, jobs))
+    for done, path, cmd in results:
+        if done.returncode != 0 or not os.path.getsize(path):
+            raise SystemExit(f"{tag}: cannot generate {path}: {cmd}\n{done.stderr.decode(errors='replace')}")
 
 MEDIA_VALID = [  # name, encoder, rate, channels
     ("tone-44k-stereo.flac", "flacenc", 44100, 2),
@@ -321,15 +320,28 @@ class Client:
 
 
 async def wait_for_owner(client, svc, tag="fuzz", timeout=15):
-    """The unique name that owns org.mpris.MediaPlayer2.tonearm, once tonearmd has taken it."""
-    deadline = time.monotonic() + timeout
-    while True:
+    """The unique name that owns org.mpris.MediaPlayer2.tonearm, once tonearmd has taken it: it
+    subscribes to NameOwnerChanged first, then asks, so the moment cannot slip between the two
+    (subscribe, then act), and waits for the signal, not on a timer."""
+    owned = asyncio.get_running_loop().create_future()
+
+    def on_signal(msg):
+        if (msg.header.fields.get(HeaderFields.member) == "NameOwnerChanged" and len(msg.body) == 3
+                and msg.body[0] == NAME and msg.body[2] and not owned.done()):
+            owned.set_result(msg.body[2])
+
+    watcher = await Client.open(svc.address, on_signal)
+    try:
+        await add_match(watcher, f"type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='{NAME}'")
         r = await client.call(new_method_call(BUS, "GetNameOwner", "s", (NAME,)), 5)
         if r.header.message_type == MessageType.method_return:
             return r.body[0]
-        if not svc.alive() or time.monotonic() > deadline:
+        try:
+            return await asyncio.wait_for(owned, timeout)
+        except asyncio.TimeoutError:
             raise SystemExit(f"{tag}: tonearmd did not take {NAME}: {svc.status()}\n" + tail(svc.stderr_path))
-        await asyncio.sleep(0.05)
+    finally:
+        await watcher.close()
 
 
 async def add_match(client, rule):
