@@ -71,7 +71,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             case .load(let uri, let generation): load(uri, generation: generation)
             case .prepareNext(let uri, let generation): prepareNext(uri, generation: generation)
             case .setPlaying(let playing): setPlaying(playing)
-            case .release: release()
+            case .release: retire()
             case .seek(let target, let mode, let rate): seek(target, mode: mode, rate: rate)
             case .setVolume(let volume): setVolume(volume)
             case .setMuted(let muted): setMuted(muted)
@@ -259,10 +259,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private func setPlaying(_ playing: Bool) {
         guard let pipeline, generation != nil else { return }
         pipeline.playbin.setState(playing ? .playing : .paused)
-    }
-
-    private func release() {
-        retire()
     }
 
     private func seek(_ target: SeekTarget, mode: SeekMode, rate: Double) {
