@@ -34,7 +34,7 @@ import zlib
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PySupport"))
 from tonearm_testkit import (  # noqa: E402
     EXT, INTRO, MiB, NOTRACK, OBJ, PEER, PLAYER, PROPS, REPLY_TIMEOUT, TRACK, TRACKLIST,
-    Client, Service, add_match, call_msg, make_media, reply_kind, tail, wait_for_owner)
+    Client, Service, add_match, call_msg, make_media, print_verdict, reply_kind, tail, wait_for_owner)
 from jeepney import HeaderFields, MessageType  # noqa: E402
 from jeepney.low_level import Endianness, parse_signature  # noqa: E402
 
@@ -856,11 +856,7 @@ def run_once(args, source, total, header, log_path, quiet=False):
     run.summary()
     if log_path:
         print(f"call log: {log_path}")
-    print(f"tonearmd stderr: {stderr_path}")
-    if failed:
-        print("tonearmd stderr (tail):")
-        print("  " + tail(stderr_path, 30).replace("\n", "\n  "))
-    print(f"fuzz: {len(run.checks) - failed} passed, {failed} failed", flush=True)
+    print_verdict("fuzz", len(run.checks), failed, stderr_path)
     return run, failed
 
 

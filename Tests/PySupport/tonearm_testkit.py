@@ -359,3 +359,13 @@ def reply_kind(msg):
 def call_msg(dest, path, iface, member, sig, body):
     addr = DBusAddress(path, bus_name=dest, interface=iface)
     return new_method_call(addr, member, sig or None, tuple(body))
+
+
+def print_verdict(tag, total, failed, stderr_path, tail_lines=30):
+    """The closing lines of a run: where tonearmd's stderr is, its tail when a check failed, and
+    the plain summary line `TAG: N passed, M failed`."""
+    print(f"tonearmd stderr: {stderr_path}")
+    if failed:
+        print("tonearmd stderr (tail):")
+        print("  " + tail(stderr_path, tail_lines).replace("\n", "\n  "))
+    print(f"{tag}: {total - failed} passed, {failed} failed", flush=True)

@@ -41,7 +41,7 @@ import xml.etree.ElementTree as ET
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PySupport"))
 from tonearm_testkit import (  # noqa: E402  (the private bus, tonearmd, the client, the media)
     EXT, NOTRACK, OBJ, PEER, PLAYER, PROPS, REPLY_TIMEOUT, REPO, ROOT, TRACKLIST,
-    Client, Service, add_match, call_msg, file_uri, render_tones, reply_kind, tail, wait_for_owner)
+    Client, Service, add_match, call_msg, file_uri, print_verdict, render_tones, reply_kind, tail, wait_for_owner)
 from jeepney import HeaderFields, MessageType  # noqa: E402
 
 KiB_PER_MiB = 1024
@@ -844,11 +844,7 @@ def main():
     png = plot(soak, args, res, checks, os.path.join(args.out, f"soak-{stamp}.png"))
     print(f"samples: {json_path}")
     print(f"plot: {png}")
-    print(f"tonearmd stderr: {stderr_path}")
-    if failed:
-        print("tonearmd stderr (tail):")
-        print("  " + tail(stderr_path, 20).replace("\n", "\n  "))
-    print(f"soak: {len(checks) - failed} passed, {failed} failed", flush=True)
+    print_verdict("soak", len(checks), failed, stderr_path, tail_lines=20)
     return 1 if failed else 0
 
 
