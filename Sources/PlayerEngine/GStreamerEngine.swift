@@ -49,8 +49,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         self.logger = logger
         (sinkDescription, audioSinkDescription) = try Self.chooseAudioSink(configuration, logger: logger)
         waitsForDisposal = audioSinkDescription.contains("alsasink")
-        // a pipeline that cannot be built fails here, at start, rather than at the first load
-        Self.dispose(try makePipeline(), wait: nil)
+        // the pipeline's factory must exist; the pipeline itself is built at the first load, so
+        // start-up (and the bus name) does not wait for a playbin that is thrown away
+        guard GStreamer.hasElement(configuration.pipeline.rawValue) else {
+            throw GStreamerError(domain: GStreamerError.coreDomain, code: 12,
+                                 message: "GStreamer element '\(configuration.pipeline.rawValue)' is not installed")
+        }
         logger.info("engine ready", metadata: ["pipeline": "\(configuration.pipeline.rawValue)", "sink": "\(audioSinkDescription)",
                                                "gstreamer": "\(GStreamer.version)"])
     }
