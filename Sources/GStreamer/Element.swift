@@ -194,6 +194,16 @@ public final class Element: @unchecked Sendable {
                          GST_SEEK_TYPE_SET, gint64(start), GST_SEEK_TYPE_NONE, -1) != 0
     }
 
+    /// The child called `name` when this is a bin (`gst_bin_get_by_name`), else nil.
+    public func child(named name: String) -> Element? {
+        guard tonearm_is_bin(pointer) != 0,
+              let child = gst_bin_get_by_name(UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstBin.self), name)
+        else { return nil }
+        let element = Element(taking: child)  // ref_sink on a reference that is not floating adds one
+        gst_object_unref(child)
+        return element
+    }
+
     /// The factory names of the element's children when it is a bin (`gst_bin_iterate_elements`).
     public var childFactoryNames: [String] {
         guard tonearm_is_bin(pointer) != 0 else { return [] }

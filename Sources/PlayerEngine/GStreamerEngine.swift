@@ -33,7 +33,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var muted = false
 
     // GstPlayFlags is not public (gst/playback/gstplay-enum.h): VIDEO 0x1, AUDIO 0x2, TEXT 0x4.
-    private static let flagVideo: UInt32 = 0x1, flagText: UInt32 = 0x4
+    private static let flagVideo: UInt32 = 0x1, flagText: UInt32 = 0x4, flagSoftVolume: UInt32 = 0x10
     /// How long a load waits for the previous pipeline to reach NULL before it goes on without it,
     /// when the output is an ALSA device that only one pipeline can open; a sound server
     /// (PulseAudio, PipeWire) or a fake sink takes a second stream at once, so nothing waits.
@@ -95,6 +95,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // @unchecked: `nextUp` and `switching` are guarded by `lock` (the streaming thread reads
         // them); the rest is immutable after init or confined to the engine's queue.
         let playbin: Element
+        /// Our own `volume` element in the audio filter: it carries volume and mute.
+        let volume: Element?
         let bus: Bus
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
@@ -102,8 +104,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         var nextUp: (uri: MediaURI, generation: Generation)?
         var switching: (uri: MediaURI, generation: Generation)?
 
-        init(playbin: Element, bus: Bus, busSource: DispatchSourceRead) {
+        init(playbin: Element, volume: Element?, bus: Bus, busSource: DispatchSourceRead) {
             self.playbin = playbin
+            self.volume = volume
             self.bus = bus
             self.busSource = busSource
         }
@@ -130,19 +133,28 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // freed NULL queue: SIGSEGV on a streaming thread (gstscaletempo.c 1.22.0 reinit_buffers,
         // line 396; since c985ea31 "Free the various buffers in stop()", not fixed upstream as
         // of 1.28; bugzilla 775898 fixed only the rebuild flag).
-        if let scaletempo = try? Element(factory: "scaletempo") { playbin.set("audio-filter", scaletempo) }
+        // Volume and mute live in a `volume` element of our own after scaletempo, and playbin's
+        // soft-volume flag is off: with it on, playsink 1.22.0 never finalizes the volume element it
+        // links for soft volume, so every pipeline leaks that element and its two pads, about 4 KiB
+        // (valgrind: one GstVolume and its pads "still reachable" per load; a C loop of
+        // playbin preroll/NULL grows 4.0 KiB per load with the flag and 0.1 KiB without).
+        let filter = try Element(binDescription: "scaletempo ! volume name=tonearm-volume")
+        let volumeElement = filter.child(named: "tonearm-volume")
+        playbin.set("audio-filter", filter)
+        var flags = playbin.flags("flags") & ~Self.flagSoftVolume
         let environment = ProcessInfo.processInfo.environment
         let hasDisplay = environment["DISPLAY"].map { !$0.isEmpty } ?? false || environment["WAYLAND_DISPLAY"].map { !$0.isEmpty } ?? false
         if !configuration.video || !hasDisplay {
-            playbin.set("flags", flags: playbin.flags("flags") & ~(Self.flagVideo | Self.flagText))
+            flags &= ~(Self.flagVideo | Self.flagText)
             // legacy playbin still tries real video sinks while autoplugging a video stream, and
             // plugins-bad's dfbvideosink crashes in libdirectfb without a display: name a fakesink
             playbin.set("video-sink", try Element(factory: "fakesink"))
         }
-        playbin.set("volume", volume)
-        playbin.set("mute", muted)
+        playbin.set("flags", flags: flags)
+        volumeElement?.set("volume", volume)
+        volumeElement?.set("mute", muted)
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
-        let pipeline = Pipeline(playbin: playbin, bus: bus, busSource: source)
+        let pipeline = Pipeline(playbin: playbin, volume: volumeElement, bus: bus, busSource: source)
         source.setEventHandler { [weak self, weak pipeline] in
             guard let self, let pipeline else { return }
             self.drainBus(pipeline)
@@ -288,15 +300,15 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     private func setVolume(_ volume: Double) {
-        // playbin's volume is a linear amplitude factor (GstStreamVolume linear format), so the
-        // caller's linear 0...1 goes through unchanged; a cubic UI curve is the client's business.
+        // the volume element's factor is linear amplitude (as GstStreamVolume's linear format), so
+        // the caller's linear 0...1 goes through unchanged; a cubic UI curve is the client's business.
         self.volume = volume
-        pipeline?.playbin.set("volume", volume)
+        pipeline?.volume?.set("volume", volume)
     }
 
     private func setMuted(_ muted: Bool) {
         self.muted = muted
-        pipeline?.playbin.set("mute", muted)
+        pipeline?.volume?.set("mute", muted)
     }
 
     // MARK: Queries, on the engine's queue

@@ -124,15 +124,22 @@ final class TransportTests: XCTestCase {
 
     func testVolumeAndMuteReachThePipeline() throws {
         let file = try media.tone("loud", format: .wav, seconds: 1)
-        let capture = media.url("volume-capture.wav")
-        let harness = try Harness(pipeline: .playbin3, sink: "audioconvert ! audio/x-raw,format=S16LE ! wavenc ! filesink location=\(capture.path)")
-        try harness.enqueue(file)
-        harness.player.setVolume(0.5)
-        harness.player.play()
-        _ = try harness.recorder.wait(for: "end") { $0.playedToEnd }
         let source = try WAV.samples(of: file)
-        let captured = try WAV.samples(of: capture)
-        XCTAssertEqual(peak(captured) / peak(source), 0.5, accuracy: 0.02, "linear volume")
+        for kind in EngineConfiguration.PipelineKind.allCases {
+            for muted in [false, true] {
+                let capture = media.url("volume-capture-\(kind)-\(muted).wav")
+                let harness = try Harness(pipeline: kind, sink: "audioconvert ! audio/x-raw,format=S16LE ! wavenc ! filesink location=\(capture.path)")
+                try harness.enqueue(file)
+                harness.player.setVolume(0.5)
+                harness.player.setMuted(muted)
+                harness.player.play()
+                _ = try harness.recorder.wait(for: "end") { $0.playedToEnd }
+                XCTAssertTrue(harness.engine.waitForDisposals(timeout: .seconds(10)))
+                let captured = try WAV.samples(of: capture)
+                XCTAssertGreaterThan(captured.count, source.count / 2, "\(kind): the capture holds the track")
+                XCTAssertEqual(peak(captured) / peak(source), muted ? 0 : 0.5, accuracy: 0.02, "\(kind) muted=\(muted): linear volume")
+            }
+        }
     }
 
     /// Counts the file descriptors of this process open on `path`.
