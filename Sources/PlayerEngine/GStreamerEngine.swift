@@ -22,6 +22,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private let handlerLock = NSLock()
     private var eventHandler: (@Sendable (Generation, EngineEvent) -> Void)?
+    /// Loads handed to `queue` and not run yet, guarded by `handlerLock`.
+    private var loadsQueued = 0
+    /// Pipelines on their way to NULL, and what runs when the last of them is freed; guarded by
+    /// `handlerLock`.
+    private var disposing = 0
+    private var whenReleased: (@Sendable () -> Void)?
 
     // Guarded by `queue`.
     /// The pipeline of the current load; nil after a release or a failure.
@@ -69,10 +75,26 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         handlerLock.withLock { eventHandler = handler }
     }
 
+    /// Runs `action` on a teardown thread each time the last retired pipeline has been freed: a
+    /// moment when much of the heap was just given back (tonearmd returns the pages to the system).
+    public func whenPipelinesReleased(_ action: @escaping @Sendable () -> Void) {
+        handlerLock.withLock { whenReleased = action }
+    }
+
     public func perform(_ command: EngineCommand) {
+        if case .load = command { handlerLock.withLock { loadsQueued += 1 } }
         queue.async { [self] in
             switch command {
-            case .load(let uri, let generation): load(uri, generation: generation)
+            case .load(let uri, let generation):
+                // A load with a newer one queued behind it is skipped: the player has moved on to
+                // the newer generation and ignores this one's events, so its pipeline would only be
+                // built, prerolled and torn down for nothing. A client skipping through tracks
+                // (make fuzz: ~90 loads a second) then costs one pipeline, not one per skip.
+                let superseded = handlerLock.withLock {
+                    loadsQueued -= 1
+                    return loadsQueued > 0
+                }
+                if superseded { retire() } else { load(uri, generation: generation) }
             case .prepareNext(let uri, let generation): prepareNext(uri, generation: generation)
             case .setPlaying(let playing): setPlaying(playing)
             case .release: retire()
@@ -181,7 +203,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     private static func dispose(_ pipeline: Pipeline, wait: DispatchTimeInterval?, group: DispatchGroup? = nil,
-                                logger: Logger? = nil) {
+                                logger: Logger? = nil, released: (@Sendable () -> Void)? = nil) {
         pipeline.lock.withLock {
             pipeline.nextUp = nil
             pipeline.switching = nil
@@ -189,17 +211,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         pipeline.busSource.cancel()
         let done = DispatchSemaphore(value: 0)
         group?.enter()
+        // the thread holds the pipeline through a box it empties, so the pipeline is freed before
+        // `released` runs (the bus source's cancel handler, on the engine queue, holds the other)
+        let held = Held(pipeline)
         let thread = Thread {
             defer { group?.leave() }
-            // a pipeline still autoplugging deadlocks on its way to NULL with 1.22.0: the
-            // typefind thread waits in decodebin for a lock the state change holds, while the
-            // change waits for that thread's stream lock (seen by make fuzz, 2.4% of fast item
-            // switches). Letting the preroll finish (or fail) first avoids it.
-            pipeline.playbin.waitForState(timeout: .seconds(3))
-            pipeline.playbin.setState(.null)
-            // in NULL no streaming thread emits about-to-finish any more
-            pipeline.aboutToFinish?.disconnect()
-            done.signal()
+            stop(held, done: done)  // the pipeline's last reference goes when this returns
+            released?()
         }
         thread.name = "tonearm.dispose"
         thread.start()
@@ -208,10 +226,40 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
     }
 
+    private static func stop(_ held: Held, done: DispatchSemaphore) {
+        guard let pipeline = held.take() else { return }
+        // a pipeline still autoplugging deadlocks on its way to NULL with 1.22.0: the
+        // typefind thread waits in decodebin for a lock the state change holds, while the
+        // change waits for that thread's stream lock (seen by make fuzz, 2.4% of fast item
+        // switches). Letting the preroll finish (or fail) first avoids it.
+        pipeline.playbin.waitForState(timeout: .seconds(3))
+        pipeline.playbin.setState(.null)
+        // in NULL no streaming thread emits about-to-finish any more
+        pipeline.aboutToFinish?.disconnect()
+        done.signal()
+    }
+
+    /// One strong reference, handed over once.
+    private final class Held: @unchecked Sendable {
+        // @unchecked: `value` is guarded by `lock`.
+        private let lock = NSLock()
+        private var value: Pipeline?
+        init(_ value: Pipeline) { self.value = value }
+        func take() -> Pipeline? { lock.withLock { defer { value = nil }; return value } }
+    }
+
     private func retire() {
         dispatchPrecondition(condition: .onQueue(queue))
         if let pipeline {
-            Self.dispose(pipeline, wait: waitsForDisposal ? Self.disposalWait : nil, group: disposals, logger: logger)
+            handlerLock.withLock { disposing += 1 }
+            Self.dispose(pipeline, wait: waitsForDisposal ? Self.disposalWait : nil, group: disposals, logger: logger) { [weak self] in
+                guard let self else { return }
+                let action = handlerLock.withLock {
+                    disposing -= 1
+                    return disposing == 0 ? whenReleased : nil
+                }
+                action?()
+            }
         }
         pipeline = nil
         generation = nil
