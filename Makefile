@@ -50,19 +50,19 @@ test-asan: deps
 	SWIFT_SCRATCH=.build/asan SWIFT_SANITIZE=address bash scripts/test.sh
 
 # The fuzzer: CALLS calls (SEED: random and printed unless given; INFLIGHT outstanding at once) on
-# PIPELINE (playbin3 or playbin) against TONEARMD. Logs go to .build/fuzz/. Debian's python3 (it has
+# PIPELINE (playbin3 or playbin; tonearmd's default unless given) against TONEARMD. Logs go to .build/fuzz/. Debian's python3 (it has
 # python3-jeepney), not whatever python3 comes first on PATH.
 CALLS ?= 100000
 SEED ?=
 INFLIGHT ?= 32
-PIPELINE ?= playbin3
+PIPELINE ?=
 TONEARMD ?= .build/release/tonearmd
 FUZZ_PYTHON ?= /usr/bin/python3
 
 fuzz: deps
 	$(SWIFT) build -c release --product tonearmd
 	$(FUZZ_PYTHON) Tests/Fuzz/fuzz.py --calls $(CALLS) $(if $(SEED),--seed $(SEED)) --inflight $(INFLIGHT) \
-	  --pipeline $(PIPELINE) --tonearmd $(TONEARMD)
+	  $(if $(PIPELINE),--pipeline $(PIPELINE)) --tonearmd $(TONEARMD)
 
 # The soak test: DURATION (s/m/h, default 1h) of several ordinary clients at once against one tonearmd
 # on PIPELINE; samples tonearmd's memory and fds. Plot (PNG) and samples (JSON) go to .build/soak/.
@@ -71,7 +71,7 @@ DURATION ?= 1h
 soak: deps
 	$(SWIFT) build -c release --product tonearmd
 	$(FUZZ_PYTHON) Tests/Soak/soak.py --duration $(DURATION) $(if $(SEED),--seed $(SEED)) \
-	  --pipeline $(PIPELINE) --tonearmd $(TONEARMD)
+	  $(if $(PIPELINE),--pipeline $(PIPELINE)) --tonearmd $(TONEARMD)
 
 clean:
 	rm -rf .build

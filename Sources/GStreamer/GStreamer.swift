@@ -18,6 +18,13 @@ public enum GStreamer {
         return String(cString: cString)
     }
 
+    /// The runtime version as numbers (`gst_version`): major, minor, micro.
+    public static var versionNumbers: (major: Int, minor: Int, micro: Int) {
+        var major: guint = 0, minor: guint = 0, micro: guint = 0, nano: guint = 0
+        gst_version(&major, &minor, &micro, &nano)
+        return (Int(major), Int(minor), Int(micro))
+    }
+
     /// Whether an element factory of this name is registered (`gst_element_factory_find`).
     public static func hasElement(_ factoryName: String) -> Bool {
         initialize()

@@ -1017,7 +1017,7 @@ def main():
                    + ",".join(Generator.CLASSES) + "), e.g. to look past a crash that hides the rest")
     p.add_argument("--keep", action="store_true", help="keep the temporary media and bus directory")
     args = p.parse_args()
-    args.pipeline = args.pipeline_given or "playbin3"
+    args.pipeline = args.pipeline_given or "default"
     args.out = os.path.abspath(args.out)
     args.tonearmd = os.path.abspath(args.tonearmd)   # tonearmd runs in the media directory
     if not os.access(args.tonearmd, os.X_OK):

@@ -167,8 +167,11 @@ class Service:
             raise SystemExit(f"{self.tag}: dbus-daemon did not start")
 
     def start_tonearmd(self):
-        env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=self.address, TONEARM_PIPELINE=self.pipeline,
+        env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=self.address,
                    XDG_CACHE_HOME=os.path.join(self.workdir, "cache"))
+        env.pop("TONEARM_PIPELINE", None)
+        if self.pipeline != "default":  # else tonearmd's own choice for this GStreamer
+            env["TONEARM_PIPELINE"] = self.pipeline
         # the crashed thread's whole stack, in the stderr file
         env.setdefault("SWIFT_BACKTRACE", "enable=yes,preset=full,threads=crashed,sanitize=no,limit=80,top=0")
         env.pop("DISPLAY", None)

@@ -762,7 +762,7 @@ def main():
     p.add_argument("--duration", type=parse_duration, default=parse_duration(os.environ.get("DURATION") or "1h"),
                    help="how long to run: 90s, 2m, 1h, 1h30m (default 1h)")
     p.add_argument("--seed", type=int, default=int(os.environ["SEED"]) if os.environ.get("SEED") else None)
-    p.add_argument("--pipeline", choices=["playbin3", "playbin"], default=os.environ.get("PIPELINE") or "playbin3")
+    p.add_argument("--pipeline", choices=["playbin3", "playbin"], default=os.environ.get("PIPELINE") or "default")
     p.add_argument("--tonearmd", default=os.environ.get("TONEARMD") or os.path.join(REPO, ".build/release/tonearmd"))
     p.add_argument("--interval", type=float, help="seconds between samples (default 5, less for short runs: "
                    "at least 40 samples)")
