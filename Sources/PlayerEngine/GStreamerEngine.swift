@@ -25,9 +25,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Loads handed to `queue` and not run yet, guarded by `handlerLock`.
     private var loadsQueued = 0
     /// Pipelines on their way to NULL, and what runs when the last of them is freed; guarded by
-    /// `handlerLock`.
+    /// `teardown`, which a retire waits on while `maximumTeardowns` are under way.
+    private let teardown = NSCondition()
     private var disposing = 0
     private var whenReleased: (@Sendable () -> Void)?
+    /// At most this many retired pipelines go to NULL at once; a retire waits for one of them (on
+    /// the engine queue, at most `teardownWait`). A client switching items faster than pipelines
+    /// stop then has its loads skipped (see `perform`) instead of piling up pipelines, threads and
+    /// buffers (make fuzz --seed 7: 50 teardowns at once, RssAnon 20 MiB up at the end).
+    private static let maximumTeardowns = 4
+    private static let teardownWait: TimeInterval = 3
 
     // Guarded by `queue`.
     /// The pipeline of the current load; nil after a release or a failure.
@@ -78,7 +85,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Runs `action` on a teardown thread each time the last retired pipeline has been freed: a
     /// moment when much of the heap was just given back (tonearmd returns the pages to the system).
     public func whenPipelinesReleased(_ action: @escaping @Sendable () -> Void) {
-        handlerLock.withLock { whenReleased = action }
+        teardown.withLock { whenReleased = action }
     }
 
     public func perform(_ command: EngineCommand) {
@@ -232,6 +239,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // typefind thread waits in decodebin for a lock the state change holds, while the
         // change waits for that thread's stream lock (seen by make fuzz, 2.4% of fast item
         // switches). Letting the preroll finish (or fail) first avoids it.
+        // The streaming threads are parked first (PAUSED and prerolled: they wait in the sink),
+        // so no buffer is in a playbin pad probe when NULL removes the decoder's pads: with both
+        // playbins on 1.22.0, the pad-removed handler waits for a lock a buffer probe holds while
+        // that probe waits for the lock the state change holds (make fuzz --seed 7, 40,000
+        // calls: five dispose threads stuck for good, with their pipelines).
+        pipeline.playbin.setState(.paused)
         pipeline.playbin.waitForState(timeout: .seconds(3))
         pipeline.playbin.setState(.null)
         // in NULL no streaming thread emits about-to-finish any more
@@ -251,11 +264,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private func retire() {
         dispatchPrecondition(condition: .onQueue(queue))
         if let pipeline {
-            handlerLock.withLock { disposing += 1 }
+            teardown.withLock {
+                let deadline = Date(timeIntervalSinceNow: Self.teardownWait)
+                while disposing >= Self.maximumTeardowns && teardown.wait(until: deadline) {}
+                disposing += 1
+            }
             Self.dispose(pipeline, wait: waitsForDisposal ? Self.disposalWait : nil, group: disposals, logger: logger) { [weak self] in
                 guard let self else { return }
-                let action = handlerLock.withLock {
+                let action = teardown.withLock {
                     disposing -= 1
+                    teardown.signal()
                     return disposing == 0 ? whenReleased : nil
                 }
                 action?()

@@ -161,6 +161,10 @@ final class Service: @unchecked Sendable {
                 logger.error("\(error.message): paused (Play tries the output again)")
             case .playedToEnd(let id):
                 logger.info("played to end: \(player.item(id)?.displayTitle ?? "\(id)")")
+            case .queueChanged(let ids) where ids.isEmpty:
+                // an emptied list (Clear) frees the items' memory at once, with no pipeline to
+                // retire after it: give the pages back here too, off the serving queue
+                DispatchQueue.global(qos: .utility).async(execute: giveBackFreedMemory)
             default:
                 break
             }
@@ -223,7 +227,8 @@ private func tuneMalloc() {
 /// back to the system. glibc gives back only the top of a heap by itself, and a pipeline's
 /// teardown frees megabytes below blocks still in use: make fuzz --only typed --seed 11, 6,000
 /// calls, left the main heap 10 MiB larger than at warm-up, all of it free (malloc_trim took
-/// RssAnon from 32.5 to 20.9 MiB). Runs after the last retired pipeline is freed, never on a timer.
+/// RssAnon from 32.5 to 20.9 MiB). Runs after the last retired pipeline is freed and when the
+/// list is emptied, never on a timer.
 @Sendable private func giveBackFreedMemory() {
     typealias MallocTrim = @convention(c) (Int) -> Int32
     guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }  // RTLD_DEFAULT
