@@ -219,8 +219,10 @@ private func tuneMalloc() {
     typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
     guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }  // RTLD_DEFAULT
     let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
-    _ = mallopt(-8, 2)  // M_ARENA_MAX
-    _ = mallopt(-3, 128 * 1024)  // M_MMAP_THRESHOLD
+    // glibc's own MALLOC_ARENA_MAX / MALLOC_MMAP_THRESHOLD_ in the environment stand (mallopt(3))
+    let environment = ProcessInfo.processInfo.environment
+    if environment["MALLOC_ARENA_MAX"] == nil { _ = mallopt(-8, 2) }  // M_ARENA_MAX
+    if environment["MALLOC_MMAP_THRESHOLD_"] == nil { _ = mallopt(-3, 128 * 1024) }  // M_MMAP_THRESHOLD
 }
 
 /// glibc's malloc_trim(3), found with dlsym like mallopt: hands the free pages inside the heap
