@@ -44,6 +44,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var missingPlugin: String?
     private var volume = 1.0
     private var muted = false
+    /// The stall timer of the preroll under way, if any (see `watchPreroll`).
+    private var prerollWatch: DispatchWorkItem?
+    private static let prerollLimit = DispatchTimeInterval.seconds(8)
 
     // GstPlayFlags is not public (gst/playback/gstplay-enum.h): VIDEO 0x1, AUDIO 0x2, TEXT 0x4.
     private static let flagVideo: UInt32 = 0x1, flagText: UInt32 = 0x4, flagSoftVolume: UInt32 = 0x10
@@ -263,6 +266,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func retire() {
         dispatchPrecondition(condition: .onQueue(queue))
+        prerollWatch?.cancel()
+        prerollWatch = nil
         if let pipeline {
             teardown.withLock {
                 let deadline = Date(timeIntervalSinceNow: Self.teardownWait)
@@ -306,7 +311,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     // MARK: Commands, on the engine's queue
 
-    private func load(_ uri: MediaURI, generation: Generation) {
+    private func load(_ uri: MediaURI, generation: Generation, isRetry: Bool = false) {
         dispatchPrecondition(condition: .onQueue(queue))
         retire()
         if let error = LocalFiles.error(for: uri) {
@@ -326,8 +331,32 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         fresh.playbin.set("uri", uri.string)
         if fresh.playbin.setState(.paused) == .noPreroll {
             deliver(.live, generation)
+        } else if uri.isFile {
+            watchPreroll(of: fresh, uri, generation, isRetry: isRetry)
         }
         // on .failure the ERROR message on the bus says why
+    }
+
+    /// A local file prerolls in milliseconds; one that has not within `prerollLimit` is stuck:
+    /// playbin3 1.22.0 now and then never finishes a preroll under load (its typefind and
+    /// multiqueue threads wait for each other; seen in the engine tests on a busy machine, and
+    /// trap 6 of the design brief). It is loaded once more on a fresh pipeline, then failed.
+    /// The timer exists only while a preroll is under way; ASYNC_DONE or a retire cancels it.
+    private func watchPreroll(of watched: Pipeline, _ uri: MediaURI, _ generation: Generation, isRetry: Bool) {
+        let watch = DispatchWorkItem { [weak self, weak watched] in
+            guard let self, let watched, watched === self.pipeline, generation == self.generation else { return }
+            self.prerollWatch = nil
+            if isRetry {
+                retire()
+                deliver(.failed(ItemError(.other, "\(uri.displayPath) did not start: GStreamer never finished opening it")), generation)
+            } else {
+                logger.warning("the pipeline did not preroll within \(Self.prerollLimit): trying a fresh one",
+                               metadata: ["uri": "\(uri)"])
+                load(uri, generation: generation, isRetry: true)
+            }
+        }
+        prerollWatch = watch
+        queue.asyncAfter(deadline: .now() + Self.prerollLimit, execute: watch)
     }
 
     private func prepareNext(_ uri: MediaURI?, generation: Generation?) {
@@ -449,6 +478,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             guard message.isFromPipeline else { return }
             deliver(.stateChanged(Self.state(new) ?? .null, pending: Self.state(pending), position: positionSample()), generation)
         case .asyncDone:
+            prerollWatch?.cancel()
+            prerollWatch = nil
             deliver(.asyncDone(snapshot()), generation)
         case .streamStart:
             // after about-to-finish, STREAM_START is the boundary to the next item (trap 2)
