@@ -7,7 +7,7 @@ import Glibc
 /// Checks on local files before GStreamer sees them. Paths are taken as the bytes the URI names
 /// (`fileSystemRepresentation`), so a file name that is not UTF-8 is found, not repaired away.
 public enum LocalFiles {
-    private enum Kind { case missing, directory, file(readable: Bool) }
+    private enum Kind { case missing, directory, special, file(readable: Bool) }
 
     private static func kind(of uri: MediaURI) -> Kind? {
         guard let bytes = uri.pathBytes else { return nil }
@@ -16,11 +16,15 @@ public enum LocalFiles {
             var info = stat()
             guard stat(path, &info) == 0 else { return .missing }
             if info.st_mode & S_IFMT == S_IFDIR { return .directory }
+            // a FIFO with no writer blocks open(2) for good, and with it the thread that changes
+            // the pipeline's state (or reads its tags); devices and sockets are no media files
+            if info.st_mode & S_IFMT != S_IFREG { return .special }
             return .file(readable: access(path, R_OK) == 0)
         }
     }
 
-    /// Why a local file cannot be played before trying (missing, a directory, unreadable); nil
+    /// Why a local file cannot be played before trying (missing, a directory, a FIFO or device,
+    /// unreadable); nil
     /// for a readable file or a URI that is not local.
     public static func error(for uri: MediaURI) -> ItemError? {
         let name = uri.displayPath
@@ -28,6 +32,7 @@ public enum LocalFiles {
         case nil, .file(readable: true): return nil
         case .missing: return ItemError(.notFound, "no such file: \(name)")
         case .directory: return ItemError(.unsupportedFormat, "cannot play \(name): it is a directory")
+        case .special: return ItemError(.unsupportedFormat, "cannot play \(name): it is not a regular file")
         case .file(readable: false): return ItemError(.permission, "permission denied: \(name)")
         }
     }

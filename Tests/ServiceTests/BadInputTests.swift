@@ -165,6 +165,25 @@ final class BadInputTests: ServiceTestCase {
         }
     }
 
+    /// A FIFO blocks open(2) until someone writes to it: opening one must fail at once with a
+    /// specific error, not hang the engine (or a tag read) for good. Devices likewise.
+    func testOpenUriOfAFifoOrADeviceFailsAtOnce() throws {
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-\(UUID().uuidString).ogg")
+        XCTAssertEqual(mkfifo(fifo.path, 0o600), 0, "mkfifo")
+        defer { try? FileManager.default.removeItem(at: fifo) }
+        for path in [fifo.path, "/dev/zero", "/dev/null"] {
+            let error = try XCTUnwrap(try harness.errorReply(H.player, "OpenUri", ["string:\(H.uri(URL(fileURLWithPath: path)))"]),
+                                      "OpenUri(\(path)) was accepted")
+            XCTAssertEqual(error.name, "\(H.errorPrefix)UnsupportedFormat", "\(path): \(error)")
+            XCTAssertTrue(error.message.contains("not a regular file"), "\(path): \(error.message)")
+            try assertUnchanged(before, "OpenUri(\(path))")
+        }
+        // the engine was never stuck: a real file still plays
+        let song = try short("after-fifo", seconds: 10)
+        try harness.playerctl("open", H.uri(song))
+        try harness.waitForStatus("Playing")
+    }
+
     func testCallsWithNoReplyExpectedAndPingStillWork() throws {
         // a method call flagged no-reply-expected is still carried out (and the service survives)
         let sent = try Tool.run("dbus-send", ["--bus=\(harness.bus.address)", "--type=method_call", "--dest=\(harness.busName)",
