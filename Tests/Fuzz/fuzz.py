@@ -636,7 +636,17 @@ class Run:
         10,000-item queue holds is not a leak."""
         for iface, member in ((PLAYER, "Stop"), (EXT, "Clear")):
             await self.health.call(call_msg(self.dest, OBJ, iface, member, "", []), 10)
+        # a retired pipeline may take seconds to reach NULL (its preroll is let finish first, at
+        # most 3 s): wait until RssAnon holds still (two readings 0.5 s apart within 64 KiB), at
+        # most 6 s, so what is measured is the service at rest, not a teardown under way
         await asyncio.sleep(1.5)
+        last = self.svc.rss_anon_kib()
+        for _ in range(9):
+            await asyncio.sleep(0.5)
+            now = self.svc.rss_anon_kib()
+            if last is None or now is None or abs(now - last) <= 64:
+                break
+            last = now
 
     async def main(self):
         await self.connect()
