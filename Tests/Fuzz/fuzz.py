@@ -26,6 +26,7 @@ import random
 import shutil
 import statistics
 import sys
+import threading
 import time
 import xml.etree.ElementTree as ET
 import zlib
@@ -566,9 +567,19 @@ class Run:
         return await self.health.call(m, timeout)
 
     async def watch_process(self):
-        """Notices a death at once, and a wedge soon: no reply for 5 s with calls outstanding -> Ping."""
-        while self.svc.alive():
-            await asyncio.sleep(0.05)
+        """Notices a death at once (a thread waits on the process and wakes this task), and a
+        wedge at its deadline: no reply for 5 s with calls outstanding -> Ping."""
+        loop = asyncio.get_running_loop()
+        died = asyncio.Event()
+        proc = self.svc.proc
+        threading.Thread(target=lambda: (proc.wait(), loop.call_soon_threadsafe(died.set)), daemon=True).start()
+        while not died.is_set():
+            deadline = self.last_reply + WEDGE_TIMEOUT - time.monotonic()
+            try:
+                await asyncio.wait_for(died.wait(), deadline if deadline > 0 else WEDGE_TIMEOUT)
+                break
+            except asyncio.TimeoutError:
+                pass
             if (self.client.pending and time.monotonic() - self.last_reply > WEDGE_TIMEOUT
                     and self.wedged is None and not self.checking):
                 self.checking = True
