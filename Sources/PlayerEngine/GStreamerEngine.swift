@@ -202,17 +202,19 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Stops watching `pipeline`'s bus and takes it to NULL on a thread of its own, waiting at
     /// most `wait` for that (nil: not at all). Gives up on a pipeline whose streaming threads never
     /// stop, rather than wedging the engine.
-    /// This engine's pipelines on their way to NULL; `waitForDisposals` waits for them.
-    private let disposals = DispatchGroup()
-
-    /// Waits until every retired pipeline reached NULL (its device and files released), at most
-    /// `timeout`; false when one has not. For tests and shutdown; never on a queue that must answer.
-    public func waitForDisposals(timeout: DispatchTimeInterval) -> Bool {
+    /// Waits until every retired pipeline reached NULL and was freed (its device and files
+    /// released), at most `timeout`; false when one has not. For tests and shutdown; never on a
+    /// queue that must answer.
+    public func waitForDisposals(timeout: TimeInterval) -> Bool {
         queue.sync {}  // the release commands queued so far have run
-        return disposals.wait(timeout: .now() + timeout) == .success
+        return teardown.withLock {
+            let deadline = Date(timeIntervalSinceNow: timeout)
+            while disposing > 0 && teardown.wait(until: deadline) {}
+            return disposing == 0
+        }
     }
 
-    private static func dispose(_ pipeline: Pipeline, wait: DispatchTimeInterval?, group: DispatchGroup? = nil,
+    private static func dispose(_ pipeline: Pipeline, wait: DispatchTimeInterval?,
                                 logger: Logger? = nil, released: (@Sendable () -> Void)? = nil) {
         pipeline.lock.withLock {
             pipeline.nextUp = nil
@@ -220,12 +222,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
         pipeline.busSource.cancel()
         let done = DispatchSemaphore(value: 0)
-        group?.enter()
         // the thread holds the pipeline through a box it empties, so the pipeline is freed before
         // `released` runs (the bus source's cancel handler, on the engine queue, holds the other)
         let held = Held(pipeline)
         let thread = Thread {
-            defer { group?.leave() }
             stop(held, done: done)  // the pipeline's last reference goes when this returns
             released?()
         }
@@ -274,11 +274,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 while disposing >= Self.maximumTeardowns && teardown.wait(until: deadline) {}
                 disposing += 1
             }
-            Self.dispose(pipeline, wait: waitsForDisposal ? Self.disposalWait : nil, group: disposals, logger: logger) { [weak self] in
+            Self.dispose(pipeline, wait: waitsForDisposal ? Self.disposalWait : nil, logger: logger) { [weak self] in
                 guard let self else { return }
                 let action = teardown.withLock {
                     disposing -= 1
-                    teardown.signal()
+                    teardown.broadcast()  // a retire waiting for a slot, or waitForDisposals
                     return disposing == 0 ? whenReleased : nil
                 }
                 action?()
