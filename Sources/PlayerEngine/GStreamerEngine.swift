@@ -45,7 +45,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var volume = 1.0
     private var muted = false
     /// The stall timer of the preroll under way, if any (see `watchPreroll`).
-    private var prerollWatch: DispatchWorkItem?
+    private var prerollWatch: (any DispatchSourceTimer)?
     private static let prerollLimit = DispatchTimeInterval.seconds(8)
 
     // GstPlayFlags is not public (gst/playback/gstplay-enum.h): VIDEO 0x1, AUDIO 0x2, TEXT 0x4.
@@ -343,8 +343,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// trap 6 of the design brief). It is loaded once more on a fresh pipeline, then failed.
     /// The timer exists only while a preroll is under way; ASYNC_DONE or a retire cancels it.
     private func watchPreroll(of watched: Pipeline, _ uri: MediaURI, _ generation: Generation, isRetry: Bool) {
-        let watch = DispatchWorkItem { [weak self, weak watched] in
+        // A timer source, not asyncAfter: a cancelled source leaves libdispatch's timer heap at
+        // once, while a cancelled asyncAfter work item still wakes the process when it falls due.
+        let watch = DispatchSource.makeTimerSource(queue: queue)
+        watch.setEventHandler { [weak self, weak watched] in
             guard let self, let watched, watched === self.pipeline, generation == self.generation else { return }
+            self.prerollWatch?.cancel()
             self.prerollWatch = nil
             if isRetry {
                 retire()
@@ -355,8 +359,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 load(uri, generation: generation, isRetry: true)
             }
         }
+        prerollWatch?.cancel()
         prerollWatch = watch
-        queue.asyncAfter(deadline: .now() + Self.prerollLimit, execute: watch)
+        watch.schedule(deadline: .now() + Self.prerollLimit)
+        watch.resume()
     }
 
     private func prepareNext(_ uri: MediaURI?, generation: Generation?) {

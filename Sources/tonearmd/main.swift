@@ -164,7 +164,7 @@ final class Service: @unchecked Sendable {
             case .queueChanged(let ids) where ids.isEmpty:
                 // an emptied list (Clear) frees the items' memory at once, with no pipeline to
                 // retire after it: give the pages back here too, off the serving queue
-                DispatchQueue.global(qos: .utility).async(execute: giveBackFreedMemory)
+                trimQueue.async(execute: giveBackFreedMemory)
             default:
                 break
             }
@@ -231,6 +231,12 @@ private func tuneMalloc() {
 /// calls, left the main heap 10 MiB larger than at warm-up, all of it free (malloc_trim took
 /// RssAnon from 32.5 to 20.9 MiB). Runs after the last retired pipeline is freed and when the
 /// list is emptied, never on a timer.
+/// Where `malloc_trim` runs when not on a teardown thread. A serial queue of our own, never a
+/// global one: the first job on a global (non-overcommit) queue starts libdispatch's worker-pool
+/// monitor, a 1 s timer that then wakes the idle process forever
+/// (swift-corelibs-libdispatch src/event/workqueue.c, `_dispatch_workq_init_once`).
+private let trimQueue = DispatchQueue(label: "tonearm.malloc-trim", qos: .utility)
+
 @Sendable private func giveBackFreedMemory() {
     typealias MallocTrim = @convention(c) (Int) -> Int32
     guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }  // RTLD_DEFAULT
