@@ -20,9 +20,16 @@ public struct Generation: Hashable, Sendable, CustomStringConvertible {
 public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
     public let url: URL
     public static let supportedSchemes = ["file", "http", "https"]
+    /// The longest URI or path taken, in UTF-8 bytes: a path has at most PATH_MAX (4,096) bytes,
+    /// three times that when every byte is percent-escaped, and web servers refuse request lines
+    /// past 8 KiB. A longer text is refused before it is parsed (make fuzz sends 1 MiB strings).
+    public static let maximumLength = 16_384
 
     /// Accepts an absolute or relative path, or a URI with a supported scheme.
     public init(_ text: String, relativeTo directory: String = FileManager.default.currentDirectoryPath) throws(ItemError) {
+        guard text.utf8.count <= Self.maximumLength else {
+            throw ItemError(.invalidURI, "URI too long: \(text.utf8.count) bytes (at most \(Self.maximumLength)): \(text.prefix(64))…")
+        }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw ItemError(.invalidURI, "empty URI") }
         if trimmed.hasPrefix("/") || trimmed.hasPrefix("~") || trimmed.hasPrefix(".") || !trimmed.contains(":") {

@@ -17,4 +17,20 @@ final class MediaURITests: XCTestCase {
         XCTAssertEqual(try MediaURI("link/a.flac", relativeTo: directory.path).path, link.path + "/a.flac",
                        "the link stays a link")
     }
+
+    /// A URI or path past `maximumLength` is refused before it is parsed, with its size in the
+    /// message; one at the limit is parsed as usual.
+    func testATooLongURIIsRefusedUnparsed() throws {
+        let atLimit = "http://example.org/" + String(repeating: "a", count: MediaURI.maximumLength - 19)
+        XCTAssertEqual(try MediaURI(atLimit).string, atLimit)
+        for long in ["http://example.org/" + String(repeating: "a", count: MediaURI.maximumLength),
+                     "/" + String(repeating: "b", count: 1 << 20)] {
+            XCTAssertThrowsError(try MediaURI(long)) { error in
+                let error = error as? ItemError
+                XCTAssertEqual(error?.kind, .invalidURI)
+                XCTAssertEqual(error?.message.hasPrefix("URI too long: \(long.utf8.count) bytes (at most 16384)"), true,
+                               error?.message ?? "")
+            }
+        }
+    }
 }

@@ -151,9 +151,10 @@ final class BadInputTests: ServiceTestCase {
 
     func testAHugeOrStrangeUriDoesNotHurt() throws {
         let huge = "file:///" + String(repeating: "a", count: 100_000) + ".ogg"
-        if let error = try harness.errorReply(H.player, "OpenUri", ["string:\(huge)"]) {
-            XCTAssertTrue(error.name.hasPrefix(H.errorPrefix) || error.name == Self.invalidArgs, "\(error.name)")
-        }
+        let error = try XCTUnwrap(try harness.errorReply(H.player, "OpenUri", ["string:\(huge)"]), "a 100 kB URI was accepted")
+        XCTAssertEqual(error.name, Self.invalidArgs, "a malformed URI is a bad argument: \(error)")
+        XCTAssertTrue(error.message.hasPrefix("URI too long: 100012 bytes"), error.message)
+        XCTAssertLessThan(error.message.utf8.count, 200, "the message does not repeat the URI")
         try assertUnchanged(before, "OpenUri of a 100 kB URI")
         for strange in ["file:///tmp/%00nul.ogg", "file:///tmp/%FF%FE.ogg", "file://host/remote.ogg", "file:relative.ogg", "http://"] {
             if let error = try harness.errorReply(H.player, "OpenUri", ["string:\(strange)"]) {
