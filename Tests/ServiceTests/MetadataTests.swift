@@ -13,29 +13,26 @@ final class MetadataTests: ServiceTestCase {
             trackNumber: 3, discNumber: 1, genre: "Test", date: "2021-05-06"), cover: cover)
     }
 
-    /// Waits until the current Metadata has a title (tags may arrive after playback starts).
-    private func waitForTitle() throws {
+    /// Waits until the current Metadata has `key`: tags, the cover and an MP3's duration (its
+    /// parser estimates it once enough frames went by) may each arrive after playback starts, each
+    /// announced with PropertiesChanged.
+    private func waitForMetadata(_ key: String) throws {
         let mark = harness.mark()
-        if try harness.metadata["xesam:title"] != nil { return }
-        try harness.waitForChange(H.player, "Metadata with xesam:title", from: mark) {
-            $0["Metadata"]?.dictionary?["xesam:title"] != nil
+        if try harness.metadata[key] != nil { return }
+        try harness.waitForChange(H.player, "Metadata with \(key)", from: mark) {
+            $0["Metadata"]?.dictionary?[key] != nil
         }
     }
+
+    private func waitForTitle() throws { try waitForMetadata("xesam:title") }
 
     private func assertPlayerctlMetadata(_ format: MediaGenerator.Format, cover: Bool,
                                          file: StaticString = #filePath, line: UInt = #line) throws {
         let media = try self.file(format, cover: cover)
         try harness.startPlaying([media])
         try waitForTitle()
-        if cover {
-            // the cover may come with the tags or a moment after them
-            let mark = harness.mark()
-            if try harness.metadata["mpris:artUrl"] == nil {
-                try harness.waitForChange(H.player, "Metadata with mpris:artUrl", from: mark) {
-                    $0["Metadata"]?.dictionary?["mpris:artUrl"] != nil
-                }
-            }
-        }
+        try waitForMetadata("mpris:length")
+        if cover { try waitForMetadata("mpris:artUrl") }
         let fields = try harness.playerctl("metadata", "--format", Self.format).components(separatedBy: "|")
         XCTAssertEqual(fields.count, 7, "playerctl printed \(fields)", file: file, line: line)
         guard fields.count == 7 else { return }
@@ -75,7 +72,7 @@ final class MetadataTests: ServiceTestCase {
     /// One wrong type makes bluez's mpris-proxy drop all the metadata.
     func testMetadataHasTheExactTypesInGetAndInPropertiesChanged() throws {
         try harness.startPlaying([try file(.mp3, cover: true)])
-        try waitForTitle()
+        for key in ["xesam:title", "mpris:length", "mpris:artUrl"] { try waitForMetadata(key) }
         let metadata = try harness.metadata
         let expected: [String: String] = [
             "mpris:trackid": "o", "mpris:length": "x", "mpris:artUrl": "s", "xesam:url": "s", "xesam:title": "s",
