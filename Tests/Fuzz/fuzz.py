@@ -572,7 +572,13 @@ class Run:
         loop = asyncio.get_running_loop()
         died = asyncio.Event()
         proc = self.svc.proc
-        threading.Thread(target=lambda: (proc.wait(), loop.call_soon_threadsafe(died.set)), daemon=True).start()
+        def wait_then_wake():
+            proc.wait()
+            try:
+                loop.call_soon_threadsafe(died.set)
+            except RuntimeError:   # the run ended first and closed the loop: nobody to wake
+                pass
+        threading.Thread(target=wait_then_wake, daemon=True).start()
         while not died.is_set():
             deadline = self.last_reply + WEDGE_TIMEOUT - time.monotonic()
             try:
