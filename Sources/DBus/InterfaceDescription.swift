@@ -174,7 +174,7 @@ public final class DeferredReply: @unchecked Sendable {
     private var answered = false
 
     init(call: Message, connection: Connection, outSignature: Signature, description: String) {
-        self.call = call
+        self.call = call.replyHandle()
         self.connection = connection
         self.outSignature = outSignature
         self.description = description

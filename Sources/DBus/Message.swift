@@ -93,6 +93,22 @@ public final class Message {
         return Message(adopting: raw)
     }
 
+    /// A body-less copy of a received method call that is replied to like the call itself (same
+    /// sender, serial and no-reply flag). A deferred reply keeps this, not the call: libdbus counts a
+    /// received message against the connection's max_received_size until it is freed, so holding a
+    /// 1 MiB call would stop the connection reading (dbus-connection.c, dbus_connection_set_max_received_size).
+    func replyHandle() -> Message {
+        // a received call always has a path and a member (the bus refuses it otherwise)
+        guard kind == .methodCall, serial != 0, let path = dbus_message_get_path(raw), let member = dbus_message_get_member(raw),
+              let raw = dbus_message_new_method_call(nil, path, nil, member)
+        else { return self }
+        let handle = Message(adopting: raw)
+        if let sender = dbus_message_get_sender(self.raw) { dbus_message_set_sender(raw, sender) }
+        dbus_message_set_serial(raw, serial)
+        dbus_message_set_no_reply(raw, noReplyExpected ? 1 : 0)
+        return handle
+    }
+
     // A reply to a message without a serial (never sent or received) aborts in
     // dbus_message_set_reply_serial ("reply_serial != 0"): dbus-message.c.
     private func checkRepliable() throws {

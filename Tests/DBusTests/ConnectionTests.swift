@@ -125,6 +125,54 @@ final class ConnectionTests: XCTestCase {
         }
     }
 
+    /// Calls whose replies are deferred do not keep their bodies: libdbus stops reading a connection
+    /// once the received messages still alive pass its max_received_size (tonearmd sets 2 MiB), so
+    /// four unanswered calls of 1 MiB each would leave every later call unread. They are answered
+    /// later, to the right caller, all the same.
+    func testDeferredRepliesDoNotStopTheConnectionReading() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let service = try TestService(bus: bus, name: "io.github.tonearm.Held")
+        defer { service.close() }
+        var kept: [DeferredReply] = []
+        service.sync {
+            _ = try? service.server.register([InterfaceDescription(name: "io.x.Hold", methods: [
+                .init("Hold", in: "s", out: "u") { _, context in
+                    kept.append(context.deferReply())
+                    return []
+                },
+            ])], at: "/hold")
+        }
+        defer { service.sync { kept.removeAll() } }
+        let client = try Client(bus: bus)
+        defer { client.close() }
+        let held = (0..<4).map { expectation(description: "held call \($0) answered") }
+        let answered = expectation(description: "a later call answered")
+        let big = String(repeating: "x", count: 1 << 20)
+        try client.queue.sync {
+            for (index, done) in held.enumerated() {
+                let message = try Message.methodCall(destination: "io.github.tonearm.Held", path: "/hold", interface: "io.x.Hold",
+                                                     member: "Hold", arguments: [.string(big)])
+                client.connection.call(message, timeout: .seconds(20)) { result in
+                    XCTAssertEqual(try? result.get().first, .uint32(UInt32(index)), "reply to held call \(index)")
+                    done.fulfill()
+                }
+            }
+            let later = try Message.methodCall(destination: "io.github.tonearm.Held", path: TestService.path,
+                                               interface: TestService.interface, member: "Sender")
+            client.connection.call(later, timeout: .seconds(5)) { result in
+                XCTAssertNil(result.failure, "the call after four held ones: \(String(describing: result.failure))")
+                answered.fulfill()
+            }
+        }
+        wait(for: [answered], timeout: 10)
+        service.sync {
+            XCTAssertEqual(kept.count, 4)
+            for (index, reply) in kept.enumerated() { reply.succeed([.uint32(UInt32(index))]) }
+        }
+        wait(for: held, timeout: 10)
+    }
+
     func testClosingFailsCallsInFlight() throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
