@@ -22,7 +22,7 @@ public enum MediaLocation {
     public static func absolutePath(_ text: String, relativeTo directory: String? = nil) -> String {
         let base = URL(fileURLWithPath: directory ?? FileManager.default.currentDirectoryPath, isDirectory: true)
         // `standardized` removes dot segments only; symbolic links are the service's to follow
-        return URL(fileURLWithPath: text, relativeTo: base).standardized.path
+        return URL(fileURLWithPath: text, relativeTo: base).absoluteURL.standardized.path
     }
 
     /// The paths among `texts` (URIs are left to the service) that name nothing on disk, as typed.

@@ -46,9 +46,10 @@ public enum TimeText {
         func number(_ field: Substring, fraction: Bool) throws(ParseError) -> Double {
             let dots = field.filter { $0 == "." }.count
             guard field.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), dots <= (fraction ? 1 : 0),
-                  field.contains(where: \.isNumber), let value = Double(field), value.isFinite
+                  field.contains(where: \.isNumber), let value = Double(field)
             else { throw ParseError(description: "not a time (SECONDS, MM:SS or H:MM:SS): \(text)") }
-            return value
+            // digits only, so never NaN; too many of them are infinity, which saturates like any huge time
+            return value.isFinite ? value : .greatestFiniteMagnitude
         }
         if fields.count == 1 { return try number(fields[0], fraction: true) }
         let seconds = try number(fields[fields.count - 1], fraction: true)
@@ -80,8 +81,10 @@ public enum VolumeChange: Sendable, Equatable {
         let dots = body.filter { $0 == "." }.count
         guard !body.isEmpty, dots <= 1, body.contains(where: \.isNumber),
               body.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
-              let percent = Double(body), percent.isFinite
+              let parsed = Double(body)
         else { throw TimeText.ParseError(description: "not a volume ([+|-]N%): \(text)") }
+        // digits only, so never NaN; too many of them are infinity: saturate
+        let percent = parsed.isFinite ? parsed : .greatestFiniteMagnitude
         if let sign { return .relative(sign * min(percent, 100) / 100) }
         guard percent <= 100 else { throw TimeText.ParseError(description: "a volume is 0% to 100%, not \(text)") }
         return .absolute(percent / 100)

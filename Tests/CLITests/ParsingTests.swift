@@ -34,6 +34,7 @@ final class ParsingTests: XCTestCase {
         XCTAssertEqual(try VolumeChange.parse("+10%"), .relative(0.1))
         XCTAssertEqual(try VolumeChange.parse("-5%"), .relative(-0.05))
         XCTAssertEqual(try VolumeChange.parse("+1000%"), .relative(1), "a relative change saturates")
+        XCTAssertEqual(try VolumeChange.parse("-" + String(repeating: "9", count: 400) + "%"), .relative(-1))
         for text in ["", "%", "101%", "nan%", "inf", "-", "1e2", "ten%", "5%%"] {
             XCTAssertThrowsError(try VolumeChange.parse(text), "\(text) parsed")
         }
