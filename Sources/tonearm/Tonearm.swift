@@ -10,8 +10,8 @@ struct Tonearm: ParsableCommand {
         commandName: "tonearm",
         abstract: "Control the Tonearm player service (tonearmd) from the command line.",
         discussion: """
-            Talks to the tonearmd on the D-Bus session bus (org.mpris.MediaPlayer2.tonearm, or the first
-            org.mpris.MediaPlayer2.tonearm.* instance). Exit status: 0 done, 1 the service answered with an
+            Talks to the tonearmd on the D-Bus session bus (org.mpris.MediaPlayer2.tonearm, or the first \
+            org.mpris.MediaPlayer2.tonearm.* instance). Exit status: 0 done, 1 the service answered with an \
             error or refused, 2 wrong usage (or a file that does not exist), 3 no service reachable.
             """,
         version: "0.1.0",
