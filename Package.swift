@@ -5,6 +5,8 @@ let package = Package(
     name: "Tonearm",
     products: [
         .executable(name: "tonearmd", targets: ["tonearmd"]),
+        .executable(name: "tonearm", targets: ["tonearm"]),
+        .library(name: "TonearmClient", targets: ["TonearmClient"]),
         .library(name: "PlayerModel", targets: ["PlayerModel"]),
     ],
     dependencies: [
@@ -47,10 +49,23 @@ let package = Package(
                 .embedInCode("dbus/io.github.tonearm.Player1.xml"),
             ]),
 
+        // A client of a running tonearmd: typed MPRIS and extension calls over DBus. The CLI and
+        // tonearmd --open use it; it knows nothing of the player's internals.
+        .target(name: "TonearmClient", dependencies: ["DBus", .product(name: "Logging", package: "swift-log")]),
+
+        // The command-line client: parses and prints, all D-Bus work is TonearmClient's.
+        .executableTarget(
+            name: "tonearm",
+            dependencies: [
+                "TonearmClient",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+
         .executableTarget(
             name: "tonearmd",
             dependencies: [
-                "PlayerEngine", "PlayerModel", "MPRIS", "DBus",
+                "PlayerEngine", "PlayerModel", "MPRIS", "DBus", "TonearmClient",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
@@ -66,6 +81,8 @@ let package = Package(
         .testTarget(
             name: "ServiceTests",
             dependencies: ["TestSupport", "DBus", .product(name: "Logging", package: "swift-log")]),
+        // the built tonearm against a tonearmd on a private bus; TonearmClient for its pure parts
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "TonearmClient"]),
         .testTarget(
             name: "MPRISTests",
             dependencies: ["MPRIS", "DBus", "PlayerModel", "TestSupport", .product(name: "Logging", package: "swift-log")]),

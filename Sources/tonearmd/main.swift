@@ -6,6 +6,7 @@ import Logging
 import MPRIS
 import PlayerEngine
 import PlayerModel
+import TonearmClient
 
 /// tonearmd: the player service. It wires configuration, engine, player and the MPRIS service
 /// together and runs until SIGTERM, SIGINT or a client's Quit.
@@ -70,7 +71,7 @@ struct Tonearmd: ParsableCommand {
             throw ExitCode(1)
         }
         let queue = DispatchQueue(label: "tonearm.service")
-        if open, try handOver(uris, address: address, queue: queue, logger: logger) { return }
+        if open, try handOver(uris, address: address, logger: logger) { return }
         var engineConfiguration = EngineConfiguration.fromEnvironment()
         if let audioSink { engineConfiguration.audioSink = audioSink }
         if let pipeline { engineConfiguration.pipeline = pipeline }
@@ -81,25 +82,20 @@ struct Tonearmd: ParsableCommand {
         withExtendedLifetime(service) { dispatchMain() }
     }
 
-    /// With --open: gives the URIs to the tonearmd that owns the name, if one does.
-    private func handOver(_ uris: [String], address: String, queue: DispatchQueue, logger: Logger) throws -> Bool {
-        try queue.sync {
-            let connection = try Connection(address: address, queue: queue, logger: logger)
-            defer { connection.close() }
-            let name = "org.mpris.MediaPlayer2.tonearm" + (instance.map { ".\($0)" } ?? "")
-            let owner = try connection.callBlocking(Message.methodCall(
-                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                member: "NameHasOwner", arguments: [.string(name)]))
-            guard try owner.arguments().first?.boolValue == true else { return false }
-            for uri in uris {
-                let absolute = uri.contains("://") ? uri : URL(fileURLWithPath: uri).absoluteString
-                _ = try connection.callBlocking(Message.methodCall(
-                    destination: name, path: "/org/mpris/MediaPlayer2", interface: "org.mpris.MediaPlayer2.Player",
-                    member: "OpenUri", arguments: [.string(absolute)]))
-            }
-            logger.info("handed \(uris.count) item(s) to the running tonearmd")
-            return true
+    /// With --open: gives the URIs to the tonearmd that owns the name, if one does (TonearmClient,
+    /// without D-Bus activation: the activation file would start a second tonearmd, this one).
+    private func handOver(_ uris: [String], address: String, logger: Logger) throws -> Bool {
+        let name = TonearmClient.baseName + (instance.map { ".\($0)" } ?? "")
+        let client: TonearmClient
+        do {
+            client = try TonearmClient(address: address, service: .name(name), activate: false, logger: logger)
+        } catch let error as ClientError where error.code == .noService {
+            return false
         }
+        defer { client.close() }
+        for uri in uris { try client.openURI(MediaLocation.uri(for: uri)) }
+        logger.info("handed \(uris.count) item(s) to the running tonearmd")
+        return true
     }
 }
 

@@ -1,0 +1,76 @@
+import ArgumentParser
+import TonearmClient
+
+struct Add: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Add files, directories or URIs to the end of the queue.",
+        discussion: "A directory adds its playable files in natural order (track 2 before track 10).")
+    @OptionGroup var service: ServiceOptions
+    @Argument(help: ArgumentHelp("Files, directories or URIs.", valueName: "uri-or-path")) var items: [String]
+
+    func validate() throws {
+        if items.isEmpty { throw ValidationError("add needs at least one file, directory or URI") }
+    }
+
+    func run() throws {
+        let uris = try locations(items)
+        try service.withClient { try $0.enqueue(uris, playNow: false) }
+    }
+}
+
+struct Queue: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the queue: number, duration and title; * marks the current track.")
+    @OptionGroup var service: ServiceOptions
+
+    func run() throws {
+        let entries = try service.withClient { try $0.queue() }
+        for entry in entries {
+            let marker = entry.isCurrent ? "*" : " "
+            let number = String(entry.number).leftPadded(to: String(entries.count).count)
+            let duration = (entry.metadata.length.map(TimeText.format) ?? "-:--").leftPadded(to: 5)
+            print("\(marker) \(number)  \(duration)  \(Format.displayTitle(entry.metadata))")
+        }
+    }
+}
+
+/// A 1-based queue number from the command line.
+struct EntryNumber: ExpressibleByArgument {
+    let value: Int
+    init?(argument: String) {
+        // Int() refuses what overflows instead of trapping; 0 and negatives are not entries
+        guard let value = Int(argument), value >= 1 else { return nil }
+        self.value = value
+    }
+}
+
+struct Jump: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Make entry N of the queue current (see `tonearm queue`).")
+    @OptionGroup var service: ServiceOptions
+    @Argument(help: ArgumentHelp("The entry's number, from 1.", valueName: "N")) var number: EntryNumber
+    func run() throws { try service.withClient { try $0.jump(to: number.value) } }
+}
+
+struct Remove: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Remove entries from the queue, by their numbers in `tonearm queue`.")
+    @OptionGroup var service: ServiceOptions
+    @Argument(help: ArgumentHelp("The entries' numbers, from 1.", valueName: "N")) var numbers: [EntryNumber]
+
+    func validate() throws {
+        if numbers.isEmpty { throw ValidationError("remove needs at least one entry number") }
+    }
+
+    func run() throws { try service.withClient { try $0.remove(numbers: numbers.map(\.value)) } }
+}
+
+struct Clear: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Empty the queue and stop.")
+    @OptionGroup var service: ServiceOptions
+    func run() throws { try service.withClient { try $0.clear() } }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}

@@ -1,0 +1,220 @@
+import ArgumentParser
+import Foundation
+import TonearmClient
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print what plays: title, artist, album, state, position, volume, loop, shuffle, buffering, error.",
+        discussion: """
+            --json prints one object (schema in the README, "tonearm status --json"). --format prints a line \
+            with placeholders replaced: \(Format.placeholders.map { "{\($0)}" }.joined(separator: " ")); {{ and }} are \
+            braces. An unknown value is empty.
+            """)
+    @OptionGroup var service: ServiceOptions
+    @Flag(name: .long, help: "Print JSON.") var json = false
+    @Option(name: .long, help: ArgumentHelp("A line with placeholders such as {title} and {position}.", valueName: "template"))
+    var format: String?
+
+    func validate() throws {
+        if json && format != nil { throw ValidationError("--json and --format do not go together") }
+        if let format {
+            do { _ = try Format.Template(format) } catch { throw ValidationError("\(error)") }
+        }
+    }
+
+    func run() throws {
+        let status = try service.withClient { try $0.status() }
+        if json {
+            print(try Format.json(status))
+        } else if let format {
+            print(try Format.Template(format).render(status))
+        } else {
+            print(Format.human(status))
+        }
+    }
+}
+
+/// How a status is printed.
+enum Format {
+    static func percent(_ volume: Double) -> String { "\(Int((volume * 100).rounded()))%" }
+
+    static func displayTitle(_ metadata: TrackMetadata) -> String {
+        let title = metadata.title ?? metadata.url.map { URL(string: $0)?.lastPathComponent ?? $0 } ?? metadata.trackID?.description ?? "?"
+        return metadata.artists.isEmpty ? title : "\(title) — \(metadata.artists.joined(separator: ", "))"
+    }
+
+    static func human(_ status: PlayerStatus) -> String {
+        var lines: [(String, String)] = []
+        let metadata = status.metadata
+        if metadata.isEmpty {
+            lines.append(("track", "(none)"))
+        } else {
+            lines.append(("title", metadata.title ?? displayTitle(metadata)))
+            if !metadata.artists.isEmpty { lines.append(("artist", metadata.artists.joined(separator: ", "))) }
+            if let album = metadata.album { lines.append(("album", album)) }
+        }
+                // the extension says noItem also when stopped with an empty queue: only waiting to play is news
+        let waiting = status.playbackStatus == .playing ? status.waitingReason.map { " (waiting: \($0))" } : nil
+        lines.append(("status", status.playbackStatus.rawValue + (waiting ?? "")))
+        if !metadata.isEmpty {
+            lines.append(("position", "\(TimeText.format(status.position)) / \(metadata.length.map(TimeText.format) ?? (status.isLive ? "live" : "-:--"))"))
+        }
+        lines.append(("volume", percent(status.volume) + (status.muted ? " (muted)" : "")))
+        lines.append(("loop", status.loop.rawValue))
+        lines.append(("shuffle", status.shuffle ? "on" : "off"))
+        if status.rate != 1 { lines.append(("rate", "\(status.rate)")) }
+        if status.bufferingPercent < 100 { lines.append(("buffering", "\(status.bufferingPercent)%")) }
+        if let error = status.itemError { lines.append(("error", "\(error.message) (\(error.name))")) }
+        return lines.map { "\($0.0.padding(toLength: 9, withPad: " ", startingAt: 0))\($0.1)" }.joined(separator: "\n")
+    }
+
+    /// `status --json`: the schema of the README's "tonearm status --json". Keys sorted, so the text is
+    /// stable too. Add keys, never change or remove one (and bump `version` if that ever must happen).
+    struct JSONStatus: Encodable {
+        struct Failure: Encodable { var name: String; var message: String }
+        var version = 1
+        var status: String
+        var title: String?
+        var artist: String?
+        var artists: [String]
+        var album: String?
+        var url: String?
+        var trackid: String?
+        var position: Double
+        var duration: Double?
+        var volume: Double
+        var muted: Bool
+        var loop: String
+        var shuffle: Bool
+        var rate: Double
+        var live: Bool
+        var buffering: Int
+        var waiting: String?
+        var error: Failure?
+
+        enum CodingKeys: String, CodingKey {
+            case version, status, title, artist, artists, album, url, trackid, position, duration, volume, muted, loop,
+                 shuffle, rate, live, buffering, waiting, error
+        }
+
+        // nil is written as null: every key is always there
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(version, forKey: .version)
+            try c.encode(status, forKey: .status)
+            try c.encode(title, forKey: .title)
+            try c.encode(artist, forKey: .artist)
+            try c.encode(artists, forKey: .artists)
+            try c.encode(album, forKey: .album)
+            try c.encode(url, forKey: .url)
+            try c.encode(trackid, forKey: .trackid)
+            try c.encode(position, forKey: .position)
+            try c.encode(duration, forKey: .duration)
+            try c.encode(volume, forKey: .volume)
+            try c.encode(muted, forKey: .muted)
+            try c.encode(loop, forKey: .loop)
+            try c.encode(shuffle, forKey: .shuffle)
+            try c.encode(rate, forKey: .rate)
+            try c.encode(live, forKey: .live)
+            try c.encode(buffering, forKey: .buffering)
+            try c.encode(waiting, forKey: .waiting)
+            try c.encode(error, forKey: .error)
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.microsecondsSaturating) / 1_000_000
+    }
+
+    static func json(_ status: PlayerStatus) throws -> String {
+        let metadata = status.metadata
+        let value = JSONStatus(
+            status: status.playbackStatus.rawValue.lowercased(),
+            title: metadata.title, artist: metadata.artists.isEmpty ? nil : metadata.artists.joined(separator: ", "),
+            artists: metadata.artists, album: metadata.album, url: metadata.url, trackid: metadata.trackID?.description,
+            position: seconds(status.position), duration: metadata.length.map(seconds), volume: status.volume,
+            muted: status.muted, loop: status.loop.rawValue, shuffle: status.shuffle, rate: status.rate,
+            live: status.isLive, buffering: status.bufferingPercent, waiting: status.waitingReason,
+            error: status.itemError.map { JSONStatus.Failure(name: $0.name, message: $0.message) })
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// The placeholders of `--format`.
+    static let placeholders = ["title", "artist", "album", "status", "position", "duration", "volume", "muted",
+                               "loop", "shuffle", "rate", "url", "trackid", "buffering", "error"]
+
+    static func value(of placeholder: String, in status: PlayerStatus) -> String {
+        let metadata = status.metadata
+        switch placeholder {
+        case "title": return metadata.isEmpty ? "" : metadata.title ?? displayTitle(metadata)
+        case "artist": return metadata.artists.joined(separator: ", ")
+        case "album": return metadata.album ?? ""
+        case "status": return status.playbackStatus.rawValue
+        case "position": return metadata.isEmpty ? "" : TimeText.format(status.position)
+        case "duration": return metadata.length.map(TimeText.format) ?? ""
+        case "volume": return percent(status.volume)
+        case "muted": return status.muted ? "muted" : ""
+        case "loop": return status.loop.rawValue
+        case "shuffle": return status.shuffle ? "on" : "off"
+        case "rate": return "\(status.rate)"
+        case "url": return metadata.url ?? ""
+        case "trackid": return metadata.trackID?.description ?? ""
+        case "buffering": return "\(status.bufferingPercent)%"
+        case "error": return status.itemError?.message ?? ""
+        default: return ""
+        }
+    }
+
+    /// A `--format` template, checked when parsed: an unknown placeholder or a lone brace is a usage error.
+    struct Template {
+        enum Part { case text(String), placeholder(String) }
+        let parts: [Part]
+
+        struct Invalid: Error, CustomStringConvertible { var description: String }
+
+        init(_ template: String) throws {
+            var parts: [Part] = []
+            var text = ""
+            var index = template.startIndex
+            while index < template.endIndex {
+                let character = template[index]
+                let next = template.index(after: index)
+                if character == "{", next < template.endIndex, template[next] == "{" {
+                    text.append("{"); index = template.index(after: next); continue
+                }
+                if character == "}", next < template.endIndex, template[next] == "}" {
+                    text.append("}"); index = template.index(after: next); continue
+                }
+                if character == "}" { throw Invalid(description: "a lone } in --format (write }} for a brace): \(template)") }
+                if character == "{" {
+                    guard let close = template[next...].firstIndex(of: "}") else {
+                        throw Invalid(description: "a { without } in --format (write {{ for a brace): \(template)")
+                    }
+                    let name = String(template[next..<close])
+                    guard Format.placeholders.contains(name) else {
+                        throw Invalid(description: "unknown placeholder {\(name)} in --format; known: \(Format.placeholders.map { "{\($0)}" }.joined(separator: " "))")
+                    }
+                    if !text.isEmpty { parts.append(.text(text)); text = "" }
+                    parts.append(.placeholder(name))
+                    index = template.index(after: close)
+                    continue
+                }
+                text.append(character)
+                index = next
+            }
+            if !text.isEmpty { parts.append(.text(text)) }
+            self.parts = parts
+        }
+
+        func render(_ status: PlayerStatus) -> String {
+            parts.map { part in
+                switch part {
+                case .text(let text): text
+                case .placeholder(let name): Format.value(of: name, in: status)
+                }
+            }.joined()
+        }
+    }
+}

@@ -1,0 +1,265 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// A private bus, a `tonearmd` on it (silent real-time sink), and the built `tonearm` run against
+/// it. Waits read signals with `gdbus monitor` (subscribe, then read, then wait): no sleeps.
+final class CLIHarness: @unchecked Sendable {
+    static let name = "org.mpris.MediaPlayer2.tonearm"
+    static let path = "/org/mpris/MediaPlayer2"
+    static let player = "org.mpris.MediaPlayer2.Player"
+    static let extensionInterface = "io.github.tonearm.Player1"
+
+    let bus: PrivateBus
+    let directory: URL
+    private(set) var daemon: Process?
+    private var daemonLog: URL { directory.appendingPathComponent("tonearmd.log") }
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        bus = try PrivateBus()
+    }
+
+    /// A product built next to the test bundle (`tonearm`, `tonearmd`).
+    static func executable(_ name: String) throws -> URL {
+        var candidates: [URL] = []
+        let binDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        candidates.append(binDirectory.appendingPathComponent(name))
+        candidates.append(binDirectory.deletingLastPathComponent().appendingPathComponent(name))
+        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+            candidates.append(bundle.bundleURL.deletingLastPathComponent().appendingPathComponent(name))
+        }
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw TestError("\(name) is not built next to the tests (looked at \(candidates.map(\.path))); build with --build-tests")
+        }
+        return found
+    }
+
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        environment["XDG_CACHE_HOME"] = directory.appendingPathComponent("cache").path
+        environment.removeValue(forKey: "TONEARM_AUDIO_SINK")
+        return environment
+    }
+
+    /// Starts tonearmd on `files` and waits for it to own its name (`gdbus wait`: the bus says so).
+    func startService(_ files: [URL] = []) throws {
+        var arguments = ["--audio-sink", "fakesink sync=true", "--log-level", "debug"]
+        var environment = self.environment
+        if let options = environment["TONEARMD_ASAN_OPTIONS"] { environment["ASAN_OPTIONS"] = options }
+        if let pipeline = environment["TONEARM_TEST_PIPELINE"], !pipeline.isEmpty { arguments += ["--pipeline", pipeline] }
+        _ = FileManager.default.createFile(atPath: daemonLog.path, contents: nil)
+        let log = try FileHandle(forWritingTo: daemonLog)
+        let process = Process()
+        process.executableURL = try Self.executable("tonearmd")
+        process.arguments = arguments + files.map(\.path)
+        process.environment = environment
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        daemon = process
+        let wait = try Tool.run("gdbus", ["wait", "--address", bus.address, "--timeout", "20", Self.name], timeout: 30)
+        guard wait.status == 0 else { throw TestError("tonearmd did not take \(Self.name): \(wait.stderr)\n\(logs)") }
+    }
+
+    /// What a `tonearm` run printed and its exit status.
+    struct Output {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    /// Runs the built `tonearm` with `arguments` in `directory` (the harness's own when nil).
+    func tonearm(_ arguments: [String], in workingDirectory: URL? = nil,
+                 environment extra: [String: String] = [:]) throws -> Output {
+        let process = Process()
+        process.executableURL = try Self.executable("tonearm")
+        process.arguments = arguments
+        process.environment = environment.merging(extra) { $1 }
+        process.currentDirectoryURL = workingDirectory ?? directory
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let pid = process.processIdentifier
+        // a hung client fails its test instead of hanging the run
+        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: watchdog)
+        final class Box: @unchecked Sendable { var data = Data() }  // written before the semaphore is signalled
+        let errBox = Box(), errDone = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            errBox.data = err.fileHandleForReading.readDataToEndOfFile()
+            errDone.signal()
+        }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        errDone.wait()
+        process.waitUntilExit()
+        watchdog.cancel()
+        if process.terminationReason == .uncaughtSignal {
+            throw TestError("tonearm \(arguments.joined(separator: " ")) died of signal \(process.terminationStatus)")
+        }
+        return Output(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                           stderr: String(decoding: errBox.data, as: UTF8.self))
+    }
+
+    /// `tonearm ARGS` that must succeed: its stdout.
+    @discardableResult
+    func ok(_ arguments: String..., in workingDirectory: URL? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        let output = try tonearm(arguments, in: workingDirectory)
+        XCTAssertEqual(output.status, 0, "tonearm \(arguments.joined(separator: " ")): \(output.stderr)", file: file, line: line)
+        XCTAssertEqual(output.stderr, "", "tonearm \(arguments.joined(separator: " ")) wrote to stderr", file: file, line: line)
+        return output.stdout
+    }
+
+    /// `playerctl -p tonearm ARGS`: trimmed stdout.
+    func playerctl(_ arguments: String...) throws -> String {
+        let output = try Tool.run("playerctl", ["-p", "tonearm"] + arguments, environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address],
+                                  timeout: 15)
+        guard output.status == 0 else { throw TestError("playerctl \(arguments) failed: \(output.stderr)") }
+        return output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// `busctl get-property` with its JSON: the `data` of the value.
+    func property(_ interface: String, _ name: String) throws -> Any {
+        let output = try Tool.busctl(bus, ["--json=short", "get-property", Self.name, Self.path, interface, name])
+        guard let object = try Tool.json(output) as? [String: Any], let data = object["data"] else {
+            throw TestError("busctl get-property \(name): \(output)")
+        }
+        return data
+    }
+
+    /// Waits until `isTrue()` holds, re-checking it at every signal from the service's object
+    /// (`gdbus monitor`, subscribed before the first check).
+    func wait(for what: String, timeout: TimeInterval = 15, until isTrue: () throws -> Bool) throws {
+        let monitor = try LineReader("gdbus", ["monitor", "--address", bus.address, "--dest", Self.name,
+                                               "--object-path", Self.path])
+        defer { monitor.stop() }
+        // subscribed once gdbus has looked up the owner, after its AddMatch
+        try monitor.read(until: { $0.contains("is owned by") }, deadline: Date() + timeout, what: "gdbus monitor to start")
+        let deadline = Date() + timeout
+        while try !isTrue() {
+            try monitor.read(until: { $0.contains("PropertiesChanged") || $0.contains(".Seeked") }, deadline: deadline,
+                             what: "\(what)\n\(logs)")
+        }
+    }
+
+    func waitForStatus(_ status: String) throws {
+        try wait(for: "PlaybackStatus \(status)") { try playerctl("status") == status }
+    }
+
+    func waitForReady(title: String? = nil) throws {
+        try wait(for: "ItemStatus readyToPlay\(title.map { " and title \($0)" } ?? "")") {
+            try property(Self.extensionInterface, "ItemStatus") as? String == "readyToPlay"
+                && (title == nil || (try playerctl("metadata", "xesam:title")) == title)
+        }
+    }
+
+    var logs: String { "--- tonearmd:\n" + ((try? String(contentsOf: daemonLog, encoding: .utf8)) ?? "(no log)") }
+
+    func tearDown() {
+        if let daemon, daemon.isRunning {
+            daemon.terminate()
+            daemon.waitUntilExit()
+        }
+        bus.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// A process whose stdout is read line by line; killed by `stop()`.
+final class LineReader: @unchecked Sendable {
+    private let process = Process()
+    private let pipe = Pipe()
+    private var buffer = Data()
+    private var lines: [String] = []
+    private let lock = NSLock()
+    private let arrived = DispatchSemaphore(value: 0)
+    private var ended = false
+
+    init(_ tool: String, _ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: try Tool.path(tool))
+        process.arguments = arguments
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let chunk = handle.availableData
+            guard let self else { return }
+            self.lock.lock()
+            if chunk.isEmpty {
+                self.ended = true
+                handle.readabilityHandler = nil
+            }
+            self.buffer.append(chunk)
+            while let newline = self.buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                self.lines.append(String(decoding: self.buffer[self.buffer.startIndex..<newline], as: UTF8.self))
+                self.buffer.removeSubrange(self.buffer.startIndex...newline)
+            }
+            self.lock.unlock()
+            self.arrived.signal()
+        }
+        try process.run()
+    }
+
+    /// Consumes lines until one satisfies `predicate`; throws at `deadline` or when the tool ends.
+    func read(until predicate: (String) -> Bool, deadline: Date, what: String) throws {
+        while true {
+            lock.lock()
+            while !lines.isEmpty {
+                let line = lines.removeFirst()
+                if predicate(line) { lock.unlock(); return }
+            }
+            let ended = self.ended
+            lock.unlock()
+            if ended { throw TestError("\(process.executableURL?.lastPathComponent ?? "tool") ended while waiting for \(what)") }
+            guard arrived.wait(timeout: .now() + max(0, deadline.timeIntervalSinceNow)) == .success else {
+                throw TestError("timed out waiting for \(what)")
+            }
+        }
+    }
+
+    func stop() {
+        pipe.fileHandleForReading.readabilityHandler = nil
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// The base of the CLI tests: a fresh harness per test; media made once per class.
+class CLITestCase: XCTestCase {
+    private(set) var harness: CLIHarness!
+    nonisolated(unsafe) private static var generators: [String: MediaGenerator] = [:]
+    nonisolated(unsafe) private static var made: [String: URL] = [:]
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        harness = try CLIHarness()
+    }
+
+    override func tearDown() {
+        if let harness {
+            if let run = testRun, run.failureCount + run.unexpectedExceptionCount > 0 {
+                print(harness.logs.split(separator: "\n").suffix(60).joined(separator: "\n"))
+            }
+            harness.tearDown()
+        }
+        harness = nil
+        super.tearDown()
+    }
+
+    /// A tagged Ogg Vorbis tone, made once per class under `name`.
+    func track(_ name: String, title: String, artist: String = "Tester", album: String = "Album", seconds: Double = 30) throws -> URL {
+        let key = "\(type(of: self)).\(name)"
+        if let url = Self.made[key] { return url }
+        let classKey = String(describing: type(of: self))
+        let generator = try Self.generators[classKey] ?? MediaGenerator()
+        Self.generators[classKey] = generator
+        let url = try generator.tone(name, format: .ogg, seconds: seconds,
+                                     tags: .init(title: title, artist: artist, album: album, trackNumber: 1))
+        Self.made[key] = url
+        return url
+    }
+}
