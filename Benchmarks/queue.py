@@ -1,0 +1,285 @@
+#!/usr/bin/python3
+"""The queue at scale: what TrackList calls cost with 10 and with 10,000 items queued, what a
+queued item costs in memory, and the CPU a 10,000-file Enqueue costs until tonearmd is idle again.
+
+Starts a private dbus-daemon and one tonearmd on it (silent real-time sink, nothing playing: the
+player stays stopped, so only the queue is measured), generates one tiny tagged Ogg Vorbis file
+with gst-launch-1.0 and hard-links it under N names in one folder. Then, in this order:
+
+  1. Enqueue(folder, false) of the N files into the empty queue; Peer.Ping is sent again and
+     again on a second connection until the Enqueue reply comes (the serving queue must keep
+     answering while the folder is walked); then the CPU tonearmd used from the Enqueue until
+     it is idle again (less than 1% of a core over 3 s), and the wall time that took;
+  2. at N items: Get(Tracks), GetTracksMetadata of 100 ids (a different window each call),
+     AddTrack (after the first track), RemoveTrack (of a track just added), GoTo;
+  3. RssAnon per queued item: (RssAnon at N items - RssAnon after Clear) / N, both once
+     tonearmd is idle;
+  4. Clear, Enqueue of 10 files, and AddTrack, RemoveTrack, GoTo again at 10 items.
+
+Every latency is one call's round trip from this client (jeepney over asyncio), reply received;
+the same client's Ping round trip is printed as the floor the others stand on. The last lines are
+a table; --json writes the figures too.
+
+  Benchmarks/queue.py [--tonearmd .build/release/tonearmd] [--items 10000] [--calls 300] [--json FILE]
+
+Needs python3-jeepney (Debian), dbus-daemon and gst-launch-1.0. Build first:
+  swift build -c release --product tonearmd
+"""
+
+import os
+import sys
+
+# this file is named queue.py, and the script's folder comes first on sys.path: without this,
+# the standard library's `queue` (which concurrent.futures imports) would be this file
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
+
+import argparse  # noqa: E402
+import asyncio  # noqa: E402
+import json  # noqa: E402
+import shutil  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+sys.path.insert(0, os.path.join(HERE, "..", "Tests", "PySupport"))
+from tonearm_testkit import (  # noqa: E402
+    EXT, OBJ, PEER, PROPS, TRACKLIST, Client, Service, call_msg, file_uri, render_tones, reply_kind, tail,
+    wait_for_owner)
+
+REPO = os.path.normpath(os.path.join(HERE, ".."))
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def log(msg):
+    print(f"[queue] {msg}", flush=True)
+
+
+def percentile(values, p):
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = (len(ordered) - 1) * p / 100
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def summary(samples):
+    """Milliseconds: median and p95 of seconds."""
+    return {"median_ms": statistics.median(samples) * 1e3, "p95_ms": percentile(samples, 95) * 1e3,
+            "calls": len(samples)}
+
+
+def cpu_seconds(pid):
+    """utime + stime of a process (/proc/PID/stat fields 14 and 15), in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def make_folder(workdir, count):
+    """COUNT hard links of one tiny tagged Ogg Vorbis file in WORKDIR/media/big, named so that
+    natural order is numeric order; returns the folder and the names in that order."""
+    media = os.path.join(workdir, "media")
+    big = os.path.join(media, "big")
+    if os.path.isdir(media):
+        shutil.rmtree(media)
+    os.makedirs(big)
+    os.makedirs(os.path.join(media, "album"))  # tonearmd's working directory (tonearm_testkit.Service)
+    seed = os.path.join(media, "seed.ogg")
+    render_tones([dict(path=seed, enc="vorbisenc ! oggmux", rate=22050, ch=1, secs=0.2, freq=440,
+                       tags='title=(string)\\"Benchmark tone\\",artist=(string)Tonearm,album=(string)Queue')],
+                 tag="queue")
+    names = [f"track {i:05d}.ogg" for i in range(1, count + 1)]
+    for name in names:
+        os.link(seed, os.path.join(big, name))
+    return big, names
+
+
+class Bench:
+    def __init__(self, args, svc, folder, names):
+        self.args, self.svc, self.folder, self.names = args, svc, folder, names
+        self.uris = [file_uri(os.path.join(folder, n)) for n in names]
+        self.figures = {}
+
+    async def call(self, iface, member, sig="", body=(), client=None, timeout=120):
+        msg = call_msg(self.dest, OBJ, iface, member, sig, body)
+        reply = await (client or self.client).call(msg, timeout)
+        if reply_kind(reply) != "return":
+            raise SystemExit(f"queue: {iface}.{member} failed: {reply_kind(reply)} {reply.body}\n" + tail(self.svc.stderr_path))
+        return reply.body
+
+    async def timed(self, iface, member, sig="", body=()):
+        start = time.perf_counter()
+        result = await self.call(iface, member, sig, body)
+        return time.perf_counter() - start, result
+
+    async def tracks(self):
+        return (await self.call(PROPS, "Get", "ss", (TRACKLIST, "Tracks")))[0][1]
+
+    async def wait_idle(self, since_cpu, limit):
+        """Waits until tonearmd uses less than 1% of a core over 3 s; returns CPU seconds used since
+        SINCE_CPU and whether it settled within LIMIT seconds."""
+        pid = self.svc.proc.pid
+        deadline = time.monotonic() + limit
+        samples = [(time.monotonic(), cpu_seconds(pid))]
+        while time.monotonic() < deadline:
+            await asyncio.sleep(0.25)
+            now, cpu = time.monotonic(), cpu_seconds(pid)
+            samples.append((now, cpu))
+            older = [s for s in samples if s[0] <= now - 3.0]
+            if older and cpu - older[-1][1] < 0.03:
+                return cpu - since_cpu, True
+            samples = older[-1:] + [s for s in samples if s[0] > now - 3.0]
+        return cpu_seconds(pid) - since_cpu, False
+
+    async def edits(self, size):
+        """AddTrack after the first track, RemoveTrack of it, and GoTo, CALLS times each at SIZE items."""
+        add, remove, goto = [], [], []
+        tracks = await self.tracks()
+        assert len(tracks) == size, f"{len(tracks)} tracks, expected {size}"
+        targets = [tracks[len(tracks) // 3], tracks[2 * len(tracks) // 3], tracks[-1], tracks[0]]
+        for i in range(self.args.calls):
+            uri = self.uris[i % len(self.uris)]
+            seconds, _ = await self.timed(TRACKLIST, "AddTrack", "sob", (uri, tracks[0], False))
+            add.append(seconds)
+            added = (await self.tracks())[1]
+            seconds, _ = await self.timed(TRACKLIST, "RemoveTrack", "o", (added,))
+            remove.append(seconds)
+            seconds, _ = await self.timed(TRACKLIST, "GoTo", "o", (targets[i % len(targets)],))
+            goto.append(seconds)
+        return {"AddTrack": summary(add), "RemoveTrack": summary(remove), "GoTo": summary(goto)}
+
+    async def ping_floor(self):
+        samples = []
+        for _ in range(self.args.calls):
+            seconds, _ = await self.timed(PEER, "Ping")
+            samples.append(seconds)
+        return summary(samples)
+
+    async def main(self):
+        svc = self.svc
+        svc.start_bus()
+        svc.start_tonearmd()
+        self.client = await Client.open(svc.address)
+        pinger = await Client.open(svc.address)
+        self.dest = await wait_for_owner(self.client, svc, "queue")
+        n = len(self.names)
+        f = self.figures
+        f["items"] = n
+        f["ping_floor"] = await self.ping_floor()
+        # warm up what a queue needs once (plugins, the discoverer), then measure from idle
+        await self.call(EXT, "Enqueue", "asb", (self.uris[:3], False))
+        await self.call(EXT, "Clear")
+        await self.wait_idle(0, 60)
+
+        # 1. Enqueue of the whole folder, with Pings meanwhile
+        log(f"Enqueue of a folder of {n} files")
+        cpu0 = cpu_seconds(svc.proc.pid)
+        start = time.perf_counter()
+        enqueue = asyncio.ensure_future(self.call(EXT, "Enqueue", "asb", ([file_uri(self.folder)], False)))
+        pings = []
+        while not enqueue.done():
+            t = time.perf_counter()
+            await self.call(PEER, "Ping", client=pinger)
+            pings.append(time.perf_counter() - t)
+        ids = (await enqueue)[0]
+        f["enqueue_reply_s"] = time.perf_counter() - start
+        f["ping_during_enqueue"] = summary(pings) | {"max_ms": max(pings) * 1e3}
+        assert len(ids) == n, f"Enqueue returned {len(ids)} ids"
+        cpu, settled = await self.wait_idle(cpu0, self.args.settle_limit)
+        f["enqueue_cpu_s"] = cpu
+        f["enqueue_settled"] = settled
+        f["enqueue_settle_wall_s"] = time.perf_counter() - start
+        log(f"settled: {settled}, {cpu:.2f} s of CPU in {f['enqueue_settle_wall_s']:.1f} s")
+        rss_full = svc.rss_anon_kib()
+
+        # 2. reads and edits at N
+        log(f"reads at {n} items")
+        samples = []
+        for _ in range(self.args.calls):
+            seconds, body = await self.timed(PROPS, "Get", "ss", (TRACKLIST, "Tracks"))
+            samples.append(seconds)
+        assert body[0][1] == ids, "Tracks differs from the ids Enqueue returned"
+        f["get_tracks"] = summary(samples)
+        samples = []
+        for i in range(self.args.calls):
+            first = (i * 100) % max(n - 100, 1)
+            seconds, body = await self.timed(TRACKLIST, "GetTracksMetadata", "ao", (ids[first:first + 100],))
+            samples.append(seconds)
+            assert len(body[0]) == min(100, n), f"GetTracksMetadata gave {len(body[0])} entries"
+        f["get_tracks_metadata_100"] = summary(samples)
+        log(f"edits at {n} items")
+        f[f"edits_{n}"] = await self.edits(n)
+
+        # 3. memory per item
+        await self.wait_idle(0, self.args.settle_limit)
+        rss_full = svc.rss_anon_kib()
+        await self.call(EXT, "Clear")
+        await self.wait_idle(0, 60)
+        rss_empty = svc.rss_anon_kib()
+        f["rss_anon_full_kib"], f["rss_anon_empty_kib"] = rss_full, rss_empty
+        f["rss_anon_per_item_bytes"] = (rss_full - rss_empty) * 1024 / n
+
+        # 4. edits at 10
+        small = self.args.small
+        await self.call(EXT, "Enqueue", "asb", (self.uris[:small], False))
+        await self.wait_idle(0, 60)
+        log(f"edits at {small} items")
+        f[f"edits_{small}"] = await self.edits(small)
+
+        await self.client.close()
+        await pinger.close()
+        return f
+
+
+def table(f, small):
+    n = f["items"]
+    rows = [("Ping (this client's floor)", f["ping_floor"])]
+    for member in ("AddTrack", "RemoveTrack", "GoTo"):
+        rows.append((f"{member} at {small}", f[f"edits_{small}"][member]))
+        rows.append((f"{member} at {n}", f[f"edits_{n}"][member]))
+    rows.append((f"GetTracksMetadata(100) at {n}", f["get_tracks_metadata_100"]))
+    rows.append((f"Get(Tracks) at {n}", f["get_tracks"]))
+    rows.append((f"Ping during Enqueue of {n}", f["ping_during_enqueue"]))
+    lines = [f"{'call':<34} {'median ms':>10} {'p95 ms':>10}"]
+    for name, s in rows:
+        extra = f"   max {s['max_ms']:.2f} ms over {s['calls']} pings" if "max_ms" in s else ""
+        lines.append(f"{name:<34} {s['median_ms']:>10.3f} {s['p95_ms']:>10.3f}{extra}")
+    lines.append(f"Enqueue of a {n}-file folder: reply after {f['enqueue_reply_s']:.2f} s; "
+                 f"{f['enqueue_cpu_s']:.2f} s of CPU until idle ({f['enqueue_settle_wall_s']:.1f} s wall"
+                 f"{'' if f['enqueue_settled'] else ', NOT idle at the limit'})")
+    lines.append(f"RssAnon per queued item: {f['rss_anon_per_item_bytes']:.0f} bytes "
+                 f"({f['rss_anon_full_kib']} KiB at {n} items, {f['rss_anon_empty_kib']} KiB after Clear)")
+    return "\n".join(lines)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--tonearmd", default=os.path.join(REPO, ".build", "release", "tonearmd"))
+    p.add_argument("--items", type=int, default=10000, help="the large queue (default 10000)")
+    p.add_argument("--small", type=int, default=10, help="the small queue (default 10)")
+    p.add_argument("--calls", type=int, default=300, help="timed calls per figure (default 300)")
+    p.add_argument("--settle-limit", type=float, default=900, help="seconds to wait for tonearmd to be idle")
+    p.add_argument("--pipeline", default="default")
+    p.add_argument("--workdir", default=os.path.join(REPO, ".build", "bench-queue"))
+    p.add_argument("--json", help="also write the figures here")
+    args = p.parse_args()
+    if not os.access(args.tonearmd, os.X_OK):
+        sys.exit(f"queue: no tonearmd at {args.tonearmd} (swift build -c release --product tonearmd)")
+    os.makedirs(args.workdir, exist_ok=True)
+    log(f"making {args.items} files")
+    folder, names = make_folder(args.workdir, args.items)
+    svc = Service(args.workdir, args.tonearmd, args.pipeline, os.path.join(args.workdir, "tonearmd.err"), tag="queue")
+    try:
+        figures = asyncio.run(Bench(args, svc, folder, names).main())
+    finally:
+        svc.stop()
+    figures["tonearmd"] = os.path.abspath(args.tonearmd)
+    print(table(figures, args.small))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(figures, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
