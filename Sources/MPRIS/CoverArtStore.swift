@@ -29,6 +29,7 @@ final class CoverArtStore {
     }
 
     func forget(_ id: ItemID) { written[id] = nil }
+    func forgetAll() { written.removeAll() }
 
     private func store(_ cover: CoverImage, for id: ItemID) -> URL? {
         if let known = written[id], known.data == cover.data { return known.url }

@@ -35,7 +35,10 @@ public final class MPRISService: @unchecked Sendable {
     private let resolveQueue = DispatchQueue(label: "tonearm.resolve")
     private var object: ExportedObject!
     private var subscription: Subscription?
-    private var knownTracks: [ItemID] = []
+    /// How many tracks the list has, as the queue's changes said.
+    private var trackCount = 0
+    /// True while `subscribe` hands over the current values: they describe no change.
+    private var subscribing = false
     /// The metadata last announced per track, so TrackMetadataChanged goes out only for a change.
     private var announcedMetadata: [ItemID: [String: DBusValue]] = [:]
     /// Called when a client asks the service to quit.
@@ -57,8 +60,9 @@ public final class MPRISService: @unchecked Sendable {
     public func start() throws -> String {
         object = try server.register([rootInterface(), playerInterface(), trackListInterface(), playlistsInterface(),
                                       tonearmInterface()], at: MPRIS.path)
-        knownTracks = player.items.map(\.id)
+        subscribing = true
         subscription = player.subscribe { [weak self] event in self?.handle(event) }
+        subscribing = false
         var name = MPRIS.busName + (options.instanceName.map { ".\($0)" } ?? "")
         if try connection.requestName(name) != .primaryOwner {
             name = MPRIS.busName + ".instance\(getpid())"
@@ -107,8 +111,8 @@ public final class MPRISService: @unchecked Sendable {
         case .rateChanged(let rate, let reason):
             object.propertiesMayHaveChanged(interface: MPRIS.player)
             if reason != .initial { emit(MPRIS.tonearm, "RateChanged", [.double(rate), .string(reason.rawValue)]) }
-        case .queueChanged(let ids):
-            trackListChanged(to: ids)
+        case .queueChanged(let change):
+            trackListChanged(change)
             object.propertiesMayHaveChanged(interface: MPRIS.player)
         case .metadataChanged(let id, _), .durationChanged(let id, _):
             // only when what MPRIS shows changed: decoders re-send tags (a VBR bitrate) while playing
@@ -134,28 +138,46 @@ public final class MPRISService: @unchecked Sendable {
         }
     }
 
-    /// TrackAdded / TrackRemoved for edits, TrackListReplaced when nothing stayed; Tracks is
-    /// invalidated, never sent (the spec's EmitsChangedSignal for it).
-    private func trackListChanged(to ids: [ItemID]) {
-        let old = knownTracks
-        knownTracks = ids
-        guard old != ids else { return }
-        // sets, so that an edit of a 10,000-item queue costs O(n), not O(n²)
-        let oldSet = Set(old), newSet = Set(ids)
-        if oldSet.isDisjoint(with: newSet) && !old.isEmpty || (old.isEmpty && ids.count > 1) {
-            for removed in old { covers.forget(removed); announcedMetadata[removed] = nil }
-            emit(MPRIS.trackList, "TrackListReplaced", [.objectPathArray(ids.map(TrackIDs.path)),
-                                                        .objectPath(player.currentItem.map { TrackIDs.path($0.id) } ?? MPRIS.noTrack)])
-        } else {
-            for removed in old where !newSet.contains(removed) {
-                covers.forget(removed)
-                announcedMetadata[removed] = nil
-                emit(MPRIS.trackList, "TrackRemoved", [.objectPath(TrackIDs.path(removed))])
+    /// TrackAdded / TrackRemoved for edits, TrackListReplaced when the list was emptied or filled
+    /// from empty; Tracks is invalidated, never sent (the spec's EmitsChangedSignal for it). Each
+    /// change costs what it changed: nothing here reads or compares the whole list.
+    private func trackListChanged(_ change: QueueChange) {
+        let emptyBefore = trackCount == 0
+        switch change {
+        case .replaced(let ids):
+            trackCount = ids.count
+            announcedMetadata.removeAll()
+            covers.forgetAll()
+            guard !subscribing else { return }  // the list as it is when we start: nothing changed
+            replaced(by: ids)
+        case .inserted(let ids, let after):
+            trackCount += ids.count
+            if emptyBefore && ids.count > 1 {
+                replaced(by: ids)
+            } else {
+                var previous = after
+                for id in ids {
+                    guard let item = player.item(id) else { continue }
+                    emit(MPRIS.trackList, "TrackAdded", [.vardict(metadata(item)), .objectPath(previous.map(TrackIDs.path) ?? MPRIS.noTrack)])
+                    previous = id
+                }
             }
-            for (index, added) in ids.enumerated() where !oldSet.contains(added) {
-                guard let item = player.item(added) else { continue }
-                let after = index == 0 ? MPRIS.noTrack : TrackIDs.path(ids[index - 1])
-                emit(MPRIS.trackList, "TrackAdded", [.vardict(metadata(item)), .objectPath(after)])
+        case .removed(let ids):
+            trackCount -= ids.count
+            for id in ids {
+                announcedMetadata[id] = nil
+                covers.forget(id)
+            }
+            if trackCount == 0 {
+                replaced(by: [])
+            } else {
+                for id in ids { emit(MPRIS.trackList, "TrackRemoved", [.objectPath(TrackIDs.path(id))]) }
+            }
+        case .moved(let id, let after):
+            // MPRIS has no "moved": the track leaves its place and is added at the new one
+            emit(MPRIS.trackList, "TrackRemoved", [.objectPath(TrackIDs.path(id))])
+            if let item = player.item(id) {
+                emit(MPRIS.trackList, "TrackAdded", [.vardict(metadata(item)), .objectPath(after.map(TrackIDs.path) ?? MPRIS.noTrack)])
             }
         }
         // Tracks is invalidated, never sent (its EmitsChangedSignal): said at once, without
@@ -165,6 +187,11 @@ public final class MPRISService: @unchecked Sendable {
         } catch {
             logger.error("cannot invalidate TrackList.Tracks: \(error)")
         }
+    }
+
+    private func replaced(by ids: [ItemID]) {
+        emit(MPRIS.trackList, "TrackListReplaced", [.objectPathArray(ids.map(TrackIDs.path)),
+                                                    .objectPath(player.currentItem.map { TrackIDs.path($0.id) } ?? MPRIS.noTrack)])
     }
 
     private func metadata(_ item: Item) -> [String: DBusValue] {
@@ -426,7 +453,7 @@ public final class MPRISService: @unchecked Sendable {
             ],
             properties: [
                 .init("Tracks", "ao", emitsChanged: .invalidates) { [player] in
-                    .objectPathArray(player.items.map { TrackIDs.path($0.id) })
+                    .objectPathArray(player.ids.map(TrackIDs.path))
                 },
                 .init("CanEditTracks", "b") { .bool(true) },
             ],

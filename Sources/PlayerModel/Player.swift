@@ -93,7 +93,8 @@ public final class Player: @unchecked Sendable {
 
     /// A snapshot of the player's state.
     public struct State: Sendable {
-        public var items: [Item]
+        /// How many items are queued.
+        public var count: Int
         public var current: Item?
         public var intent: TransportIntent
         public var timeControlStatus: TimeControlStatus
@@ -108,7 +109,10 @@ public final class Player: @unchecked Sendable {
 
     public var state: State { onQueue { machine.state } }
     public var currentItem: Item? { onQueue { machine.currentItem } }
+    /// Every item in the queue's order: O(n).
     public var items: [Item] { onQueue { machine.items } }
+    /// Every id in the queue's order: O(n), without copying the items.
+    public var ids: [ItemID] { onQueue { machine.ids } }
     public func item(_ id: ItemID) -> Item? { onQueue { machine.item(id) } }
 
     /// The position of the current item now, from the pipeline's last report and the time since

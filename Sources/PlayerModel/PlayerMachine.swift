@@ -70,7 +70,7 @@ public struct PlayerMachine: Sendable {
     /// The current value of every state, for a new subscriber (rule 1).
     public var currentValues: [PlayerEvent] {
         var events: [PlayerEvent] = [
-            .queueChanged(playQueue.ids),
+            .queueChanged(.replaced(playQueue.ids)),
             .currentItemChanged(playQueue.current),
             .intentChanged(intent),
             .timeControlStatusChanged(timeControl),
@@ -92,7 +92,7 @@ public struct PlayerMachine: Sendable {
     }
 
     public var state: Player.State {
-        Player.State(items: playQueue.items, current: playQueue.current, intent: intent, timeControlStatus: timeControl,
+        Player.State(count: playQueue.count, current: playQueue.current, intent: intent, timeControlStatus: timeControl,
                      rate: rate, volume: volume, isMuted: muted, loopMode: loopMode, isShuffled: playQueue.isShuffled,
                      canGoNext: playQueue.currentID != nil && nextItemID(wrap: loopMode != .none) != nil,
                      canGoPrevious: playQueue.currentID != nil
@@ -100,7 +100,10 @@ public struct PlayerMachine: Sendable {
     }
 
     public var currentItem: Item? { playQueue.current }
+    /// Every item in order: O(n).
     public var items: [Item] { playQueue.items }
+    /// Every id in order: O(n).
+    public var ids: [ItemID] { playQueue.ids }
     public func item(_ id: ItemID) -> Item? { playQueue.item(id) }
 
     /// The position of the current item at `now`: the last sample read from the pipeline, moved on
@@ -131,12 +134,13 @@ public struct PlayerMachine: Sendable {
         if case .after(let after) = placement, playQueue.item(after) == nil {
             throw PlayerError(.noSuchItem, "no item \(after) in the queue")
         }
-        guard uris.count <= configuration.maximumQueueLength - playQueue.items.count else {
+        guard uris.count <= configuration.maximumQueueLength - playQueue.count else {
             throw PlayerError(.queueFull, "the queue holds at most \(configuration.maximumQueueLength) items; "
-                              + "it has \(playQueue.items.count) and \(uris.count) more were asked for")
+                              + "it has \(playQueue.count) and \(uris.count) more were asked for")
         }
         let ids = playQueue.insert(uris, at: placement)
-        emit(.queueChanged(playQueue.ids))
+        guard let first = ids.first else { return ids }
+        emit(.queueChanged(.inserted(ids, after: playQueue.id(before: first))))
         if hasMetadataReader { unread += ids }
         readMetadata()
         if playQueue.currentID == nil, let first = ids.first {
@@ -148,11 +152,14 @@ public struct PlayerMachine: Sendable {
     }
 
     public mutating func remove(_ ids: [ItemID]) throws(PlayerError) {
-        for id in ids where playQueue.item(id) == nil { throw PlayerError(.noSuchItem, "no item \(id) in the queue") }
+        for id in ids where !playQueue.contains(id) { throw PlayerError(.noSuchItem, "no item \(id) in the queue") }
+        var removing = Set<ItemID>()
+        let ids = ids.filter { removing.insert($0).inserted }
+        guard !ids.isEmpty else { return }
         for id in ids {
             if id == playQueue.currentID {
                 let successor = playQueue.next(after: id, wrap: false) ?? playQueue.previous(before: id, wrap: false)
-                let replacement = successor.flatMap { ids.contains($0) ? nil : $0 }
+                let replacement = successor.flatMap { removing.contains($0) ? nil : $0 }
                 playQueue.remove(id)
                 if let replacement {
                     makeCurrent(replacement, load: intent != .stopped)
@@ -164,7 +171,7 @@ public struct PlayerMachine: Sendable {
             }
             retries[id] = nil
         }
-        emit(.queueChanged(playQueue.ids))
+        emit(.queueChanged(.removed(ids)))
         prepareGaplessNext()
     }
 
@@ -172,7 +179,7 @@ public struct PlayerMachine: Sendable {
         guard playQueue.move(id, after: after) else {
             throw PlayerError(.noSuchItem, "cannot move \(id) after \(after.map(String.init(describing:)) ?? "the start")")
         }
-        emit(.queueChanged(playQueue.ids))
+        emit(.queueChanged(.moved(id, after: after)))
         prepareGaplessNext()
     }
 
@@ -181,7 +188,7 @@ public struct PlayerMachine: Sendable {
         playQueue.removeAll()
         retries.removeAll()
         unread.removeAll()
-        emit(.queueChanged([]))
+        emit(.queueChanged(.replaced([])))
     }
 
     /// Makes `id` current, keeping the transport's intent (playing plays it, paused loads it paused).

@@ -161,10 +161,10 @@ final class Service: @unchecked Sendable {
                 logger.error("\(error.message): paused (Play tries the output again)")
             case .playedToEnd(let id):
                 logger.info("played to end: \(player.item(id)?.displayTitle ?? "\(id)")")
-            case .queueChanged(let ids) where ids.isEmpty:
+            case .queueChanged(.replaced), .queueChanged(.removed):
                 // an emptied list (Clear) frees the items' memory at once, with no pipeline to
                 // retire after it: give the pages back here too, off the serving queue
-                trimQueue.async(execute: giveBackFreedMemory)
+                if player.state.count == 0 { trimQueue.async(execute: giveBackFreedMemory) }
             default:
                 break
             }
