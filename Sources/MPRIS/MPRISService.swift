@@ -417,6 +417,9 @@ public final class MPRISService: @unchecked Sendable {
             methods: [
                 .init("GetTracksMetadata", in: "ao", out: "aa{sv}") { [unowned self] arguments, _ in
                     let items = (arguments[0].arrayValue ?? []).compactMap { item($0) }.compactMap { player.item($0) }
+                    // what is known now; tags not read yet are read in the background, and
+                    // TrackMetadataChanged brings them
+                    player.wantMetadata(items.map(\.id))
                     return [.vardictArray(items.map { metadata($0) })]
                 },
                 .init("AddTrack", in: "sob") { [unowned self] arguments, context in
