@@ -29,7 +29,6 @@ public final class MPRISService: @unchecked Sendable {
     private let server: ObjectServer
     private let options: Options
     private let logger: Logger
-    private let covers = CoverArtStore()
     /// Where URIs are resolved (a stat per file, a walk per directory): never the service queue,
     /// which answers D-Bus. Serial, so calls are queued in the order they came.
     private let resolveQueue = DispatchQueue(label: "tonearm.resolve")
@@ -147,7 +146,6 @@ public final class MPRISService: @unchecked Sendable {
         case .replaced(let ids):
             trackCount = ids.count
             announcedMetadata.removeAll()
-            covers.forgetAll()
             guard !subscribing else { return }  // the list as it is when we start: nothing changed
             replaced(by: ids)
         case .inserted(let ids, let after):
@@ -164,10 +162,7 @@ public final class MPRISService: @unchecked Sendable {
             }
         case .removed(let ids):
             trackCount -= ids.count
-            for id in ids {
-                announcedMetadata[id] = nil
-                covers.forget(id)
-            }
+            for id in ids { announcedMetadata[id] = nil }
             if trackCount == 0 {
                 replaced(by: [])
             } else {
@@ -195,7 +190,7 @@ public final class MPRISService: @unchecked Sendable {
     }
 
     private func metadata(_ item: Item) -> [String: DBusValue] {
-        MetadataMap.dictionary(item, artURL: covers.url(for: item))
+        MetadataMap.dictionary(item)
     }
 
     private func errorName(_ error: ItemError) -> String { "io.github.tonearm.Error." + ServiceError.name(of: error.kind) }

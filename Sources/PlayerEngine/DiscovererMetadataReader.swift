@@ -24,10 +24,14 @@ public final class DiscovererMetadataReader: MetadataReader, @unchecked Sendable
     private var pending: [(uri: MediaURI, completion: Completion)] = []
     private var idleQueues: [Int]
 
-    public init(maximumConcurrentReads: Int = 2, timeout: Duration = .seconds(5)) {
+    /// Where embedded covers are stored and images beside files looked for; nil: no cover art.
+    public let covers: CoverCache?
+
+    public init(maximumConcurrentReads: Int = 2, timeout: Duration = .seconds(5), covers: CoverCache? = nil) {
         precondition(maximumConcurrentReads > 0, "at least one read must be allowed to run")
         self.maximumConcurrentReads = maximumConcurrentReads
         self.timeout = timeout
+        self.covers = covers
         queues = (0..<maximumConcurrentReads).map { DispatchQueue(label: "tonearm.metadata.\($0)", qos: .utility) }
         idleQueues = Array(queues.indices)
     }
@@ -56,7 +60,7 @@ public final class DiscovererMetadataReader: MetadataReader, @unchecked Sendable
             }
             let result: Result<DiscoveredMedia, ItemError>
             if let discoverer {
-                result = Self.read(next.uri, with: discoverer)
+                result = Self.read(next.uri, with: discoverer, covers: covers)
             } else {
                 result = .failure(ItemError(.other, "cannot read \(next.uri): GstDiscoverer is unavailable (\(creationError?.message ?? "unknown error"))"))
             }
@@ -77,7 +81,7 @@ public final class DiscovererMetadataReader: MetadataReader, @unchecked Sendable
     }
 
     /// Discovers `uri` and maps the outcome onto the model.
-    static func read(_ uri: MediaURI, with discoverer: Discoverer) -> Result<DiscoveredMedia, ItemError> {
+    static func read(_ uri: MediaURI, with discoverer: Discoverer, covers: CoverCache?) -> Result<DiscoveredMedia, ItemError> {
         if let error = LocalFiles.error(for: uri) { return .failure(error) }
         switch discoverer.discover(uri.string) {
         case .success(let info):
@@ -85,7 +89,9 @@ public final class DiscovererMetadataReader: MetadataReader, @unchecked Sendable
                 let name = uri.displayPath
                 return .failure(ItemError(.unsupportedFormat, "cannot play \(name): it holds no audio or video"))
             }
-            return .success(DiscoveredMedia(metadata: TagMapping.metadata(info.tags),
+            var metadata = TagMapping.metadata(info.tags, covers: covers)
+            if metadata.coverURL == nil { metadata.coverURL = covers?.beside(uri) }
+            return .success(DiscoveredMedia(metadata: metadata,
                                             duration: info.duration.map { .nanoseconds($0) },
                                             isSeekable: info.isSeekable, isLive: info.isLive))
         case .failure(let failure):

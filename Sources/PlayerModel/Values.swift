@@ -206,16 +206,6 @@ public struct TimeRange: Hashable, Sendable {
     }
 }
 
-/// An image embedded in the media.
-public struct CoverImage: Hashable, Sendable {
-    public var data: Data
-    public var mediaType: String
-    public init(data: Data, mediaType: String) {
-        self.data = data
-        self.mediaType = mediaType
-    }
-}
-
 /// Tags of an item. Every string is valid UTF-8 (repaired at the engine boundary).
 public struct Metadata: Hashable, Sendable {
     public var title: String?
@@ -232,7 +222,9 @@ public struct Metadata: Hashable, Sendable {
     public var videoCodec: String?
     /// Bits per second.
     public var bitrate: Int?
-    public var cover: CoverImage?
+    /// A `file://` URL of the cover art: an embedded image kept once in the cover cache, or an
+    /// image beside the file. Never the image's bytes: a queue of 10,000 items holds 10,000 URLs.
+    public var coverURL: URL?
     /// The title a radio station sends for what it plays now.
     public var streamTitle: String?
     /// A radio station's name.
@@ -263,7 +255,7 @@ public struct Metadata: Hashable, Sendable {
         if let v = newer.audioCodec { audioCodec = v }
         if let v = newer.videoCodec { videoCodec = v }
         if let v = newer.bitrate { bitrate = v }
-        if let v = newer.cover { cover = v }
+        if let v = newer.coverURL { coverURL = v }
         if let v = newer.streamTitle { streamTitle = v }
         if let v = newer.organization { organization = v }
     }

@@ -121,9 +121,10 @@ final class Service: @unchecked Sendable {
         self.queue = queue
         self.logger = logger
         connection = try Connection(address: address, queue: queue, logger: logger)
-        engine = try GStreamerEngine(configuration: configuration, logger: logger)
+        let covers = CoverCache(directory: CoverCache.defaultDirectory())
+        engine = try GStreamerEngine(configuration: configuration, covers: covers, logger: logger)
         engine.whenPipelinesReleased(giveBackFreedMemory)
-        player = Player(engine: engine, queue: queue, metadataReader: DiscovererMetadataReader())
+        player = Player(engine: engine, queue: queue, metadataReader: DiscovererMetadataReader(covers: covers))
         let capabilities = MediaCapabilities()
         var options = MPRISService.Options()
         options.instanceName = instance
