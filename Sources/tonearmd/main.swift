@@ -124,7 +124,7 @@ final class Service: @unchecked Sendable {
         let covers = CoverCache(directory: CoverCache.defaultDirectory())
         engine = try GStreamerEngine(configuration: configuration, covers: covers, logger: logger)
         engine.whenPipelinesReleased(giveBackFreedMemory)
-        player = Player(engine: engine, queue: queue, metadataReader: DiscovererMetadataReader(covers: covers))
+        player = Player(engine: engine, queue: queue, metadataReader: TagMetadataReader(method: TagMetadataReader.method(), covers: covers))
         let capabilities = MediaCapabilities()
         var options = MPRISService.Options()
         options.instanceName = instance
