@@ -10,17 +10,26 @@ with gst-launch-1.0 and hard-links it under N names in one folder. Then, in this
      again on a second connection until the Enqueue reply comes (the serving queue must keep
      answering while the folder is walked); then the CPU tonearmd used from the Enqueue until
      it is idle again (less than 1% of a core over 3 s), and the wall time that took;
-  2. at N items: Get(Tracks), GetTracksMetadata of 100 ids (a different window each call),
-     AddTrack (after the first track), RemoveTrack (of a track just added), GoTo;
-  3. RssAnon per queued item: (RssAnon at N items - RssAnon after Clear) / N, both once
+  2. the tags of --reads items: GetTracksMetadata of their ids (100 a call), then the CPU
+     tonearmd used until idle again, per item read;
+  3. at N items: Get(Tracks), GetTracksMetadata of 100 ids (a different window of those read in
+     step 2 each call, so that no tag read runs meanwhile), AddTrack (after the middle track),
+     RemoveTrack (of the track just added), GoTo;
+  4. RssAnon per queued item: (RssAnon at N items - RssAnon after Clear) / N, both once
      tonearmd is idle;
-  4. Clear, Enqueue of 10 files, and AddTrack, RemoveTrack, GoTo again at 10 items.
+  5. Clear, Enqueue of 10 files, and AddTrack, RemoveTrack, GoTo again at 10 items.
 
-Every latency is one call's round trip from this client (jeepney over asyncio), reply received;
-the same client's Ping round trip is printed as the floor the others stand on. The last lines are
-a table; --json writes the figures too.
+With --compare-readers, step 2 runs again on a fresh tonearmd that reads tags with GstDiscoverer
+(TONEARM_TAG_READER=discoverer), the reader tonearmd used before the tag-only pipeline.
 
-  Benchmarks/queue.py [--tonearmd .build/release/tonearmd] [--items 10000] [--calls 300] [--json FILE]
+Every latency is one call's round trip on a connection of its own: from writing the call until
+the last byte of its reply has arrived, before this client parses it (jeepney, in Python, takes
+tens of milliseconds to parse 10,000 object paths that a libdbus client reads in well under one).
+Ping on the same connection is printed as the floor the others stand on. The last lines are a
+table; --json writes the figures too.
+
+  Benchmarks/queue.py [--tonearmd .build/release/tonearmd] [--items 10000] [--calls 300] [--reads 1000]
+                      [--compare-readers] [--json FILE]
 
 Needs python3-jeepney (Debian), dbus-daemon and gst-launch-1.0. Build first:
   swift build -c release --product tonearmd
@@ -39,12 +48,15 @@ import asyncio  # noqa: E402
 import json  # noqa: E402
 import shutil  # noqa: E402
 import statistics  # noqa: E402
+import struct  # noqa: E402
 import time  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "..", "Tests", "PySupport"))
 from tonearm_testkit import (  # noqa: E402
     EXT, OBJ, PEER, PROPS, TRACKLIST, Client, Service, call_msg, file_uri, render_tones, reply_kind, tail,
     wait_for_owner)
+from jeepney.io.blocking import open_dbus_connection  # noqa: E402
+from jeepney.low_level import Parser  # noqa: E402
 
 REPO = os.path.normpath(os.path.join(HERE, ".."))
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -95,6 +107,49 @@ def make_folder(workdir, count):
     return big, names
 
 
+class RawClient:
+    """A blocking connection that times a call until its reply's last byte arrived, then parses it."""
+
+    def __init__(self, address):
+        self.conn = open_dbus_connection(address)
+        self.sock = self.conn.sock
+        self.buffer = b""
+        self.serial = 1 << 20
+
+    def call(self, msg):
+        self.serial += 1
+        data = msg.serialise(self.serial)
+        start = time.perf_counter()
+        self.sock.sendall(data)
+        while True:
+            raw = self._next_raw()
+            if raw[1] in (2, 3):  # METHOD_RETURN, ERROR (a signal, such as NameAcquired, is skipped)
+                elapsed = time.perf_counter() - start
+                parser = Parser()
+                parser.add_data(raw)
+                return elapsed, parser.get_next_message()
+
+    def _next_raw(self):
+        """The bytes of the next whole message: its length is in the fixed 16-byte header (body
+        length at 4, header-field array length at 12, fields padded to 8: D-Bus specification,
+        "Message Format")."""
+        while True:
+            if len(self.buffer) >= 16:
+                order = "<" if self.buffer[:1] == b"l" else ">"
+                body, _, fields = struct.unpack(order + "III", self.buffer[4:16])
+                total = 16 + fields + (-fields % 8) + body
+                if len(self.buffer) >= total:
+                    raw, self.buffer = self.buffer[:total], self.buffer[total:]
+                    return raw
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise EOFError("tonearmd closed the connection")
+            self.buffer += chunk
+
+    def close(self):
+        self.conn.close()
+
+
 class Bench:
     def __init__(self, args, svc, folder, names):
         self.args, self.svc, self.folder, self.names = args, svc, folder, names
@@ -109,9 +164,10 @@ class Bench:
         return reply.body
 
     async def timed(self, iface, member, sig="", body=()):
-        start = time.perf_counter()
-        result = await self.call(iface, member, sig, body)
-        return time.perf_counter() - start, result
+        seconds, reply = self.raw.call(call_msg(self.dest, OBJ, iface, member, sig, body))
+        if reply_kind(reply) != "return":
+            raise SystemExit(f"queue: {iface}.{member} failed: {reply_kind(reply)} {reply.body}\n" + tail(self.svc.stderr_path))
+        return seconds, reply.body
 
     async def tracks(self):
         return (await self.call(PROPS, "Get", "ss", (TRACKLIST, "Tracks")))[0][1]
@@ -133,21 +189,39 @@ class Bench:
         return cpu_seconds(pid) - since_cpu, False
 
     async def edits(self, size):
-        """AddTrack after the first track, RemoveTrack of it, and GoTo, CALLS times each at SIZE items."""
+        """AddTrack in the middle, RemoveTrack of what it added, and GoTo, CALLS times each at SIZE
+        items. The middle is past the current track's next three, whose tags tonearmd reads as they
+        are about to play: no tag read runs meanwhile (step 2 measures them)."""
         add, remove, goto = [], [], []
         tracks = await self.tracks()
         assert len(tracks) == size, f"{len(tracks)} tracks, expected {size}"
+        middle = len(tracks) // 2
         targets = [tracks[len(tracks) // 3], tracks[2 * len(tracks) // 3], tracks[-1], tracks[0]]
         for i in range(self.args.calls):
             uri = self.uris[i % len(self.uris)]
-            seconds, _ = await self.timed(TRACKLIST, "AddTrack", "sob", (uri, tracks[0], False))
+            seconds, _ = await self.timed(TRACKLIST, "AddTrack", "sob", (uri, tracks[middle], False))
             add.append(seconds)
-            added = (await self.tracks())[1]
+            added = (await self.tracks())[middle + 1]
             seconds, _ = await self.timed(TRACKLIST, "RemoveTrack", "o", (added,))
             remove.append(seconds)
             seconds, _ = await self.timed(TRACKLIST, "GoTo", "o", (targets[i % len(targets)],))
             goto.append(seconds)
         return {"AddTrack": summary(add), "RemoveTrack": summary(remove), "GoTo": summary(goto)}
+
+    async def read_tags(self, ids):
+        """CPU milliseconds per item to read the tags of the --reads items after the first 10
+        (which were read as they were about to play), asked for with GetTracksMetadata."""
+        wanted = ids[10:10 + self.args.reads]
+        await self.wait_idle(0, self.args.settle_limit)
+        log(f"reading the tags of {len(wanted)} items ({os.environ.get('TONEARM_TAG_READER', 'pipeline')})")
+        cpu0 = cpu_seconds(self.svc.proc.pid)
+        for first in range(0, len(wanted), 100):
+            await self.call(TRACKLIST, "GetTracksMetadata", "ao", (wanted[first:first + 100],))
+        cpu, _ = await self.wait_idle(cpu0, self.args.settle_limit)
+        body = await self.call(TRACKLIST, "GetTracksMetadata", "ao", (wanted[-1:],))
+        title = body[0][0].get("xesam:title", ("s", ""))[1]
+        assert title == "Benchmark tone", f"the last item read has the title {title!r}"
+        return cpu * 1e3 / len(wanted)
 
     async def ping_floor(self):
         samples = []
@@ -163,6 +237,7 @@ class Bench:
         self.client = await Client.open(svc.address)
         pinger = await Client.open(svc.address)
         self.dest = await wait_for_owner(self.client, svc, "queue")
+        self.raw = RawClient(svc.address)
         n = len(self.names)
         f = self.figures
         f["items"] = n
@@ -191,9 +266,11 @@ class Bench:
         f["enqueue_settled"] = settled
         f["enqueue_settle_wall_s"] = time.perf_counter() - start
         log(f"settled: {settled}, {cpu:.2f} s of CPU in {f['enqueue_settle_wall_s']:.1f} s")
-        rss_full = svc.rss_anon_kib()
 
-        # 2. reads and edits at N
+        # 2. reading tags (before the reads of step 3, which ask for tags already read)
+        f["tag_read_cpu_ms"] = await self.read_tags(ids)
+
+        # 3. reads and edits at N
         log(f"reads at {n} items")
         samples = []
         for _ in range(self.args.calls):
@@ -203,7 +280,7 @@ class Bench:
         f["get_tracks"] = summary(samples)
         samples = []
         for i in range(self.args.calls):
-            first = (i * 100) % max(n - 100, 1)
+            first = 10 + (i * 100) % max(min(self.args.reads, n - 10) - 100, 1)
             seconds, body = await self.timed(TRACKLIST, "GetTracksMetadata", "ao", (ids[first:first + 100],))
             samples.append(seconds)
             assert len(body[0]) == min(100, n), f"GetTracksMetadata gave {len(body[0])} entries"
@@ -211,7 +288,7 @@ class Bench:
         log(f"edits at {n} items")
         f[f"edits_{n}"] = await self.edits(n)
 
-        # 3. memory per item
+        # 4. memory per item
         await self.wait_idle(0, self.args.settle_limit)
         rss_full = svc.rss_anon_kib()
         await self.call(EXT, "Clear")
@@ -220,7 +297,7 @@ class Bench:
         f["rss_anon_full_kib"], f["rss_anon_empty_kib"] = rss_full, rss_empty
         f["rss_anon_per_item_bytes"] = (rss_full - rss_empty) * 1024 / n
 
-        # 4. edits at 10
+        # 5. edits at 10
         small = self.args.small
         await self.call(EXT, "Enqueue", "asb", (self.uris[:small], False))
         await self.wait_idle(0, 60)
@@ -229,7 +306,20 @@ class Bench:
 
         await self.client.close()
         await pinger.close()
+        self.raw.close()
         return f
+
+    async def readers_only(self):
+        """A fresh tonearmd: the folder queued, then only the tag reads of step 2."""
+        svc = self.svc
+        svc.start_bus()
+        svc.start_tonearmd()
+        self.client = await Client.open(svc.address)
+        self.dest = await wait_for_owner(self.client, svc, "queue")
+        ids = (await self.call(EXT, "Enqueue", "asb", ([file_uri(self.folder)], False)))[0]
+        result = await self.read_tags(ids)
+        await self.client.close()
+        return result
 
 
 def table(f, small):
@@ -248,6 +338,9 @@ def table(f, small):
     lines.append(f"Enqueue of a {n}-file folder: reply after {f['enqueue_reply_s']:.2f} s; "
                  f"{f['enqueue_cpu_s']:.2f} s of CPU until idle ({f['enqueue_settle_wall_s']:.1f} s wall"
                  f"{'' if f['enqueue_settled'] else ', NOT idle at the limit'})")
+    lines.append(f"tags read: {f['tag_read_cpu_ms']:.2f} ms of CPU per item (tag-only pipeline)"
+                 + (f", {f['tag_read_cpu_ms_discoverer']:.2f} ms with GstDiscoverer"
+                    if "tag_read_cpu_ms_discoverer" in f else ""))
     lines.append(f"RssAnon per queued item: {f['rss_anon_per_item_bytes']:.0f} bytes "
                  f"({f['rss_anon_full_kib']} KiB at {n} items, {f['rss_anon_empty_kib']} KiB after Clear)")
     return "\n".join(lines)
@@ -259,6 +352,8 @@ def main():
     p.add_argument("--items", type=int, default=10000, help="the large queue (default 10000)")
     p.add_argument("--small", type=int, default=10, help="the small queue (default 10)")
     p.add_argument("--calls", type=int, default=300, help="timed calls per figure (default 300)")
+    p.add_argument("--reads", type=int, default=1000, help="items whose tags are read in step 3 (default 1000)")
+    p.add_argument("--compare-readers", action="store_true", help="also read them with GstDiscoverer")
     p.add_argument("--settle-limit", type=float, default=900, help="seconds to wait for tonearmd to be idle")
     p.add_argument("--pipeline", default="default")
     p.add_argument("--workdir", default=os.path.join(REPO, ".build", "bench-queue"))
@@ -274,6 +369,15 @@ def main():
         figures = asyncio.run(Bench(args, svc, folder, names).main())
     finally:
         svc.stop()
+    if args.compare_readers:
+        os.environ["TONEARM_TAG_READER"] = "discoverer"  # tonearmd inherits the environment
+        svc = Service(args.workdir, args.tonearmd, args.pipeline, os.path.join(args.workdir, "tonearmd-discoverer.err"),
+                      tag="queue")
+        try:
+            figures["tag_read_cpu_ms_discoverer"] = asyncio.run(Bench(args, svc, folder, names).readers_only())
+        finally:
+            svc.stop()
+            del os.environ["TONEARM_TAG_READER"]
     figures["tonearmd"] = os.path.abspath(args.tonearmd)
     print(table(figures, args.small))
     if args.json:
