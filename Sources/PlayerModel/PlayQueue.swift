@@ -8,34 +8,26 @@ public enum Placement: Hashable, Sendable {
 /// queue's order, or a shuffled one). A value type; the player owns the only one.
 ///
 /// Every edit and every step costs the same with a whole music folder queued as with ten items:
-/// items are found by id in a dictionary, and the order is a list linked through a second one
-/// (each id's neighbours), so adding k items costs O(k), and removing one, moving one, finding one
-/// or its neighbours O(1). A shuffled play order is a `ShuffleOrder` (O(log n)). Only reading the
-/// whole list (`ids`, `items`) walks it, and walking it reads the links alone, never copies an item.
+/// each item lives in a slot of an array, found by id through one dictionary, and the order is a
+/// list linked through the slots (each knows the slots before and after it), so adding k items
+/// costs O(k), and removing one, moving one, finding one or its neighbours O(1). A shuffled play
+/// order is a `ShuffleOrder` (O(log n)). Only reading the whole list (`ids`, `items`) walks it,
+/// from slot to slot, hashing nothing and copying no item.
 public struct PlayQueue: Sendable {
-    /// The ids before and after one in the queue's order; 0 stands for none (ids start at 1), so
-    /// that a link is two words.
-    private struct Link: Sendable {
-        var previousRaw: UInt64
-        var nextRaw: UInt64
-        var previous: ItemID? {
-            get { previousRaw == 0 ? nil : ItemID(previousRaw) }
-            set { previousRaw = newValue?.rawValue ?? 0 }
-        }
-        var next: ItemID? {
-            get { nextRaw == 0 ? nil : ItemID(nextRaw) }
-            set { nextRaw = newValue?.rawValue ?? 0 }
-        }
-        init(previous: ItemID?, next: ItemID?) {
-            previousRaw = previous?.rawValue ?? 0
-            nextRaw = next?.rawValue ?? 0
-        }
+    /// One place in the queue: its item's id, and the slots before and after it (-1: none).
+    private struct Slot: Sendable {
+        var id: ItemID
+        var previous: Int32
+        var next: Int32
     }
 
-    private var entries: [ItemID: Item] = [:]
-    private var links: [ItemID: Link] = [:]
-    public private(set) var firstID: ItemID?
-    public private(set) var lastID: ItemID?
+    private var slotOf: [ItemID: Int32] = [:]
+    private var slots: [Slot] = []
+    /// The item in each slot; nil for a free one.
+    private var itemInSlot: [Item?] = []
+    private var freeSlots: [Int32] = []
+    private var first: Int32 = -1
+    private var last: Int32 = -1
     public private(set) var currentID: ItemID?
     /// The play order while shuffled; nil: the queue's order.
     private var shuffled: ShuffleOrder?
@@ -43,74 +35,102 @@ public struct PlayQueue: Sendable {
 
     public init() {}
 
-    public var count: Int { links.count }
-    public var isEmpty: Bool { links.isEmpty }
+    public var count: Int { slotOf.count }
+    public var isEmpty: Bool { slotOf.isEmpty }
     public var isShuffled: Bool { shuffled != nil }
     public var current: Item? { currentID.flatMap { item($0) } }
-    public func item(_ id: ItemID) -> Item? { entries[id] }
-    public func contains(_ id: ItemID) -> Bool { links[id] != nil }
+    public func item(_ id: ItemID) -> Item? { slotOf[id].flatMap { itemInSlot[Int($0)] } }
+    public func contains(_ id: ItemID) -> Bool { slotOf[id] != nil }
+    public var firstID: ItemID? { first < 0 ? nil : slots[Int(first)].id }
+    public var lastID: ItemID? { last < 0 ? nil : slots[Int(last)].id }
 
     /// The id before `id` in the queue's order (not the play order); nil for the first.
-    public func id(before id: ItemID) -> ItemID? { links[id]?.previous }
+    public func id(before id: ItemID) -> ItemID? { slotOf[id].flatMap { self.id(at: slots[Int($0)].previous) } }
     /// The id after `id` in the queue's order (not the play order); nil for the last.
-    public func id(after id: ItemID) -> ItemID? { links[id]?.next }
+    public func id(after id: ItemID) -> ItemID? { slotOf[id].flatMap { self.id(at: slots[Int($0)].next) } }
+
+    private func id(at slot: Int32) -> ItemID? { slot < 0 ? nil : slots[Int(slot)].id }
 
     /// Every id in the queue's order: O(n).
     public var ids: [ItemID] {
         var ids: [ItemID] = []
-        ids.reserveCapacity(links.count)
-        var cursor = firstID
-        while let id = cursor, let link = links[id] {
-            ids.append(id)
-            cursor = link.next
+        ids.reserveCapacity(slotOf.count)
+        var slot = first
+        while slot >= 0 {
+            ids.append(slots[Int(slot)].id)
+            slot = slots[Int(slot)].next
         }
         return ids
     }
 
     /// Every item in the queue's order: O(n).
-    public var items: [Item] { ids.map { entries[$0]! } }
+    public var items: [Item] {
+        var all: [Item] = []
+        all.reserveCapacity(slotOf.count)
+        var slot = first
+        while slot >= 0 {
+            all.append(itemInSlot[Int(slot)]!)
+            slot = slots[Int(slot)].next
+        }
+        return all
+    }
 
     mutating func update(_ id: ItemID, _ change: (inout Item) -> Void) {
-        guard entries[id] != nil else { return }
-        change(&entries[id]!)
+        guard let slot = slotOf[id] else { return }
+        change(&itemInSlot[Int(slot)]!)
     }
 
     /// Adds items at `placement` (after an id that is not here: at the end); returns their new ids.
     mutating func insert(_ uris: [MediaURI], at placement: Placement) -> [ItemID] {
         guard !uris.isEmpty else { return [] }
-        var anchor: ItemID? = switch placement {
-        case .start: nil
-        case .end: lastID
-        case .after(let after): contains(after) ? after : lastID
+        var anchor: Int32 = switch placement {
+        case .start: -1
+        case .end: last
+        case .after(let after): slotOf[after] ?? last
         }
-        let following = anchor.flatMap { links[$0]?.next } ?? (anchor == nil ? firstID : nil)
+        let following = anchor < 0 ? first : slots[Int(anchor)].next
         var ids: [ItemID] = []
         ids.reserveCapacity(uris.count)
-        entries.reserveCapacity(entries.count + uris.count)
-        links.reserveCapacity(links.count + uris.count)
+        slotOf.reserveCapacity(slotOf.count + uris.count)
         for uri in uris {
             let id = ItemID(nextRawID)
             nextRawID += 1
-            entries[id] = Item(id: id, uri: uri)
-            links[id] = Link(previous: anchor, next: nil)
-            if let anchor { links[anchor]!.next = id } else { firstID = id }
-            anchor = id
+            let slot = take(Slot(id: id, previous: anchor, next: -1), Item(id: id, uri: uri))
+            if anchor >= 0 { slots[Int(anchor)].next = slot } else { first = slot }
+            anchor = slot
             ids.append(id)
         }
-        links[anchor!]!.next = following
-        if let following { links[following]!.previous = anchor } else { lastID = anchor }
+        slots[Int(anchor)].next = following
+        if following >= 0 { slots[Int(following)].previous = anchor } else { last = anchor }
         // new entries land at random places after the current one in the play order
         for id in ids { shuffled?.insert(id, after: currentID) }
         return ids
+    }
+
+    /// A free slot (or a new one) holding `slot` and `item`.
+    private mutating func take(_ slot: Slot, _ item: Item) -> Int32 {
+        let index: Int32
+        if let free = freeSlots.popLast() {
+            index = free
+            slots[Int(index)] = slot
+            itemInSlot[Int(index)] = item
+        } else {
+            index = Int32(slots.count)
+            slots.append(slot)
+            itemInSlot.append(item)
+        }
+        slotOf[slot.id] = index
+        return index
     }
 
     /// Removes an item. Returns false when it is not in the queue. Removing the current item
     /// leaves no current item; the caller picks the next one first.
     @discardableResult
     mutating func remove(_ id: ItemID) -> Bool {
-        guard let link = links.removeValue(forKey: id) else { return false }
-        entries[id] = nil
-        unlink(link)
+        guard let slot = slotOf.removeValue(forKey: id) else { return false }
+        unlink(slot)
+        itemInSlot[Int(slot)] = nil
+        freeSlots.append(slot)
         shuffled?.remove(id)
         if currentID == id { currentID = nil }
         return true
@@ -118,27 +138,35 @@ public struct PlayQueue: Sendable {
 
     /// Moves an item to just after `after` (nil: to the front). The play order stays while shuffled.
     mutating func move(_ id: ItemID, after: ItemID?) -> Bool {
-        guard let link = links[id], after != id else { return false }
-        if let after, !contains(after) { return false }
-        unlink(link)
-        let following = after.map { links[$0]!.next } ?? firstID
-        links[id] = Link(previous: after, next: following)
-        if let after { links[after]!.next = id } else { firstID = id }
-        if let following { links[following]!.previous = id } else { lastID = id }
+        guard let slot = slotOf[id], after != id else { return false }
+        var anchor: Int32 = -1
+        if let after {
+            guard let found = slotOf[after] else { return false }
+            anchor = found
+        }
+        unlink(slot)
+        let following = anchor < 0 ? first : slots[Int(anchor)].next
+        slots[Int(slot)].previous = anchor
+        slots[Int(slot)].next = following
+        if anchor >= 0 { slots[Int(anchor)].next = slot } else { first = slot }
+        if following >= 0 { slots[Int(following)].previous = slot } else { last = slot }
         return true
     }
 
-    /// Takes the item with `link` out of the linked order (its own link is left as it was).
-    private mutating func unlink(_ link: Link) {
-        if let previous = link.previous { links[previous]!.next = link.next } else { firstID = link.next }
-        if let next = link.next { links[next]!.previous = link.previous } else { lastID = link.previous }
+    /// Takes `slot` out of the linked order (its own links are left as they were).
+    private mutating func unlink(_ slot: Int32) {
+        let previous = slots[Int(slot)].previous, next = slots[Int(slot)].next
+        if previous >= 0 { slots[Int(previous)].next = next } else { first = next }
+        if next >= 0 { slots[Int(next)].previous = previous } else { last = previous }
     }
 
     mutating func removeAll() {
-        entries = [:]
-        links = [:]
-        firstID = nil
-        lastID = nil
+        slotOf = [:]
+        slots = []
+        itemInSlot = []
+        freeSlots = []
+        first = -1
+        last = -1
         currentID = nil
         if shuffled != nil { shuffled = ShuffleOrder([], first: nil) }
     }
@@ -158,7 +186,7 @@ public struct PlayQueue: Sendable {
     public func next(after id: ItemID?, wrap: Bool) -> ItemID? {
         let first = shuffled.map(\.first) ?? firstID
         guard let id, contains(id) else { return first }
-        if let next = shuffled.map({ $0.next(after: id) }) ?? links[id]?.next { return next }
+        if let next = shuffled.map({ $0.next(after: id) }) ?? self.id(after: id) { return next }
         return wrap ? first : nil
     }
 
@@ -167,7 +195,7 @@ public struct PlayQueue: Sendable {
     public func previous(before id: ItemID?, wrap: Bool) -> ItemID? {
         let last = shuffled.map(\.last) ?? lastID
         guard let id, contains(id) else { return last }
-        if let previous = shuffled.map({ $0.previous(before: id) }) ?? links[id]?.previous { return previous }
+        if let previous = shuffled.map({ $0.previous(before: id) }) ?? self.id(before: id) { return previous }
         return wrap ? last : nil
     }
 }
