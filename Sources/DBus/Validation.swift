@@ -50,7 +50,29 @@ public struct ObjectPath: Hashable, Comparable, Sendable, CustomStringConvertibl
     /// valid element characters: D-Bus specification, "Valid Object Paths"), so it is built
     /// without asking libdbus: a queue of 10,000 tracks has 10,000 such ids to list.
     public func appending(number: UInt64) -> ObjectPath {
-        ObjectPath(unchecked: (rawValue == "/" ? "/" : rawValue + "/") + String(number))
+        // written into one new string: this runs once per track when a long queue is listed
+        let base = rawValue.utf8
+        let separator = base.count == 1 ? 0 : 1  // "/" is the only valid path of one byte
+        var digitCount = 1
+        var scale: UInt64 = 1
+        while number / scale >= 10 {
+            scale *= 10
+            digitCount += 1
+        }
+        let text = String(unsafeUninitializedCapacity: base.count + separator + digitCount) { buffer in
+            var index = buffer.initialize(fromContentsOf: base)
+            if separator == 1 {
+                buffer[index] = UInt8(ascii: "/")
+                index += 1
+            }
+            while scale > 0 {
+                buffer[index] = UInt8(ascii: "0") + UInt8(number / scale % 10)
+                index += 1
+                scale /= 10
+            }
+            return index
+        }
+        return ObjectPath(unchecked: text)
     }
 
     private static func validate(_ string: String) throws {
