@@ -89,9 +89,20 @@ public final class MPRISService: @unchecked Sendable {
         subscription = nil
     }
 
-    /// Opens files, directories or URIs given on the command line, as `Enqueue(uris, true)`.
-    public func open(_ texts: [String]) throws {
-        do { try player.open(try mediaURIs(texts)) } catch { throw ServiceError(error) }
+    /// Opens files, directories or URIs given on the command line, as `Enqueue(uris, true)`. A
+    /// malformed URI throws at once; the rest is resolved (a folder walked) on the resolve queue,
+    /// never on the queue that answers D-Bus, and queued back on it; `completion` then runs there
+    /// with the error of the first that cannot be played (nothing is queued then), or nil.
+    public func open(_ texts: [String], completion: @escaping @Sendable ((any Error)?) -> Void) throws {
+        let uris = try Self.parse(texts)
+        resolving(uris) { [player] resolved in
+            do {
+                try player.open(try resolved.get())
+                completion(nil)
+            } catch {
+                completion(ServiceError(error))
+            }
+        }
     }
 
     // MARK: Player events to properties and signals
@@ -227,12 +238,6 @@ public final class MPRISService: @unchecked Sendable {
 
     private var currentTrack: ObjectPath? { player.currentItem.map { TrackIDs.path($0.id) } }
 
-    /// Parses URIs and expands directories; throws the first bad one: InvalidArgs for a malformed
-    /// URI, a tonearm error for one we cannot play. Nothing is queued when one is bad.
-    private func mediaURIs(_ texts: [String]) throws -> [MediaURI] {
-        try Self.resolve(try Self.parse(texts), options.resolve)
-    }
-
     /// Parses URIs (no file-system access): InvalidArgs for a malformed one, a tonearm error for a
     /// scheme we do not play.
     private static func parse(_ texts: [String]) throws -> [MediaURI] {
@@ -270,15 +275,21 @@ public final class MPRISService: @unchecked Sendable {
                           _ body: @escaping @Sendable ([MediaURI]) throws -> [DBusValue]) throws -> [DBusValue] {
         let uris = try Self.parse(texts)
         let reply = context.deferReply()
+        resolving(uris) { resolved in
+            do { reply.succeed(try body(try resolved.get())) } catch { reply.fail(error) }
+        }
+        return []
+    }
+
+    /// Resolves `uris` on the resolve queue (a stat per file, a walk per folder), then runs
+    /// `body` with the outcome back on the service queue: the file system is never touched here.
+    private func resolving(_ uris: [MediaURI], _ body: @escaping @Sendable (Result<[MediaURI], any Error>) -> Void) {
         let resolve = options.resolve
         let queue = connection.queue
         resolveQueue.async {
             let resolved = Result { try Self.resolve(uris, resolve) }
-            queue.async {
-                do { reply.succeed(try body(try resolved.get())) } catch { reply.fail(error) }
-            }
+            queue.async { body(resolved) }
         }
-        return []
     }
 
     private func item(_ value: DBusValue) -> ItemID? {

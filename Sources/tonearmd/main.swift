@@ -171,8 +171,13 @@ final class Service: @unchecked Sendable {
             }
         }
         if !uris.isEmpty {
+            // a folder is walked off this queue, which answers D-Bus from now on
             do {
-                try mpris.open(uris)
+                try mpris.open(uris) { [logger] error in
+                    guard let error else { return }
+                    logger.error("\(error)")
+                    exit(2)
+                }
             } catch {
                 logger.error("\(error)")
                 throw ExitCode(2)
