@@ -148,9 +148,10 @@ public final class MPRISService: @unchecked Sendable {
         }
     }
 
-    /// TrackAdded / TrackRemoved for edits, TrackListReplaced when the list was emptied or filled
-    /// from empty; Tracks is invalidated, never sent (the spec's EmitsChangedSignal for it). Each
-    /// change costs what it changed: nothing here reads or compares the whole list.
+    /// TrackAdded / TrackRemoved for edits, TrackListReplaced when the list was emptied, filled
+    /// from empty, or more than `replacingAbove` tracks came or went at once; Tracks is
+    /// invalidated, never sent (the spec's EmitsChangedSignal for it). Each change costs what it
+    /// changed: nothing here reads or compares the whole list, but a replacement names it.
     private func trackListChanged(_ change: QueueChange) {
         let emptyBefore = trackCount == 0
         switch change {
@@ -163,6 +164,8 @@ public final class MPRISService: @unchecked Sendable {
             trackCount += ids.count
             if emptyBefore && ids.count > 1 {
                 replaced(by: ids)
+            } else if ids.count > Self.replacingAbove {
+                replaced(by: player.ids)
             } else {
                 var previous = after
                 for id in ids {
@@ -176,6 +179,8 @@ public final class MPRISService: @unchecked Sendable {
             for id in ids { announcedMetadata[id] = nil }
             if trackCount == 0 {
                 replaced(by: [])
+            } else if ids.count > Self.replacingAbove {
+                replaced(by: player.ids)
             } else {
                 for id in ids { emit(MPRIS.trackList, "TrackRemoved", [.objectPath(TrackIDs.path(id))]) }
             }
@@ -194,6 +199,13 @@ public final class MPRISService: @unchecked Sendable {
             logger.error("cannot invalidate TrackList.Tracks: \(error)")
         }
     }
+
+    /// More tracks than this added or removed at once are announced as one TrackListReplaced: a
+    /// folder of 10,000 files as 10,000 TrackAdded signals, each with its metadata, kept the
+    /// queue that answers D-Bus busy for a while and flooded every client. MPRIS leaves the choice
+    /// to the player ("when a change to the track list is invasive enough that this signal should
+    /// be emitted instead of a series of TrackAdded and TrackRemoved signals").
+    static let replacingAbove = 64
 
     private func replaced(by ids: [ItemID]) {
         emit(MPRIS.trackList, "TrackListReplaced", [.objectPathArray(ids.map(TrackIDs.path)),
