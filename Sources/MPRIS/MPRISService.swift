@@ -38,8 +38,10 @@ public final class MPRISService: @unchecked Sendable {
     private var trackCount = 0
     /// True while `subscribe` hands over the current values: they describe no change.
     private var subscribing = false
-    /// The metadata last announced per track, so TrackMetadataChanged goes out only for a change.
-    private var announcedMetadata: [ItemID: [String: DBusValue]] = [:]
+    /// A hash of the metadata last announced per track, so TrackMetadataChanged goes out only for
+    /// a change: a word per track a client asked about, not a copy of its dictionary. (Two
+    /// different dictionaries with the same hash, a chance of 2^-64, would hide one change.)
+    private var announcedMetadata: [ItemID: Int] = [:]
     /// Called when a client asks the service to quit.
     public var onQuit: (() -> Void)?
     public private(set) var busName: String?
@@ -128,8 +130,8 @@ public final class MPRISService: @unchecked Sendable {
             // only when what MPRIS shows changed: decoders re-send tags (a VBR bitrate) while playing
             if let item = player.item(id) {
                 let shown = metadata(item)
-                if announcedMetadata[id] != shown {
-                    announcedMetadata[id] = shown
+                if announcedMetadata[id] != shown.hashValue {
+                    announcedMetadata[id] = shown.hashValue
                     emit(MPRIS.trackList, "TrackMetadataChanged", [.objectPath(TrackIDs.path(id)), .vardict(shown)])
                 }
             }
