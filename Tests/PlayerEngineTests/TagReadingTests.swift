@@ -96,6 +96,32 @@ final class TagReadingTests: XCTestCase {
         }
     }
 
+    /// One reader keeps its pipeline between reads: each file still gives its own tags, streams
+    /// and length, whatever was read before it, a failure included.
+    func testAKeptPipelineReadsEachFileAsItIs() throws {
+        let first = try media.tone("first", format: .ogg, seconds: 2, tags: MediaGenerator.Tags(title: "First", artist: "One"))
+        let second = try media.tone("second", format: .flac, seconds: 1, tags: MediaGenerator.Tags(title: "Second"), cover: true)
+        let third = try media.tone("third", format: .mp3, seconds: 3, tags: MediaGenerator.Tags(title: "Third"))
+        let garbage = try media.garbage("noise.ogg")
+        let reader = TagReader()
+        let expected: [(URL, String?, Double)] = [(first, "First", 2), (first, "First", 2), (second, "Second", 1),
+                                                  (garbage, nil, 0), (first, "First", 2), (third, "Third", 3), (second, "Second", 1)]
+        for (index, (file, title, seconds)) in expected.enumerated() {
+            let result = reader.read(MediaURI(fileURL: file).string)
+            guard let title else {
+                if case .success = result { XCTFail("read \(index): garbage was read") }
+                continue
+            }
+            let info = try result.get()
+            XCTAssertEqual(info.tags.string("title"), title, "read \(index)")
+            XCTAssertEqual(info.tags.strings("artist"), title == "First" ? ["One"] : [], "read \(index): no tag of another file")
+            XCTAssertEqual(info.tags.samples("image").isEmpty, title != "Second", "read \(index): a cover only where there is one")
+            XCTAssertTrue(info.hasAudio, "read \(index)")
+            let duration = try XCTUnwrap(info.duration, "read \(index)")
+            XCTAssertEqual(Double(duration) / 1e9, seconds, accuracy: 0.3, "read \(index)")
+        }
+    }
+
     /// An MP3 without a Xing header has no length in its header: its parser estimates one once
     /// some frames went by, and the tag-only pipeline lets them.
     func testAnMP3WithoutAXingHeaderGetsAnEstimatedLength() throws {
