@@ -3,8 +3,9 @@
 queued item costs in memory, and the CPU a 10,000-file Enqueue costs until tonearmd is idle again.
 
 Starts a private dbus-daemon and one tonearmd on it (silent real-time sink, nothing playing: the
-player stays stopped, so only the queue is measured), generates one tiny tagged Ogg Vorbis file
-with gst-launch-1.0 and hard-links it under N names in one folder. Then, in this order:
+player stays stopped, so only the queue is measured), generates one tiny tagged FLAC file with
+gst-launch-1.0, embeds a 32 KiB cover in it, and hard-links it under N names in one folder. Then,
+in this order:
 
   1. Enqueue(folder, false) of the N files into the empty queue; Peer.Ping is sent again and
      again on a second connection until the Enqueue reply comes (the serving queue must keep
@@ -88,20 +89,43 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
-def make_folder(workdir, count):
-    """COUNT hard links of one tiny tagged Ogg Vorbis file in WORKDIR/media/big, named so that
-    natural order is numeric order; returns the folder and the names in that order."""
+def insert_flac_picture(path, image, media_type="image/png"):
+    """Puts IMAGE in a PICTURE block (type 3, front cover) after the STREAMINFO of the FLAC file
+    at PATH (FLAC format specification, METADATA_BLOCK_PICTURE)."""
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    if data[:4] != b"fLaC":
+        raise SystemExit(f"queue: {path} is not FLAC")
+    mime = media_type.encode()
+    picture = (struct.pack(">II", 3, len(mime)) + mime + struct.pack(">I", 0)
+               + struct.pack(">IIIII", 64, 64, 24, 0, len(image)) + image)
+    was_last = data[4] & 0x80
+    data[4] &= 0x7F
+    block = bytes([6 | was_last]) + len(picture).to_bytes(3, "big") + picture
+    data[4 + 4 + 34:4 + 4 + 34] = block
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def make_folder(workdir, count, cover_bytes):
+    """COUNT hard links of one tiny tagged FLAC file with an embedded cover of COVER_BYTES in
+    WORKDIR/media/big, named so that natural order is numeric order; returns the folder and the
+    names in that order."""
     media = os.path.join(workdir, "media")
     big = os.path.join(media, "big")
     if os.path.isdir(media):
         shutil.rmtree(media)
     os.makedirs(big)
     os.makedirs(os.path.join(media, "album"))  # tonearmd's working directory (tonearm_testkit.Service)
-    seed = os.path.join(media, "seed.ogg")
-    render_tones([dict(path=seed, enc="vorbisenc ! oggmux", rate=22050, ch=1, secs=0.2, freq=440,
+    seed = os.path.join(media, "seed.flac")
+    render_tones([dict(path=seed, enc="flacenc", rate=22050, ch=1, secs=0.2, freq=440,
                        tags='title=(string)\\"Benchmark tone\\",artist=(string)Tonearm,album=(string)Queue')],
                  tag="queue")
-    names = [f"track {i:05d}.ogg" for i in range(1, count + 1)]
+    if cover_bytes:
+        # a PNG signature and then any bytes: GStreamer takes it for image/png by its signature
+        image = b"\x89PNG\r\n\x1a\n" + bytes((i * 7919) & 0xFF for i in range(cover_bytes - 8))
+        insert_flac_picture(seed, image)
+    names = [f"track {i:05d}.flac" for i in range(1, count + 1)]
     for name in names:
         os.link(seed, os.path.join(big, name))
     return big, names
@@ -352,6 +376,7 @@ def main():
     p.add_argument("--items", type=int, default=10000, help="the large queue (default 10000)")
     p.add_argument("--small", type=int, default=10, help="the small queue (default 10)")
     p.add_argument("--calls", type=int, default=300, help="timed calls per figure (default 300)")
+    p.add_argument("--cover-bytes", type=int, default=32768, help="size of the cover the files embed (default 32768)")
     p.add_argument("--reads", type=int, default=1000, help="items whose tags are read in step 3 (default 1000)")
     p.add_argument("--compare-readers", action="store_true", help="also read them with GstDiscoverer")
     p.add_argument("--settle-limit", type=float, default=900, help="seconds to wait for tonearmd to be idle")
@@ -363,7 +388,7 @@ def main():
         sys.exit(f"queue: no tonearmd at {args.tonearmd} (swift build -c release --product tonearmd)")
     os.makedirs(args.workdir, exist_ok=True)
     log(f"making {args.items} files")
-    folder, names = make_folder(args.workdir, args.items)
+    folder, names = make_folder(args.workdir, args.items, args.cover_bytes)
     svc = Service(args.workdir, args.tonearmd, args.pipeline, os.path.join(args.workdir, "tonearmd.err"), tag="queue")
     try:
         figures = asyncio.run(Bench(args, svc, folder, names).main())
