@@ -134,7 +134,7 @@ final class TagReadingTests: XCTestCase {
 
     func testMissingFileIsNotFound() throws {
         let missing = MediaURI(fileURL: media.url("nowhere.mp3"))
-        try withEachReader { reader, method in
+        withEachReader { reader, method in
             guard case .failure(let error) = readOne(missing, with: reader) else { return XCTFail("\(method): a missing file was read") }
             XCTAssertEqual(error.kind, .notFound, method)
             XCTAssertTrue(error.message.contains("nowhere.mp3"), error.message)
@@ -149,14 +149,14 @@ final class TagReadingTests: XCTestCase {
 
     func testGarbageIsUnsupportedFormat() throws {
         let garbage = try media.garbage("noise.mp3")
-        try withEachReader { reader, method in
+        withEachReader { reader, method in
             guard case .failure(let error) = readOne(MediaURI(fileURL: garbage), with: reader) else { return XCTFail("\(method): garbage was read") }
             XCTAssertEqual(error.kind, .unsupportedFormat, "\(method): \(error.message)")
         }
     }
 
     func testDirectoryIsUnsupportedFormat() throws {
-        try withEachReader { reader, method in
+        withEachReader { reader, method in
             guard case .failure(let error) = readOne(MediaURI(fileURL: media.directory), with: reader) else {
                 return XCTFail("\(method): a directory was read")
             }
