@@ -151,7 +151,7 @@ public struct PlayerMachine: Sendable {
         let ids = playQueue.insert(uris, at: placement)
         guard let first = ids.first else { return ids }
         emit(.queueChanged(.inserted(ids, after: playQueue.id(before: first))))
-        if playQueue.currentID == nil, let first = ids.first {
+        if playQueue.currentID == nil {
             makeCurrent(first, load: intent != .stopped)
         } else {
             prepareGaplessNext()
