@@ -15,7 +15,7 @@ in this order:
      tonearmd used until idle again, per item read;
   3. at N items: Get(Tracks), GetTracksMetadata of 100 ids (a different window of those read in
      step 2 each call, so that no tag read runs meanwhile), AddTrack (after the middle track),
-     RemoveTrack (of the track just added), GoTo;
+     RemoveTrack (of the track just added, its id from TrackAdded), GoTo;
   4. RssAnon per queued item: (RssAnon at N items - RssAnon after Clear) / N, both once
      tonearmd is idle;
   5. Clear, Enqueue of 10 files, and AddTrack, RemoveTrack, GoTo again at 10 items.
@@ -54,8 +54,9 @@ import time  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "..", "Tests", "PySupport"))
 from tonearm_testkit import (  # noqa: E402
-    EXT, OBJ, PEER, PROPS, TRACKLIST, Client, Service, call_msg, file_uri, render_tones, reply_kind, tail,
-    wait_for_owner)
+    EXT, OBJ, PEER, PROPS, TRACKLIST, Client, Service, add_match, call_msg, file_uri, render_tones, reply_kind,
+    tail, wait_for_owner)
+from jeepney import HeaderFields  # noqa: E402
 from jeepney.io.blocking import open_dbus_connection  # noqa: E402
 from jeepney.low_level import Parser  # noqa: E402
 
@@ -213,9 +214,10 @@ class Bench:
         return cpu_seconds(pid) - since_cpu, False
 
     async def edits(self, size):
-        """AddTrack in the middle, RemoveTrack of what it added, and GoTo, CALLS times each at SIZE
-        items. The middle is past the current track's next three, whose tags tonearmd reads as they
-        are about to play: no tag read runs meanwhile (step 2 measures them)."""
+        """AddTrack in the middle, RemoveTrack of what it added (its id from the TrackAdded signal,
+        as a client learns it), and GoTo, CALLS times each at SIZE items. The middle is past the
+        current track's next three, whose tags tonearmd reads as they are about to play: no tag
+        read runs meanwhile (step 2 measures them)."""
         add, remove, goto = [], [], []
         tracks = await self.tracks()
         assert len(tracks) == size, f"{len(tracks)} tracks, expected {size}"
@@ -225,8 +227,9 @@ class Bench:
             uri = self.uris[i % len(self.uris)]
             seconds, _ = await self.timed(TRACKLIST, "AddTrack", "sob", (uri, tracks[middle], False))
             add.append(seconds)
-            added = (await self.tracks())[middle + 1]
-            seconds, _ = await self.timed(TRACKLIST, "RemoveTrack", "o", (added,))
+            metadata, after = await asyncio.wait_for(self.added.get(), 10)
+            assert after == tracks[middle], f"TrackAdded after {after}, not {tracks[middle]}"
+            seconds, _ = await self.timed(TRACKLIST, "RemoveTrack", "o", (metadata["mpris:trackid"][1],))
             remove.append(seconds)
             seconds, _ = await self.timed(TRACKLIST, "GoTo", "o", (targets[i % len(targets)],))
             goto.append(seconds)
@@ -258,9 +261,15 @@ class Bench:
         svc = self.svc
         svc.start_bus()
         svc.start_tonearmd()
-        self.client = await Client.open(svc.address)
+        self.added = asyncio.Queue()
+
+        def on_signal(msg):
+            if msg.header.fields.get(HeaderFields.member) == "TrackAdded":
+                self.added.put_nowait(msg.body)
+        self.client = await Client.open(svc.address, on_signal)
         pinger = await Client.open(svc.address)
         self.dest = await wait_for_owner(self.client, svc, "queue")
+        await add_match(self.client, f"type='signal',interface='{TRACKLIST}',member='TrackAdded'")
         self.raw = RawClient(svc.address)
         n = len(self.names)
         f = self.figures
