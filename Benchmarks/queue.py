@@ -14,11 +14,12 @@ in this order:
   2. the tags of --reads items: GetTracksMetadata of their ids (100 a call), then the CPU
      tonearmd used until idle again, per item read;
   3. at N items: Get(Tracks), GetTracksMetadata of 100 ids (a different window of those read in
-     step 2 each call, so that no tag read runs meanwhile), AddTrack (after the middle track),
-     RemoveTrack (of the track just added, its id from TrackAdded), GoTo;
+     step 2 each call, so that no tag read runs meanwhile), then in turn AddTrack (after the
+     middle track), RemoveTrack (of the track just added, its id from TrackAdded), GoTo and Ping
+     (the floor of these three, taken in the same conditions);
   4. RssAnon per queued item: (RssAnon at N items - RssAnon after Clear) / N, both once
      tonearmd is idle;
-  5. Clear, Enqueue of 10 files, and AddTrack, RemoveTrack, GoTo again at 10 items.
+  5. Clear, Enqueue of 10 files, and AddTrack, RemoveTrack, GoTo, Ping again at 10 items.
 
 With --compare-readers, step 2 runs again on a fresh tonearmd that reads tags with GstDiscoverer
 (TONEARM_TAG_READER=discoverer), the reader tonearmd used before the tag-only pipeline.
@@ -215,10 +216,11 @@ class Bench:
 
     async def edits(self, size):
         """AddTrack in the middle, RemoveTrack of what it added (its id from the TrackAdded signal,
-        as a client learns it), and GoTo, CALLS times each at SIZE items. The middle is past the
+        as a client learns it), GoTo, and Ping (the floor, in the same conditions), CALLS times
+        each at SIZE items. The middle is past the
         current track's next three, whose tags tonearmd reads as they are about to play: no tag
         read runs meanwhile (step 2 measures them)."""
-        add, remove, goto = [], [], []
+        add, remove, goto, ping = [], [], [], []
         tracks = await self.tracks()
         assert len(tracks) == size, f"{len(tracks)} tracks, expected {size}"
         middle = len(tracks) // 2
@@ -233,7 +235,9 @@ class Bench:
             remove.append(seconds)
             seconds, _ = await self.timed(TRACKLIST, "GoTo", "o", (targets[i % len(targets)],))
             goto.append(seconds)
-        return {"AddTrack": summary(add), "RemoveTrack": summary(remove), "GoTo": summary(goto)}
+            seconds, _ = await self.timed(PEER, "Ping")
+            ping.append(seconds)
+        return {"AddTrack": summary(add), "RemoveTrack": summary(remove), "GoTo": summary(goto), "Ping": summary(ping)}
 
     async def read_tags(self, ids):
         """CPU milliseconds per item to read the tags of the --reads items after the first 10
@@ -357,8 +361,8 @@ class Bench:
 
 def table(f, small):
     n = f["items"]
-    rows = [("Ping (this client's floor)", f["ping_floor"])]
-    for member in ("AddTrack", "RemoveTrack", "GoTo"):
+    rows = [("Ping, empty queue (the floor)", f["ping_floor"])]
+    for member in ("Ping", "AddTrack", "RemoveTrack", "GoTo"):
         rows.append((f"{member} at {small}", f[f"edits_{small}"][member]))
         rows.append((f"{member} at {n}", f[f"edits_{n}"][member]))
     rows.append((f"GetTracksMetadata(100) at {n}", f["get_tracks_metadata_100"]))
