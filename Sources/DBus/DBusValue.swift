@@ -203,6 +203,17 @@ extension DBusValue {
             guard value.isSingleCompleteType else {
                 throw DBusError.invalidArgs("dictionary value signature '\(value)' is not a single complete type")
             }
+            // a{sv} (metadata, GetAll) is checked by case, without a signature string per entry
+            if let keyCode = key.rawValue.utf8.first, value == .variant {
+                for entry in entries {
+                    guard entry.key.basicTypeCode == keyCode, case .variant(let inner) = entry.value else {
+                        throw DBusError.invalidArgs(
+                            "dictionary a{\(key)v} holds an entry of types '\(entry.key.signatureText)' → '\(entry.value.signatureText)'")
+                    }
+                    try inner.validateInVariant()
+                }
+                return
+            }
             for entry in entries {
                 guard entry.key.signatureText == key.rawValue, entry.value.signatureText == value.rawValue else {
                     throw DBusError.invalidArgs(
@@ -214,10 +225,15 @@ extension DBusValue {
             guard !fields.isEmpty else { throw DBusError.invalidArgs("a struct needs at least one field") }
             for field in fields { try field.validate() }
         case .variant(let inner):
-            try inner.validate()
-            // The variant's own signature must be valid on its own (nesting depth, length).
-            _ = try Signature(validating: inner.signatureText)
+            try inner.validateInVariant()
         }
+    }
+
+    /// Validates a variant's content: the value, and its signature on its own (nesting depth,
+    /// length), which a basic value's one letter always passes.
+    func validateInVariant() throws {
+        try validate()
+        if basicTypeCode == nil { _ = try Signature(validating: signatureText) }
     }
 }
 
