@@ -64,6 +64,12 @@ static inline gulong tonearm_connect_about_to_finish(GstElement *playbin,
                                                      gpointer data) {
     return g_signal_connect(playbin, "about-to-finish", G_CALLBACK(callback), data);
 }
+// g_signal_connect is a macro and G_CALLBACK a cast Swift cannot express for this signature.
+static inline gulong tonearm_connect_pad_added(GstElement *element,
+                                               void (*callback)(GstElement *, GstPad *, gpointer),
+                                               gpointer data) {
+    return g_signal_connect(element, "pad-added", G_CALLBACK(callback), data);
+}
 // GST_MESSAGE_SRC is a macro.
 static inline GstObject *tonearm_message_src(GstMessage *message) {
     return GST_MESSAGE_SRC(message);

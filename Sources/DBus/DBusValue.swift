@@ -30,6 +30,10 @@ public enum DBusValue: Hashable, Sendable {
     indirect case dictionary(key: Signature, value: Signature, [DictionaryEntry])
     /// `(...)`: one or more fields.
     case structure([DBusValue])
+    /// `ao` held as the paths themselves, with no value per element: what a track list of
+    /// 10,000 ids is built and encoded as. `objectPathArray` makes one and decoding an `ao` gives
+    /// one, so values compare equal whichever side made them; `arrayValue` reads it as values.
+    case objectPaths([ObjectPath])
     /// `v`: any single value with its type.
     indirect case variant(DBusValue)
 
@@ -40,6 +44,25 @@ public enum DBusValue: Hashable, Sendable {
         public init(_ key: DBusValue, _ value: DBusValue) {
             self.key = key
             self.value = value
+        }
+    }
+
+    /// The type code of a basic value (`s` for a string), nil for a container or a variant.
+    var basicTypeCode: UInt8? {
+        switch self {
+        case .byte: UInt8(ascii: "y")
+        case .bool: UInt8(ascii: "b")
+        case .int16: UInt8(ascii: "n")
+        case .uint16: UInt8(ascii: "q")
+        case .int32: UInt8(ascii: "i")
+        case .uint32: UInt8(ascii: "u")
+        case .int64: UInt8(ascii: "x")
+        case .uint64: UInt8(ascii: "t")
+        case .double: UInt8(ascii: "d")
+        case .string: UInt8(ascii: "s")
+        case .objectPath: UInt8(ascii: "o")
+        case .signature: UInt8(ascii: "g")
+        case .array, .dictionary, .structure, .variant, .objectPaths: nil
         }
     }
 
@@ -61,6 +84,7 @@ public enum DBusValue: Hashable, Sendable {
         case .objectPath: "o"
         case .signature: "g"
         case .array(let element, _): "a" + element.rawValue
+        case .objectPaths: "ao"
         case .dictionary(let key, let value, _): "a{" + key.rawValue + value.rawValue + "}"
         case .structure(let fields): "(" + fields.map(\.signatureText).joined() + ")"
         case .variant: "v"
@@ -80,7 +104,7 @@ extension DBusValue {
     public static func stringArray(_ strings: [String]) -> DBusValue { .array(element: .string, strings.map { .string($0) }) }
 
     /// `ao`
-    public static func objectPathArray(_ paths: [ObjectPath]) -> DBusValue { .array(element: .objectPath, paths.map { .objectPath($0) }) }
+    public static func objectPathArray(_ paths: [ObjectPath]) -> DBusValue { .objectPaths(paths) }
 
     /// `a{sv}` with entries sorted by key, so that equal dictionaries encode and compare equal.
     /// Values are wrapped in `.variant` unless they already are one.
@@ -117,7 +141,13 @@ extension DBusValue {
     public var objectPathValue: ObjectPath? { if case .objectPath(let v) = unwrappingVariant { v } else { nil } }
 
     /// The elements of an array (not of a dictionary).
-    public var arrayValue: [DBusValue]? { if case .array(_, let v) = unwrappingVariant { v } else { nil } }
+    public var arrayValue: [DBusValue]? {
+        switch unwrappingVariant {
+        case .array(_, let values): values
+        case .objectPaths(let paths): paths.map { .objectPath($0) }
+        default: nil
+        }
+    }
 
     /// The fields of a struct.
     public var structureValue: [DBusValue]? { if case .structure(let v) = unwrappingVariant { v } else { nil } }
@@ -147,11 +177,20 @@ extension DBusValue {
     /// Checks everything libdbus would abort on if this value were appended to a message.
     public func validate() throws {
         switch self {
-        case .byte, .bool, .int16, .uint16, .int32, .uint32, .int64, .uint64, .double, .string, .objectPath, .signature:
-            return
+        case .byte, .bool, .int16, .uint16, .int32, .uint32, .int64, .uint64, .double, .string, .objectPath, .signature,
+             .objectPaths:
+            return  // an ObjectPath is valid by construction
         case .array(let element, let items):
             guard element.isSingleCompleteType else {
                 throw DBusError.invalidArgs("array element signature '\(element)' is not a single complete type")
+            }
+            // an array of a basic type (10,000 track ids) is checked by case, without building a
+            // signature string per element; a basic value is valid as it is
+            if let code = element.rawValue.utf8.first, element.rawValue.utf8.count == 1, code != UInt8(ascii: "v") {
+                for item in items where item.basicTypeCode != code {
+                    throw DBusError.invalidArgs("array of '\(element)' holds a value of type '\(item.signatureText)'")
+                }
+                return
             }
             for item in items {
                 guard item.signatureText == element.rawValue else {
@@ -164,6 +203,17 @@ extension DBusValue {
             guard value.isSingleCompleteType else {
                 throw DBusError.invalidArgs("dictionary value signature '\(value)' is not a single complete type")
             }
+            // a{sv} (metadata, GetAll) is checked by case, without a signature string per entry
+            if let keyCode = key.rawValue.utf8.first, value == .variant {
+                for entry in entries {
+                    guard entry.key.basicTypeCode == keyCode, case .variant(let inner) = entry.value else {
+                        throw DBusError.invalidArgs(
+                            "dictionary a{\(key)v} holds an entry of types '\(entry.key.signatureText)' → '\(entry.value.signatureText)'")
+                    }
+                    try inner.validateInVariant()
+                }
+                return
+            }
             for entry in entries {
                 guard entry.key.signatureText == key.rawValue, entry.value.signatureText == value.rawValue else {
                     throw DBusError.invalidArgs(
@@ -175,10 +225,15 @@ extension DBusValue {
             guard !fields.isEmpty else { throw DBusError.invalidArgs("a struct needs at least one field") }
             for field in fields { try field.validate() }
         case .variant(let inner):
-            try inner.validate()
-            // The variant's own signature must be valid on its own (nesting depth, length).
-            _ = try Signature(validating: inner.signatureText)
+            try inner.validateInVariant()
         }
+    }
+
+    /// Validates a variant's content: the value, and its signature on its own (nesting depth,
+    /// length), which a basic value's one letter always passes.
+    func validateInVariant() throws {
+        try validate()
+        if basicTypeCode == nil { _ = try Signature(validating: signatureText) }
     }
 }
 

@@ -79,6 +79,10 @@ private func append(_ value: DBusValue, to iter: inout DBusMessageIter) {
                 }
             }
         }
+    case .objectPaths(let paths):
+        withContainer(&iter, TypeCode.array, "o") { sub in
+            for path in paths { appendString(&sub, TypeCode.objectPath, path.rawValue) }
+        }
     case .structure(let fields):
         withContainer(&iter, TypeCode.structure, nil) { sub in
             for field in fields { append(field, to: &sub) }
@@ -171,6 +175,15 @@ private func decodeValue(_ iter: inout DBusMessageIter) throws -> DBusValue {
                 dbus_message_iter_next(&sub)
             }
             return .dictionary(key: key, value: value, entries)
+        }
+        if dbus_message_iter_get_element_type(&iter) == TypeCode.objectPath {
+            // `ao` always comes out as .objectPaths, as DBusValue.objectPathArray makes it
+            var paths: [ObjectPath] = []
+            while dbus_message_iter_get_arg_type(&sub) == TypeCode.objectPath {
+                paths.append(ObjectPath(unchecked: readString(&sub)))
+                dbus_message_iter_next(&sub)
+            }
+            return .objectPaths(paths)
         }
         var items: [DBusValue] = []
         while dbus_message_iter_get_arg_type(&sub) != TypeCode.invalid {

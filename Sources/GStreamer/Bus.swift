@@ -28,6 +28,16 @@ public final class Bus: @unchecked Sendable {
         return Message(raw, fromPipeline: pipeline.isSource(of: raw))
     }
 
+    /// The next message, waiting for one at most `timeout` (`gst_bus_timed_pop`), or nil. Blocks:
+    /// for a thread of its own (a tag reader's), never for a queue that must answer.
+    public func pop(timeout: Duration) -> Message? {
+        let (seconds, attoseconds) = min(max(timeout, .zero), .seconds(3600)).components
+        let nanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+        guard let raw = gst_bus_timed_pop(pointer, GstClockTime(nanoseconds)) else { return nil }
+        defer { tonearm_message_unref(raw) }
+        return Message(raw, fromPipeline: pipeline.isSource(of: raw))
+    }
+
     /// Drops every pending message and, while `true`, every new one (`gst_bus_set_flushing`).
     public func setFlushing(_ flushing: Bool) { gst_bus_set_flushing(pointer, flushing ? 1 : 0) }
 }

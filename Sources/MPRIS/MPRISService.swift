@@ -29,15 +29,19 @@ public final class MPRISService: @unchecked Sendable {
     private let server: ObjectServer
     private let options: Options
     private let logger: Logger
-    private let covers = CoverArtStore()
     /// Where URIs are resolved (a stat per file, a walk per directory): never the service queue,
     /// which answers D-Bus. Serial, so calls are queued in the order they came.
     private let resolveQueue = DispatchQueue(label: "tonearm.resolve")
     private var object: ExportedObject!
     private var subscription: Subscription?
-    private var knownTracks: [ItemID] = []
-    /// The metadata last announced per track, so TrackMetadataChanged goes out only for a change.
-    private var announcedMetadata: [ItemID: [String: DBusValue]] = [:]
+    /// How many tracks the list has, as the queue's changes said.
+    private var trackCount = 0
+    /// True while `subscribe` hands over the current values: they describe no change.
+    private var subscribing = false
+    /// A hash of the metadata last announced per track, so TrackMetadataChanged goes out only for
+    /// a change: a word per track a client asked about, not a copy of its dictionary. (Two
+    /// different dictionaries with the same hash, a chance of 2^-64, would hide one change.)
+    private var announcedMetadata: [ItemID: Int] = [:]
     /// Called when a client asks the service to quit.
     public var onQuit: (() -> Void)?
     public private(set) var busName: String?
@@ -57,8 +61,9 @@ public final class MPRISService: @unchecked Sendable {
     public func start() throws -> String {
         object = try server.register([rootInterface(), playerInterface(), trackListInterface(), playlistsInterface(),
                                       tonearmInterface()], at: MPRIS.path)
-        knownTracks = player.items.map(\.id)
+        subscribing = true
         subscription = player.subscribe { [weak self] event in self?.handle(event) }
+        subscribing = false
         var name = MPRIS.busName + (options.instanceName.map { ".\($0)" } ?? "")
         if try connection.requestName(name) != .primaryOwner {
             name = MPRIS.busName + ".instance\(getpid())"
@@ -86,9 +91,20 @@ public final class MPRISService: @unchecked Sendable {
         subscription = nil
     }
 
-    /// Opens files, directories or URIs given on the command line, as `Enqueue(uris, true)`.
-    public func open(_ texts: [String]) throws {
-        do { try player.open(try mediaURIs(texts)) } catch { throw ServiceError(error) }
+    /// Opens files, directories or URIs given on the command line, as `Enqueue(uris, true)`. A
+    /// malformed URI throws at once; the rest is resolved (a folder walked) on the resolve queue,
+    /// never on the queue that answers D-Bus, and queued back on it; `completion` then runs there
+    /// with the error of the first that cannot be played (nothing is queued then), or nil.
+    public func open(_ texts: [String], completion: @escaping @Sendable ((any Error)?) -> Void) throws {
+        let uris = try Self.parse(texts)
+        resolving(uris) { [player] resolved in
+            do {
+                try player.open(try resolved.get())
+                completion(nil)
+            } catch {
+                completion(ServiceError(error))
+            }
+        }
     }
 
     // MARK: Player events to properties and signals
@@ -107,15 +123,15 @@ public final class MPRISService: @unchecked Sendable {
         case .rateChanged(let rate, let reason):
             object.propertiesMayHaveChanged(interface: MPRIS.player)
             if reason != .initial { emit(MPRIS.tonearm, "RateChanged", [.double(rate), .string(reason.rawValue)]) }
-        case .queueChanged(let ids):
-            trackListChanged(to: ids)
+        case .queueChanged(let change):
+            trackListChanged(change)
             object.propertiesMayHaveChanged(interface: MPRIS.player)
         case .metadataChanged(let id, _), .durationChanged(let id, _):
             // only when what MPRIS shows changed: decoders re-send tags (a VBR bitrate) while playing
             if let item = player.item(id) {
                 let shown = metadata(item)
-                if announcedMetadata[id] != shown {
-                    announcedMetadata[id] = shown
+                if announcedMetadata[id] != shown.hashValue {
+                    announcedMetadata[id] = shown.hashValue
                     emit(MPRIS.trackList, "TrackMetadataChanged", [.objectPath(TrackIDs.path(id)), .vardict(shown)])
                 }
             }
@@ -134,28 +150,47 @@ public final class MPRISService: @unchecked Sendable {
         }
     }
 
-    /// TrackAdded / TrackRemoved for edits, TrackListReplaced when nothing stayed; Tracks is
-    /// invalidated, never sent (the spec's EmitsChangedSignal for it).
-    private func trackListChanged(to ids: [ItemID]) {
-        let old = knownTracks
-        knownTracks = ids
-        guard old != ids else { return }
-        // sets, so that an edit of a 10,000-item queue costs O(n), not O(n²)
-        let oldSet = Set(old), newSet = Set(ids)
-        if oldSet.isDisjoint(with: newSet) && !old.isEmpty || (old.isEmpty && ids.count > 1) {
-            for removed in old { covers.forget(removed); announcedMetadata[removed] = nil }
-            emit(MPRIS.trackList, "TrackListReplaced", [.objectPathArray(ids.map(TrackIDs.path)),
-                                                        .objectPath(player.currentItem.map { TrackIDs.path($0.id) } ?? MPRIS.noTrack)])
-        } else {
-            for removed in old where !newSet.contains(removed) {
-                covers.forget(removed)
-                announcedMetadata[removed] = nil
-                emit(MPRIS.trackList, "TrackRemoved", [.objectPath(TrackIDs.path(removed))])
+    /// TrackAdded / TrackRemoved for edits, TrackListReplaced when the list was emptied, filled
+    /// from empty, or more than `replacingAbove` tracks came or went at once; Tracks is
+    /// invalidated, never sent (the spec's EmitsChangedSignal for it). Each change costs what it
+    /// changed: nothing here reads or compares the whole list, but a replacement names it.
+    private func trackListChanged(_ change: QueueChange) {
+        let emptyBefore = trackCount == 0
+        switch change {
+        case .replaced(let ids):
+            trackCount = ids.count
+            announcedMetadata.removeAll()
+            guard !subscribing else { return }  // the list as it is when we start: nothing changed
+            replaced(by: ids)
+        case .inserted(let ids, let after):
+            trackCount += ids.count
+            if emptyBefore && ids.count > 1 {
+                replaced(by: ids)
+            } else if ids.count > Self.replacingAbove {
+                replaced(by: player.ids)
+            } else {
+                var previous = after
+                for id in ids {
+                    guard let item = player.item(id) else { continue }
+                    emit(MPRIS.trackList, "TrackAdded", [.vardict(metadata(item)), .objectPath(previous.map(TrackIDs.path) ?? MPRIS.noTrack)])
+                    previous = id
+                }
             }
-            for (index, added) in ids.enumerated() where !oldSet.contains(added) {
-                guard let item = player.item(added) else { continue }
-                let after = index == 0 ? MPRIS.noTrack : TrackIDs.path(ids[index - 1])
-                emit(MPRIS.trackList, "TrackAdded", [.vardict(metadata(item)), .objectPath(after)])
+        case .removed(let ids):
+            trackCount -= ids.count
+            for id in ids { announcedMetadata[id] = nil }
+            if trackCount == 0 {
+                replaced(by: [])
+            } else if ids.count > Self.replacingAbove {
+                replaced(by: player.ids)
+            } else {
+                for id in ids { emit(MPRIS.trackList, "TrackRemoved", [.objectPath(TrackIDs.path(id))]) }
+            }
+        case .moved(let id, let after):
+            // MPRIS has no "moved": the track leaves its place and is added at the new one
+            emit(MPRIS.trackList, "TrackRemoved", [.objectPath(TrackIDs.path(id))])
+            if let item = player.item(id) {
+                emit(MPRIS.trackList, "TrackAdded", [.vardict(metadata(item)), .objectPath(after.map(TrackIDs.path) ?? MPRIS.noTrack)])
             }
         }
         // Tracks is invalidated, never sent (its EmitsChangedSignal): said at once, without
@@ -167,8 +202,20 @@ public final class MPRISService: @unchecked Sendable {
         }
     }
 
+    /// More tracks than this added or removed at once are announced as one TrackListReplaced: a
+    /// folder of 10,000 files as 10,000 TrackAdded signals, each with its metadata, kept the
+    /// queue that answers D-Bus busy for a while and flooded every client. MPRIS leaves the choice
+    /// to the player ("when a change to the track list is invasive enough that this signal should
+    /// be emitted instead of a series of TrackAdded and TrackRemoved signals").
+    static let replacingAbove = 64
+
+    private func replaced(by ids: [ItemID]) {
+        emit(MPRIS.trackList, "TrackListReplaced", [.objectPathArray(ids.map(TrackIDs.path)),
+                                                    .objectPath(player.currentItem.map { TrackIDs.path($0.id) } ?? MPRIS.noTrack)])
+    }
+
     private func metadata(_ item: Item) -> [String: DBusValue] {
-        MetadataMap.dictionary(item, artURL: covers.url(for: item))
+        MetadataMap.dictionary(item)
     }
 
     private func errorName(_ error: ItemError) -> String { "io.github.tonearm.Error." + ServiceError.name(of: error.kind) }
@@ -204,12 +251,6 @@ public final class MPRISService: @unchecked Sendable {
     }
 
     private var currentTrack: ObjectPath? { player.currentItem.map { TrackIDs.path($0.id) } }
-
-    /// Parses URIs and expands directories; throws the first bad one: InvalidArgs for a malformed
-    /// URI, a tonearm error for one we cannot play. Nothing is queued when one is bad.
-    private func mediaURIs(_ texts: [String]) throws -> [MediaURI] {
-        try Self.resolve(try Self.parse(texts), options.resolve)
-    }
 
     /// Parses URIs (no file-system access): InvalidArgs for a malformed one, a tonearm error for a
     /// scheme we do not play.
@@ -248,15 +289,21 @@ public final class MPRISService: @unchecked Sendable {
                           _ body: @escaping @Sendable ([MediaURI]) throws -> [DBusValue]) throws -> [DBusValue] {
         let uris = try Self.parse(texts)
         let reply = context.deferReply()
+        resolving(uris) { resolved in
+            do { reply.succeed(try body(try resolved.get())) } catch { reply.fail(error) }
+        }
+        return []
+    }
+
+    /// Resolves `uris` on the resolve queue (a stat per file, a walk per folder), then runs
+    /// `body` with the outcome back on the service queue: the file system is never touched here.
+    private func resolving(_ uris: [MediaURI], _ body: @escaping @Sendable (Result<[MediaURI], any Error>) -> Void) {
         let resolve = options.resolve
         let queue = connection.queue
         resolveQueue.async {
             let resolved = Result { try Self.resolve(uris, resolve) }
-            queue.async {
-                do { reply.succeed(try body(try resolved.get())) } catch { reply.fail(error) }
-            }
+            queue.async { body(resolved) }
         }
-        return []
     }
 
     private func item(_ value: DBusValue) -> ItemID? {
@@ -390,6 +437,9 @@ public final class MPRISService: @unchecked Sendable {
             methods: [
                 .init("GetTracksMetadata", in: "ao", out: "aa{sv}") { [unowned self] arguments, _ in
                     let items = (arguments[0].arrayValue ?? []).compactMap { item($0) }.compactMap { player.item($0) }
+                    // what is known now; tags not read yet are read in the background, and
+                    // TrackMetadataChanged brings them
+                    player.wantMetadata(items.map(\.id))
                     return [.vardictArray(items.map { metadata($0) })]
                 },
                 .init("AddTrack", in: "sob") { [unowned self] arguments, context in
@@ -426,7 +476,7 @@ public final class MPRISService: @unchecked Sendable {
             ],
             properties: [
                 .init("Tracks", "ao", emitsChanged: .invalidates) { [player] in
-                    .objectPathArray(player.items.map { TrackIDs.path($0.id) })
+                    .objectPathArray(player.ids.map(TrackIDs.path))
                 },
                 .init("CanEditTracks", "b") { .bool(true) },
             ],

@@ -4,9 +4,10 @@ import PlayerModel
 
 /// An item as MPRIS metadata (`a{sv}`), with the exact types clients require: `xesam:artist` is
 /// `as`, `mpris:length` is `x`, `mpris:trackid` is `o` (one wrong type and bluez's mpris-proxy
-/// drops all of it).
+/// drops all of it). Reads the item only: the cover art's file was found or written by whoever
+/// read the tags, so building this touches no file (it runs on the queue that answers D-Bus).
 enum MetadataMap {
-    static func dictionary(_ item: Item, artURL: URL?) -> [String: DBusValue] {
+    static func dictionary(_ item: Item) -> [String: DBusValue] {
         let metadata = item.metadata
         var map: [String: DBusValue] = [
             "mpris:trackid": .objectPath(TrackIDs.path(item.id)),
@@ -14,7 +15,7 @@ enum MetadataMap {
             "xesam:title": .string(item.isLive ? (metadata.streamTitle ?? metadata.title ?? item.uri.displayName) : item.displayTitle),
         ]
         if let duration = item.duration, !item.isLive { map["mpris:length"] = .int64(duration.microseconds) }
-        if let artURL { map["mpris:artUrl"] = .string(artURL.absoluteString) }
+        if let artURL = metadata.coverURL { map["mpris:artUrl"] = .string(artURL.absoluteString) }
         if !metadata.artists.isEmpty { map["xesam:artist"] = .stringArray(metadata.artists) }
         if !metadata.albumArtists.isEmpty { map["xesam:albumArtist"] = .stringArray(metadata.albumArtists) }
         if !metadata.genres.isEmpty { map["xesam:genre"] = .stringArray(metadata.genres) }

@@ -17,6 +17,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private let queue = DispatchQueue(label: "tonearm.engine")
     private let logger: Logger
+    /// Where embedded cover images go, and where images beside a file are looked for; nil: none.
+    private let covers: CoverCache?
     /// The output chosen once at start: a bin description, or nil for `autoaudiosink`.
     private let sinkDescription: String?
 
@@ -56,8 +58,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private static let disposalWait = DispatchTimeInterval.seconds(2)
     private let waitsForDisposal: Bool
 
-    public init(configuration: EngineConfiguration = .fromEnvironment(), logger: Logger) throws {
+    public init(configuration: EngineConfiguration = .fromEnvironment(), covers: CoverCache? = nil, logger: Logger) throws {
         GStreamer.initialize()
+        self.covers = covers
         // plugins-bad's DirectFB sink (rank marginal) hangs or crashes in libdirectfb when
         // autovideosink probes it on an X11 or Wayland display; a desktop player never wants it
         GStreamer.setRank(ofElement: "dfbvideosink", to: 0)
@@ -328,6 +331,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         pipeline = fresh
         self.generation = generation
         self.uri = uri
+        // an image beside the file is the cover until (unless) the file's own tags bring one: those
+        // come later and replace it
+        if let beside = covers?.beside(uri) {
+            var metadata = Metadata()
+            metadata.coverURL = beside
+            deliver(.tags(metadata), generation)
+        }
         fresh.playbin.set("uri", uri.string)
         if fresh.playbin.setState(.paused) == .noPreroll {
             deliver(.live, generation)
@@ -513,7 +523,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             missingPlugin = description
             fail(GStreamerError(domain: GStreamerError.coreDomain, code: 12, message: description, source: message.source))
         case .tags(let tags):
-            deliver(.tags(TagMapping.metadata(tags)), generation)
+            deliver(.tags(TagMapping.metadata(tags, covers: covers)), generation)
         case .buffering(let percent):
             deliver(.buffering(percent: percent, loadedRanges: loadedRanges(duration: duration)), generation)
         case .durationChanged:

@@ -122,7 +122,7 @@ public struct MediaCapabilities: Sendable, Equatable {
     /// one directory is read deterministic); false when it cannot be listed.
     private func collect(_ directory: URL, visited: inout Set<FileIdentity>, into found: inout [URL]) -> Bool {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return false }
-        for name in names.sorted(by: NaturalOrder.precedes) where !name.hasPrefix(".") {
+        for name in NaturalOrder.sorted(names.filter { !$0.hasPrefix(".") }) {
             let url = directory.appendingPathComponent(name)
             var status = stat()
             // stat, not lstat: a link counts as what it points to; a broken link is skipped
@@ -148,6 +148,19 @@ public struct MediaCapabilities: Sendable, Equatable {
 public enum NaturalOrder {
     /// Whether `a` sorts before `b`.
     public static func precedes(_ a: String, _ b: String) -> Bool { compare(a, b) == .orderedAscending }
+
+    /// `names` in natural order. Each name's key (its lowercased scalars) is made once, not at
+    /// each of the ~log2(n) comparisons a sort makes of it: 13 for a folder of 10,000 files.
+    public static func sorted(_ names: [String]) -> [String] {
+        names.map { (name: $0, key: Array($0.lowercased().unicodeScalars)) }
+            .sorted { a, b in
+                let order = compareNatural(a.key, b.key)
+                return order == .orderedSame
+                    ? compareScalars(a.name.unicodeScalars, b.name.unicodeScalars) == .orderedAscending
+                    : order == .orderedAscending
+            }
+            .map(\.name)
+    }
 
     /// Walks both strings together (as strnatcmp does): where both have a run of digits, the runs
     /// compare by value; elsewhere characters compare case-insensitively. Names equal that way

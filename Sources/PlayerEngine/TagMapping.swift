@@ -3,7 +3,9 @@ import PlayerModel
 
 /// Tag names from gst/gsttaglist.h, mapped onto the model's metadata.
 enum TagMapping {
-    static func metadata(_ tags: TagList) -> Metadata {
+    /// The tags as the model's metadata; an embedded image is stored in `covers` and only its
+    /// file's URL is kept (none without a cache).
+    static func metadata(_ tags: TagList, covers: CoverCache?) -> Metadata {
         var metadata = Metadata()
         metadata.title = tags.string("title")
         metadata.artists = tags.strings("artist")
@@ -18,8 +20,8 @@ enum TagMapping {
         metadata.videoCodec = tags.string("video-codec")
         metadata.bitrate = (tags.unsigned("bitrate") ?? tags.unsigned("nominal-bitrate")).map { Int($0) }
         metadata.organization = tags.string("organization")
-        if let image = tags.samples("image").first ?? tags.samples("preview-image").first {
-            metadata.cover = CoverImage(data: image.data, mediaType: image.mediaType)
+        if let covers, let image = tags.samples("image").first ?? tags.samples("preview-image").first {
+            metadata.coverURL = covers.store(image.data, mediaType: image.mediaType)
         }
         return metadata
     }

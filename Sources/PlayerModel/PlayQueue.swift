@@ -6,124 +6,196 @@ public enum Placement: Hashable, Sendable {
 
 /// The queue: items in order, which one is current, and the order in which to play them (the
 /// queue's order, or a shuffled one). A value type; the player owns the only one.
+///
+/// Every edit and every step costs the same with a whole music folder queued as with ten items:
+/// each item lives in a slot of an array, found by id through one dictionary, and the order is a
+/// list linked through the slots (each knows the slots before and after it), so adding k items
+/// costs O(k), and removing one, moving one, finding one or its neighbours O(1). A shuffled play
+/// order is a `ShuffleOrder` (O(log n)). Only reading the whole list (`ids`, `items`) walks it,
+/// from slot to slot, hashing nothing and copying no item.
 public struct PlayQueue: Sendable {
-    public private(set) var items: [Item] = [] { didSet { if itemsReindexed { reindexItems() } } }
+    /// One place in the queue: its item's id, and the slots before and after it (-1: none).
+    private struct Slot: Sendable {
+        var id: ItemID
+        var previous: Int32
+        var next: Int32
+    }
+
+    private var slotOf: [ItemID: Int32] = [:]
+    private var slots: [Slot] = []
+    /// The item in each slot; nil for a free one.
+    private var itemInSlot: [Item?] = []
+    private var freeSlots: [Int32] = []
+    private var first: Int32 = -1
+    private var last: Int32 = -1
     public private(set) var currentID: ItemID?
-    /// The play order: equal to `items`' order unless shuffled.
-    private var order: [ItemID] = [] { didSet { orderIndex = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) }) } }
-    /// Where each id is in `items` and in `order`: lookups stay O(1) with a whole music folder queued.
-    private var itemIndex: [ItemID: Int] = [:]
-    private var orderIndex: [ItemID: Int] = [:]
-    /// False while only an item's fields change (its place does not), so the index is not rebuilt.
-    private var itemsReindexed = true
-    public private(set) var isShuffled = false
+    /// The play order while shuffled; nil: the queue's order.
+    private var shuffled: ShuffleOrder?
     private var nextRawID: UInt64 = 1
 
     public init() {}
 
+    public var count: Int { slotOf.count }
+    public var isEmpty: Bool { slotOf.isEmpty }
+    public var isShuffled: Bool { shuffled != nil }
     public var current: Item? { currentID.flatMap { item($0) } }
-    public var ids: [ItemID] { items.map(\.id) }
-    public var isEmpty: Bool { items.isEmpty }
+    public func item(_ id: ItemID) -> Item? { slotOf[id].flatMap { itemInSlot[Int($0)] } }
+    public func contains(_ id: ItemID) -> Bool { slotOf[id] != nil }
+    public var firstID: ItemID? { first < 0 ? nil : slots[Int(first)].id }
+    public var lastID: ItemID? { last < 0 ? nil : slots[Int(last)].id }
 
-    public func item(_ id: ItemID) -> Item? { itemIndex[id].map { items[$0] } }
-    public func index(of id: ItemID) -> Int? { itemIndex[id] }
+    /// The id before `id` in the queue's order (not the play order); nil for the first.
+    public func id(before id: ItemID) -> ItemID? { slotOf[id].flatMap { self.id(at: slots[Int($0)].previous) } }
+    /// The id after `id` in the queue's order (not the play order); nil for the last.
+    public func id(after id: ItemID) -> ItemID? { slotOf[id].flatMap { self.id(at: slots[Int($0)].next) } }
 
-    private mutating func reindexItems() {
-        itemIndex = Dictionary(uniqueKeysWithValues: items.enumerated().map { ($1.id, $0) })
+    private func id(at slot: Int32) -> ItemID? { slot < 0 ? nil : slots[Int(slot)].id }
+
+    /// Every id in the queue's order: O(n).
+    public var ids: [ItemID] {
+        var ids: [ItemID] = []
+        ids.reserveCapacity(slotOf.count)
+        var slot = first
+        while slot >= 0 {
+            ids.append(slots[Int(slot)].id)
+            slot = slots[Int(slot)].next
+        }
+        return ids
+    }
+
+    /// Every item in the queue's order: O(n).
+    public var items: [Item] {
+        var all: [Item] = []
+        all.reserveCapacity(slotOf.count)
+        var slot = first
+        while slot >= 0 {
+            all.append(itemInSlot[Int(slot)]!)
+            slot = slots[Int(slot)].next
+        }
+        return all
     }
 
     mutating func update(_ id: ItemID, _ change: (inout Item) -> Void) {
-        guard let index = index(of: id) else { return }
-        itemsReindexed = false
-        defer { itemsReindexed = true }
-        change(&items[index])
+        guard let slot = slotOf[id] else { return }
+        change(&itemInSlot[Int(slot)]!)
     }
 
-    /// Adds items at `placement`; returns their new ids.
+    /// Adds items at `placement` (after an id that is not here: at the end); returns their new ids.
     mutating func insert(_ uris: [MediaURI], at placement: Placement) -> [ItemID] {
-        let newItems = uris.map { uri -> Item in
-            defer { nextRawID += 1 }
-            return Item(id: ItemID(nextRawID), uri: uri)
+        guard !uris.isEmpty else { return [] }
+        var anchor: Int32 = switch placement {
+        case .start: -1
+        case .end: last
+        case .after(let after): slotOf[after] ?? last
         }
-        let position = switch placement {
-        case .start: 0
-        case .end: items.count
-        case .after(let after): index(of: after).map { $0 + 1 } ?? items.count
+        let following = anchor < 0 ? first : slots[Int(anchor)].next
+        var ids: [ItemID] = []
+        ids.reserveCapacity(uris.count)
+        slotOf.reserveCapacity(slotOf.count + uris.count)
+        for uri in uris {
+            let id = ItemID(nextRawID)
+            nextRawID += 1
+            let slot = take(Slot(id: id, previous: anchor, next: -1), Item(id: id, uri: uri))
+            if anchor >= 0 { slots[Int(anchor)].next = slot } else { first = slot }
+            anchor = slot
+            ids.append(id)
         }
-        items.insert(contentsOf: newItems, at: position)
-        if isShuffled {
-            // new entries land at random places after the current one in the play order
-            // into a copy, so the order's index is rebuilt once, not once per item
-            var shuffled = order
-            let start = currentID.flatMap { orderIndex[$0].map { $0 + 1 } } ?? 0
-            for item in newItems {
-                shuffled.insert(item.id, at: Int.random(in: start...shuffled.count))
-            }
-            order = shuffled
+        slots[Int(anchor)].next = following
+        if following >= 0 { slots[Int(following)].previous = anchor } else { last = anchor }
+        // new entries land at random places after the current one in the play order
+        for id in ids { shuffled?.insert(id, after: currentID) }
+        return ids
+    }
+
+    /// A free slot (or a new one) holding `slot` and `item`.
+    private mutating func take(_ slot: Slot, _ item: Item) -> Int32 {
+        let index: Int32
+        if let free = freeSlots.popLast() {
+            index = free
+            slots[Int(index)] = slot
+            itemInSlot[Int(index)] = item
         } else {
-            order = ids
+            index = Int32(slots.count)
+            slots.append(slot)
+            itemInSlot.append(item)
         }
-        return newItems.map(\.id)
+        slotOf[slot.id] = index
+        return index
     }
 
     /// Removes an item. Returns false when it is not in the queue. Removing the current item
     /// leaves no current item; the caller picks the next one first.
     @discardableResult
     mutating func remove(_ id: ItemID) -> Bool {
-        guard let index = index(of: id) else { return false }
-        items.remove(at: index)
-        order.removeAll { $0 == id }
+        guard let slot = slotOf.removeValue(forKey: id) else { return false }
+        unlink(slot)
+        itemInSlot[Int(slot)] = nil
+        freeSlots.append(slot)
+        shuffled?.remove(id)
         if currentID == id { currentID = nil }
         return true
     }
 
-    /// Moves an item to just after `after` (nil: to the front).
+    /// Moves an item to just after `after` (nil: to the front). The play order stays while shuffled.
     mutating func move(_ id: ItemID, after: ItemID?) -> Bool {
-        guard let from = index(of: id), after != id else { return false }
-        if let after, index(of: after) == nil { return false }
-        let item = items.remove(at: from)
-        let to = after.flatMap { index(of: $0).map { $0 + 1 } } ?? 0
-        items.insert(item, at: to)
-        if !isShuffled { order = ids }
+        guard let slot = slotOf[id], after != id else { return false }
+        var anchor: Int32 = -1
+        if let after {
+            guard let found = slotOf[after] else { return false }
+            anchor = found
+        }
+        unlink(slot)
+        let following = anchor < 0 ? first : slots[Int(anchor)].next
+        slots[Int(slot)].previous = anchor
+        slots[Int(slot)].next = following
+        if anchor >= 0 { slots[Int(anchor)].next = slot } else { first = slot }
+        if following >= 0 { slots[Int(following)].previous = slot } else { last = slot }
         return true
     }
 
+    /// Takes `slot` out of the linked order (its own links are left as they were).
+    private mutating func unlink(_ slot: Int32) {
+        let previous = slots[Int(slot)].previous, next = slots[Int(slot)].next
+        if previous >= 0 { slots[Int(previous)].next = next } else { first = next }
+        if next >= 0 { slots[Int(next)].previous = previous } else { last = previous }
+    }
+
     mutating func removeAll() {
-        items.removeAll()
-        order.removeAll()
+        slotOf = [:]
+        slots = []
+        itemInSlot = []
+        freeSlots = []
+        first = -1
+        last = -1
         currentID = nil
+        if shuffled != nil { shuffled = ShuffleOrder([], first: nil) }
     }
 
     mutating func setCurrent(_ id: ItemID?) {
-        precondition(id == nil || index(of: id!) != nil, "current item must be in the queue")
+        precondition(id == nil || contains(id!), "current item must be in the queue")
         currentID = id
     }
 
     mutating func setShuffled(_ shuffled: Bool) {
-        isShuffled = shuffled
-        if shuffled {
-            // the current item first, the rest in a random order
-            var rest = ids.filter { $0 != currentID }
-            rest.shuffle()
-            order = (currentID.map { [$0] } ?? []) + rest
-        } else {
-            order = ids
-        }
+        // the current item first, the rest in a random order
+        self.shuffled = shuffled ? ShuffleOrder(ids, first: currentID) : nil
     }
 
-    /// The item after `id` in play order; with `wrap`, the first after the last.
+    /// The item after `id` in play order; with `wrap`, the first after the last. An id that is
+    /// nil or not in the queue: the first.
     public func next(after id: ItemID?, wrap: Bool) -> ItemID? {
-        guard !order.isEmpty else { return nil }
-        guard let id, let position = orderIndex[id] else { return order.first }
-        if position + 1 < order.count { return order[position + 1] }
-        return wrap ? order.first : nil
+        let first = shuffled.map(\.first) ?? firstID
+        guard let id, contains(id) else { return first }
+        if let next = shuffled.map({ $0.next(after: id) }) ?? self.id(after: id) { return next }
+        return wrap ? first : nil
     }
 
-    /// The item before `id` in play order; with `wrap`, the last before the first.
+    /// The item before `id` in play order; with `wrap`, the last before the first. An id that is
+    /// nil or not in the queue: the last.
     public func previous(before id: ItemID?, wrap: Bool) -> ItemID? {
-        guard !order.isEmpty else { return nil }
-        guard let id, let position = orderIndex[id] else { return order.last }
-        if position > 0 { return order[position - 1] }
-        return wrap ? order.last : nil
+        let last = shuffled.map(\.last) ?? lastID
+        guard let id, contains(id) else { return last }
+        if let previous = shuffled.map({ $0.previous(before: id) }) ?? self.id(before: id) { return previous }
+        return wrap ? last : nil
     }
 }

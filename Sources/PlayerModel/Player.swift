@@ -93,7 +93,8 @@ public final class Player: @unchecked Sendable {
 
     /// A snapshot of the player's state.
     public struct State: Sendable {
-        public var items: [Item]
+        /// How many items are queued.
+        public var count: Int
         public var current: Item?
         public var intent: TransportIntent
         public var timeControlStatus: TimeControlStatus
@@ -108,7 +109,10 @@ public final class Player: @unchecked Sendable {
 
     public var state: State { onQueue { machine.state } }
     public var currentItem: Item? { onQueue { machine.currentItem } }
+    /// Every item in the queue's order: O(n).
     public var items: [Item] { onQueue { machine.items } }
+    /// Every id in the queue's order: O(n), without copying the items.
+    public var ids: [ItemID] { onQueue { machine.ids } }
     public func item(_ id: ItemID) -> Item? { onQueue { machine.item(id) } }
 
     /// The position of the current item now, from the pipeline's last report and the time since
@@ -135,6 +139,9 @@ public final class Player: @unchecked Sendable {
         try update { m throws(PlayerError) in try m.move(id, after: after) }
     }
     public func clear() { update { $0.clear() } }
+    /// Asks for the tags of items that have not played (a client shows them): read in the
+    /// background, each once; `metadataChanged` follows for those that have tags.
+    public func wantMetadata(_ ids: [ItemID]) { update { $0.wantMetadata(ids) } }
     /// Makes `id` current, keeping the transport's intent (playing plays it, paused loads it paused).
     public func jump(to id: ItemID) throws(PlayerError) { try update { m throws(PlayerError) in try m.jump(to: id) } }
 

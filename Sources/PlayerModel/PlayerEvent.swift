@@ -4,7 +4,9 @@ import Foundation
 /// subscription starts (rule 1); moments (`seeked`, `playedToEnd`, `itemFailed`) only as they happen.
 public enum PlayerEvent: Sendable, Equatable {
     case currentItemChanged(Item?)
-    case queueChanged([ItemID])
+    /// What changed in the queue: only the items added, removed or moved, so that an edit of a
+    /// long queue costs its observers what it changed, not the whole list.
+    case queueChanged(QueueChange)
     case itemStatusChanged(ItemID, ItemStatus)
     case timeControlStatusChanged(TimeControlStatus)
     case intentChanged(TransportIntent)
@@ -23,6 +25,18 @@ public enum PlayerEvent: Sendable, Equatable {
     case itemFailed(ItemID, ItemError)
     /// The audio output failed while the current item played; the item stays and the player paused.
     case outputFailed(ItemError)
+}
+
+/// One change of the queue's order.
+public enum QueueChange: Sendable, Equatable {
+    /// The whole queue, in order: for a new subscriber (rule 1), and after `clear()` (empty).
+    case replaced([ItemID])
+    /// New items, in order, right after `after` (nil: at the start).
+    case inserted([ItemID], after: ItemID?)
+    /// Items taken out of the queue.
+    case removed([ItemID])
+    /// An item now right after `after` (nil: at the start).
+    case moved(ItemID, after: ItemID?)
 }
 
 /// Errors a caller of the player gets for a request that cannot be carried out.

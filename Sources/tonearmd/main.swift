@@ -117,9 +117,10 @@ final class Service: @unchecked Sendable {
         self.queue = queue
         self.logger = logger
         connection = try Connection(address: address, queue: queue, logger: logger)
-        engine = try GStreamerEngine(configuration: configuration, logger: logger)
+        let covers = CoverCache(directory: CoverCache.defaultDirectory())
+        engine = try GStreamerEngine(configuration: configuration, covers: covers, logger: logger)
         engine.whenPipelinesReleased(giveBackFreedMemory)
-        player = Player(engine: engine, queue: queue, metadataReader: DiscovererMetadataReader())
+        player = Player(engine: engine, queue: queue, metadataReader: TagMetadataReader(method: TagMetadataReader.method(), covers: covers))
         let capabilities = MediaCapabilities()
         var options = MPRISService.Options()
         options.instanceName = instance
@@ -157,17 +158,22 @@ final class Service: @unchecked Sendable {
                 logger.error("\(error.message): paused (Play tries the output again)")
             case .playedToEnd(let id):
                 logger.info("played to end: \(player.item(id)?.displayTitle ?? "\(id)")")
-            case .queueChanged(let ids) where ids.isEmpty:
+            case .queueChanged(.replaced), .queueChanged(.removed):
                 // an emptied list (Clear) frees the items' memory at once, with no pipeline to
                 // retire after it: give the pages back here too, off the serving queue
-                trimQueue.async(execute: giveBackFreedMemory)
+                if player.state.count == 0 { trimQueue.async(execute: giveBackFreedMemory) }
             default:
                 break
             }
         }
         if !uris.isEmpty {
+            // a folder is walked off this queue, which answers D-Bus from now on
             do {
-                try mpris.open(uris)
+                try mpris.open(uris) { [logger] error in
+                    guard let error else { return }
+                    logger.error("\(error)")
+                    exit(2)
+                }
             } catch {
                 logger.error("\(error)")
                 throw ExitCode(2)

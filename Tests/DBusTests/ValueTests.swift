@@ -23,6 +23,15 @@ final class ValueTests: XCTestCase {
         let org: ObjectPath = "/org"
         XCTAssertEqual(org.appending("mpris")?.rawValue, "/org/mpris")
         XCTAssertNil(org.appending("a/b"))
+        // a number is always a valid element: what libdbus says of the paths built without it
+        for number: UInt64 in [0, 7, 10_000, .max] {
+            for base in [ObjectPath.root, org] {
+                let path = base.appending(number: number)
+                XCTAssertEqual(ObjectPath(path.rawValue), path, path.rawValue)
+            }
+        }
+        XCTAssertEqual(org.appending(number: 42).rawValue, "/org/42")
+        XCTAssertEqual(ObjectPath.root.appending(number: 42).rawValue, "/42")
     }
 
     func testSignatureValidationAndSplitting() throws {

@@ -12,11 +12,12 @@ final class Harness {
     let recorder: EventRecorder
 
     init(pipeline: EngineConfiguration.PipelineKind, sink: String = "fakesink sync=true",
-         configuration: PlayerConfiguration = PlayerConfiguration()) throws {
+         configuration: PlayerConfiguration = PlayerConfiguration(), covers: CoverCache? = nil) throws {
         let queue = DispatchQueue(label: "test.player")
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        engine = try GStreamerEngine(configuration: EngineConfiguration(pipeline: pipeline, audioSink: sink, video: false), logger: logger)
+        engine = try GStreamerEngine(configuration: EngineConfiguration(pipeline: pipeline, audioSink: sink, video: false),
+                                     covers: covers, logger: logger)
         player = Player(engine: engine, configuration: configuration, queue: queue)
         recorder = EventRecorder(player)
     }

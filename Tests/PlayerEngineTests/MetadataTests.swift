@@ -16,9 +16,9 @@ final class MetadataTests: XCTestCase {
                                    date: "2024-05-17", comment: "generated")
 
     /// Plays `file` paused to readiness and returns its metadata once `done` holds.
-    func metadata(of file: URL, pipeline: EngineConfiguration.PipelineKind,
+    func metadata(of file: URL, pipeline: EngineConfiguration.PipelineKind, covers: CoverCache? = nil,
                   until done: @escaping (Metadata) -> Bool) throws -> Metadata {
-        let harness = try Harness(pipeline: pipeline)
+        let harness = try Harness(pipeline: pipeline, covers: covers)
         let id = try harness.enqueue(file)[0]
         harness.player.pause()
         return try harness.recorder.wait(for: "metadata of \(file.lastPathComponent)") { event in
@@ -50,17 +50,40 @@ final class MetadataTests: XCTestCase {
         }
     }
 
-    func testEmbeddedCoverImage() throws {
+    /// An embedded cover is written once to the cover cache; the item holds the file's URL.
+    func testEmbeddedCoverImageIsAFileInTheCoverCache() throws {
         let cover = try media.coverImage()
+        let covers = CoverCache(directory: media.url("covers"))
         for format in [MediaGenerator.Format.mp3, .flac] {
             let file = try media.tone("covered", format: format, seconds: 1, tags: tags, cover: true)
             try onBothPipelines { kind in
-                let metadata = try self.metadata(of: file, pipeline: kind) { $0.cover != nil }
-                XCTAssertEqual(metadata.cover?.mediaType, "image/png", "\(format) on \(kind)")
-                XCTAssertEqual(metadata.cover?.data.count, cover.count, "\(format) on \(kind)")
-                XCTAssertEqual(metadata.cover?.data.prefix(8), Data([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
+                let metadata = try self.metadata(of: file, pipeline: kind, covers: covers) { $0.coverURL != nil }
+                let url = try XCTUnwrap(metadata.coverURL)
+                XCTAssertTrue(url.isFileURL)
+                XCTAssertEqual(url.deletingLastPathComponent().path, covers.directory.path, "in the cover cache")
+                XCTAssertEqual(url.pathExtension, "png", "\(format) on \(kind)")
+                let data = try Data(contentsOf: url)
+                XCTAssertEqual(data.count, cover.count, "\(format) on \(kind)")
+                XCTAssertEqual(data.prefix(8), Data([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
             }
         }
+        let kept = try FileManager.default.contentsOfDirectory(atPath: covers.directory.path)
+        XCTAssertEqual(kept.count, 1, "one file for one image, however often it was seen: \(kept)")
+    }
+
+    /// A `cover.jpg` beside a file that embeds none is its cover.
+    func testACoverBesideTheFile() throws {
+        let folder = media.url("album")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = try media.tone("plain", format: .ogg, seconds: 1, tags: tags)
+        let moved = folder.appendingPathComponent("plain.ogg")
+        try FileManager.default.moveItem(at: file, to: moved)
+        let image = folder.appendingPathComponent("cover.jpg")
+        try media.coverImage().write(to: image)
+        let covers = CoverCache(directory: media.url("covers"))
+        let metadata = try self.metadata(of: moved, pipeline: .playbin, covers: covers) { $0.coverURL != nil && $0.title != nil }
+        XCTAssertEqual(metadata.coverURL?.standardizedFileURL, image.standardizedFileURL)
+        XCTAssertEqual(metadata.title, "Sine Song", "the file's tags still come")
     }
 
     func testHostileTagsArriveAsValidUTF8() throws {

@@ -48,7 +48,7 @@ final class PlayerRulesTests: XCTestCase {
         let ids = try player.enqueue([a, b])
         let late = EventRecorder(player)
         let first = late.events
-        XCTAssertTrue(first.contains(.queueChanged(ids)))
+        XCTAssertTrue(first.contains(.queueChanged(.replaced(ids))))
         XCTAssertTrue(first.contains { $0.currentItem??.id == ids[0] })
         XCTAssertTrue(first.contains(.timeControlStatusChanged(.paused)))
         XCTAssertTrue(first.contains(.intentChanged(.stopped)))

@@ -134,6 +134,10 @@ struct MonitorParser {
 
     private var header: String?
     private var body: [String] = []
+    /// How many containers the body's lines opened and have not closed: a top-level value can
+    /// only be complete at 0, so the body is parsed then, not at every line (a TrackListReplaced
+    /// of 10,000 tracks is 10,000 lines, and parsing at each was quadratic).
+    private var depth = 0
 
     /// Feeds one line; returns the messages it completed (zero, one, or two when a header line
     /// ends an open message whose end was not otherwise known).
@@ -148,7 +152,13 @@ struct MonitorParser {
         }
         guard header != nil else { return done }
         body.append(line)
-        if let count = expectedCount, let values = Self.values(body), values.count >= count, let message = finish() {
+        let text = line.drop { $0 == " " || $0 == "\t" }
+        if text == "]" || text == ")" || text == "}" {
+            depth -= 1
+        } else if text.hasSuffix(" [") || text.hasSuffix("(") || text.hasSuffix(" {") {
+            depth += 1
+        }
+        if depth <= 0, let count = expectedCount, let values = Self.values(body), values.count >= count, let message = finish() {
             done.append(message)
         }
         return done
@@ -157,7 +167,7 @@ struct MonitorParser {
     /// Ends the open message, if any (at end of output).
     mutating func finish() -> BusMessage? {
         guard let header else { return nil }
-        defer { self.header = nil; body = [] }
+        defer { self.header = nil; body = []; depth = 0 }
         return Self.message(header: header, body: body)
     }
 
@@ -454,10 +464,13 @@ func readLines(_ handle: FileHandle, _ body: ([String]) -> Bool) {
         if chunk.isEmpty { return }
         buffer.append(chunk)
         var lines: [String] = []
-        while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-            lines.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
-            buffer.removeSubrange(buffer.startIndex...newline)
+        var start = buffer.startIndex
+        while let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            lines.append(String(decoding: buffer[start..<newline], as: UTF8.self))
+            start = newline + 1
         }
+        // what was read is dropped once per chunk, not once per line (quadratic for a big signal)
+        buffer.removeSubrange(buffer.startIndex..<start)
         if !body(lines) { return }
     }
 }
