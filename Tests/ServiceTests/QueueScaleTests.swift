@@ -148,7 +148,7 @@ final class QueueScaleTests: ServiceTestCase {
         let destination = harness.busName
         queue.sync {
             connection.call(destination: destination, path: path, interface: H.extensionInterface, member: "Enqueue",
-                            arguments: [.stringArray([H.uri(big)]), .bool(false)], timeout: .seconds(60)) { reply in
+                            arguments: [.stringArray([H.uri(big)]), .bool(false)], timeout: .seconds(Int(60 * H.slowdown))) { reply in
                 order.add("Enqueue", reply)
                 done.fulfill()
             }
@@ -160,7 +160,7 @@ final class QueueScaleTests: ServiceTestCase {
                 }
             }
         }
-        wait(for: [done], timeout: 90)
+        wait(for: [done], timeout: 90 * H.slowdown)
         let replies = order.all
         XCTAssertEqual(replies.first?.name, "Ping 1", "the first Ping waited for the folder: \(replies.map(\.name))")
         XCTAssertTrue(replies.allSatisfy(\.succeeded), "\(replies)")
@@ -180,7 +180,7 @@ final class QueueScaleTests: ServiceTestCase {
         let big = try folder("argument", of: 5_000, linking: long, per: 500) { "\($0).wav" }
         try harness.start([big.path])
         try harness.ping()
-        try harness.waitForStatus("Playing", timeout: 60)
+        try harness.waitForStatus("Playing", timeout: 60 * H.slowdown)
         let tracks = try harness.tracks
         XCTAssertEqual(tracks.count, 5_000)
         XCTAssertEqual(try harness.trackID, tracks.first)
