@@ -70,24 +70,15 @@ public enum DBusValue: Hashable, Sendable {
     public var signature: Signature { Signature(unchecked: signatureText) }
 
     var signatureText: String {
+        if let code = basicTypeCode { return String(UnicodeScalar(code)) }
         switch self {
-        case .byte: "y"
-        case .bool: "b"
-        case .int16: "n"
-        case .uint16: "q"
-        case .int32: "i"
-        case .uint32: "u"
-        case .int64: "x"
-        case .uint64: "t"
-        case .double: "d"
-        case .string: "s"
-        case .objectPath: "o"
-        case .signature: "g"
-        case .array(let element, _): "a" + element.rawValue
-        case .objectPaths: "ao"
-        case .dictionary(let key, let value, _): "a{" + key.rawValue + value.rawValue + "}"
-        case .structure(let fields): "(" + fields.map(\.signatureText).joined() + ")"
-        case .variant: "v"
+        case .byte, .bool, .int16, .uint16, .int32, .uint32, .int64, .uint64, .double, .string, .objectPath, .signature:
+            return ""  // basic: answered above from basicTypeCode
+        case .array(let element, _): return "a" + element.rawValue
+        case .objectPaths: return "ao"
+        case .dictionary(let key, let value, _): return "a{" + key.rawValue + value.rawValue + "}"
+        case .structure(let fields): return "(" + fields.map(\.signatureText).joined() + ")"
+        case .variant: return "v"
         }
     }
 }
