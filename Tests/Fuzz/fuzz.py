@@ -645,7 +645,6 @@ class Run:
             await sem.acquire()
         for _ in range(self.args.inflight):
             sem.release()
-        await asyncio.sleep(0.5)
 
     async def settle(self):
         """Stops and empties the queue (Stop, then our Clear) and lets the retired pipelines reach
@@ -712,7 +711,7 @@ class Run:
             await asyncio.wait(tasks, timeout=1.0 if self.stopping() else REPLY_TIMEOUT + 5)
         self.elapsed = time.monotonic() - self.t0
         if not self.died and not self.wedged:
-            await asyncio.sleep(1.0)
+            # a late death needs no wait: the process watcher reports it whenever it comes
             await self.health_check()
         if self.client.closed and self.svc.alive():
             self.check(False, "the fuzzer's connection stays up", "the bus dropped it (an invalid message?)")
