@@ -145,6 +145,9 @@ public final class Player: @unchecked Sendable {
     /// Makes `id` current, keeping the transport's intent (playing plays it, paused loads it paused).
     public func jump(to id: ItemID) throws(PlayerError) { try update { m throws(PlayerError) in try m.jump(to: id) } }
 
+    /// Restores a saved state into an empty player; see `PlayerMachine.restore(_:resume:)`.
+    public func restore(_ saved: SavedState, resume: ResumeMode) { update { $0.restore(saved, resume: resume) } }
+
     // MARK: Transport
 
     public func play() { update { $0.play() } }

@@ -208,6 +208,49 @@ public struct PlayerMachine: Sendable {
         go(to: id)
     }
 
+    /// Restores a saved state into an empty player (at start, before anyone is told anything):
+    /// the queue with its ids and order, the current item, the settings; items whose files are
+    /// gone come back failed with `notFound`. `.pause` loads the current item paused at the saved
+    /// position (a stopped player stays stopped), `.play` plays it from there, `.none` does nothing.
+    public mutating func restore(_ saved: SavedState, resume: ResumeMode) {
+        guard resume != .none, playQueue.isEmpty else { return }
+        playQueue.restore(saved.items.map { ($0.id, $0.uri) }, nextID: saved.nextID)
+        for entry in saved.items where entry.fileIsMissing && playQueue.contains(entry.id) {
+            // the same words as a file that is missing when it is queued (LocalFiles)
+            playQueue.update(entry.id) { $0.status = .failed(ItemError(.notFound, "no such file: \(entry.uri.displayPath)")) }
+            lastFailed = entry.id
+        }
+        let settings = saved.settings
+        if settings.volume.isFinite, settings.volume != volume { setVolume(settings.volume) }
+        if settings.isMuted != muted { setMuted(settings.isMuted) }
+        loopMode = settings.loopMode
+        if settings.rate.isFinite, (configuration.minimumRate...configuration.maximumRate).contains(settings.rate) {
+            rate = settings.rate
+        }
+        if let id = settings.currentID, let item = playQueue.item(id) {
+            playQueue.setCurrent(id)
+            if item.error == nil, let duration = settings.currentDuration, duration > .zero {
+                playQueue.update(id) { $0.duration = duration }
+            }
+        }
+        if settings.isShuffled { playQueue.setShuffled(true) }
+        for event in currentValues { emit(event) }
+        guard let item = playQueue.current else { return }
+        let wanted: TransportIntent = resume == .play ? .playing : settings.intent == .stopped ? .stopped : .paused
+        guard wanted != .stopped else { return }
+        if item.error != nil {
+            // a current item whose file is gone does not load; Play moves on from it
+            setIntent(.paused)
+            if wanted == .playing { play() }
+            return
+        }
+        if settings.position > .zero, wanted != .stopped {
+            pendingSeek = SeekRequest(target: .position(settings.position), mode: .exact)
+        }
+        setIntent(wanted)
+        load(item.id)
+    }
+
     // MARK: Transport
 
     /// Plays the current item. With no item there is nothing to play: no effect (MPRIS Play).
