@@ -22,6 +22,9 @@ let package = Package(
         .systemLibrary(
             name: "CDBus", pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
 
         // Thin Swift wrappers: no policy.
         .target(name: "GStreamer", dependencies: ["CGStreamer"]),
@@ -34,6 +37,12 @@ let package = Package(
         .target(
             name: "PlayerEngine",
             dependencies: ["GStreamer", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
+
+        // The saved state (resume after a restart): SQLite through a thin wrapper, and what the
+        // player's events become in it.
+        .target(
+            name: "Store",
+            dependencies: ["CSQLite", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
 
         // MPRIS adapter: org.mpris.* and io.github.tonearm.Player1 over the model.
         .target(
@@ -65,7 +74,7 @@ let package = Package(
         .executableTarget(
             name: "tonearmd",
             dependencies: [
-                "PlayerEngine", "PlayerModel", "MPRIS", "DBus", "TonearmClient",
+                "PlayerEngine", "PlayerModel", "MPRIS", "DBus", "TonearmClient", "Store",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
@@ -82,6 +91,7 @@ let package = Package(
             name: "ServiceTests",
             dependencies: ["TestSupport", "DBus", .product(name: "Logging", package: "swift-log")]),
         // the built tonearm against a tonearmd on a private bus; TonearmClient for its pure parts
+        .testTarget(name: "StoreTests", dependencies: ["Store", "PlayerModel", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "TonearmClient"]),
         .testTarget(
             name: "MPRISTests",

@@ -18,6 +18,7 @@ PACKAGES=(
     libgstreamer1.0-dev
     libgstreamer-plugins-base1.0-dev
     libdbus-1-dev
+    libsqlite3-dev
     # the Swift 6.3 toolchain does not start without it
     libncurses6
     # run: GStreamer plugins and tools (gst-launch-1.0, gst-inspect-1.0, gst-discoverer-1.0)
@@ -28,6 +29,8 @@ PACKAGES=(
     gstreamer1.0-libav
     gstreamer1.0-tools
     gstreamer1.0-plugins-base-apps
+    # the saved state (resume after a restart): SQLite 3
+    libsqlite3-0
     # real audio sinks: without one, autoaudiosink silently falls back to a fake sink
     gstreamer1.0-pulseaudio
     gstreamer1.0-alsa

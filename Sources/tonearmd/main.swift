@@ -6,6 +6,7 @@ import Logging
 import MPRIS
 import PlayerEngine
 import PlayerModel
+import Store
 import TonearmClient
 
 /// tonearmd: the player service. It wires configuration, engine, player and the MPRIS service
@@ -33,6 +34,10 @@ struct Tonearmd: ParsableCommand {
 
     @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
+
+    @Option(name: .long, help: ArgumentHelp("How to continue the saved queue: play, pause (at the saved position) or none (start empty).",
+                                            valueName: "mode"))
+    var resume: ResumeMode = .pause
 
     @Flag(name: .long, help: "Hand the URIs to a running tonearmd (OpenUri) and exit; start one when none runs.")
     var open = false
@@ -75,8 +80,15 @@ struct Tonearmd: ParsableCommand {
         var engineConfiguration = EngineConfiguration.fromEnvironment()
         if let audioSink { engineConfiguration.audioSink = audioSink }
         if let pipeline { engineConfiguration.pipeline = pipeline }
+        // a file-size limit (ulimit -f) makes a write fail with EFBIG instead of killing the
+        // process with SIGXFSZ (setrlimit(2), RLIMIT_FSIZE): the store says so and goes on
+        signal(SIGXFSZ, SIG_IGN)
+        // read before the service answers anything, on this thread: the restored queue is there
+        // before the name is taken, so the first GetAll shows it
+        let store = StateStore(directory: StateStore.defaultDirectory(), instance: instance, logger: logger)
         let service = try queue.sync {
-            try Service(address: address, engine: engineConfiguration, instance: instance, queue: queue, logger: logger)
+            try Service(address: address, engine: engineConfiguration, instance: instance, store: store, resume: resume,
+                        queue: queue, logger: logger)
         }
         try queue.sync { try service.start(playing: uris) }
         withExtendedLifetime(service) { dispatchMain() }
@@ -112,10 +124,16 @@ final class Service: @unchecked Sendable {
     private var signalSources: [DispatchSourceSignal] = []
     private var log: Subscription?
     private var systemBus: Connection?
+    private let store: StateStore
+    private let recorder: StateRecorder
+    private let resume: ResumeMode
 
-    init(address: String, engine configuration: EngineConfiguration, instance: String?, queue: DispatchQueue, logger: Logger) throws {
+    init(address: String, engine configuration: EngineConfiguration, instance: String?, store: StateStore, resume: ResumeMode,
+         queue: DispatchQueue, logger: Logger) throws {
         self.queue = queue
         self.logger = logger
+        self.store = store
+        self.resume = resume
         connection = try Connection(address: address, queue: queue, logger: logger)
         let covers = CoverCache(directory: CoverCache.defaultDirectory())
         engine = try GStreamerEngine(configuration: configuration, covers: covers, logger: logger)
@@ -128,11 +146,13 @@ final class Service: @unchecked Sendable {
         options.supportedMIMETypes = capabilities.supportedMIMETypes
         options.resolve = { uri throws(ItemError) in try LocalFiles.resolve(uri, capabilities: capabilities) }
         mpris = try MPRISService(player: player, connection: connection, options: options, logger: logger)
+        recorder = StateRecorder(player: player, store: store)
     }
 
     func start(playing uris: [String]) throws {
         connection.onDisconnect = { [weak self] error in
             self?.logger.critical("lost the session bus connection (\(error.message)): tonearmd stops (exit status 69)")
+            self?.recorder.finish()
             // EX_UNAVAILABLE (sysexits.h): not a crash; systemd's Restart=on-failure starts it again
             exit(69)
         }
@@ -144,6 +164,11 @@ final class Service: @unchecked Sendable {
             source.resume()
             signalSources.append(source)
         }
+        if let saved = store.loaded, resume != .none {
+            player.restore(saved, resume: resume)
+            logger.info("restored \(saved.items.count) item(s) from \(store.path)", metadata: ["resume": "\(resume.rawValue)"])
+        }
+        recorder.start(rewrite: store.loaded != nil && resume == .none)
         try mpris.start()
         watchSleep()
         log = player.subscribe { [logger, player] event in
@@ -204,6 +229,9 @@ final class Service: @unchecked Sendable {
     /// Says Stopped, releases the name, closes the connection, exits 0.
     private func quit(reason: String) {
         logger.info("quitting: \(reason)")
+        // what the user left it doing, before the shutdown stops the player
+        recorder.finish()
+        store.close()
         mpris.shutDown()
         connection.close()
         systemBus?.close()
@@ -246,6 +274,7 @@ private let trimQueue = DispatchQueue(label: "tonearm.malloc-trim", qos: .utilit
 }
 
 extension EngineConfiguration.PipelineKind: ExpressibleByArgument {}
+extension ResumeMode: ExpressibleByArgument {}
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 Tonearmd.main()

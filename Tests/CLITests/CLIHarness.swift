@@ -40,6 +40,8 @@ final class CLIHarness: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         environment["XDG_CACHE_HOME"] = directory.appendingPathComponent("cache").path
+        // a state of its own: no test resumes another's queue
+        environment["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
         environment.removeValue(forKey: "TONEARM_AUDIO_SINK")
         return environment
     }

@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from urllib.parse import quote
 
@@ -168,8 +169,10 @@ class Service:
             raise SystemExit(f"{self.tag}: dbus-daemon did not start")
 
     def start_tonearmd(self):
+        # a fresh saved state for every start: a replay never resumes the run before it
         env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=self.address,
-                   XDG_CACHE_HOME=os.path.join(self.workdir, "cache"))
+                   XDG_CACHE_HOME=os.path.join(self.workdir, "cache"),
+                   XDG_STATE_HOME=tempfile.mkdtemp(prefix="state-", dir=self.workdir))
         env.pop("TONEARM_PIPELINE", None)
         if self.pipeline != "default":  # else tonearmd's own choice for this GStreamer
             env["TONEARM_PIPELINE"] = self.pipeline

@@ -137,13 +137,17 @@ final class ServiceHarness: @unchecked Sendable {
     let directory: URL
     /// XDG_CACHE_HOME of the service: cover art goes under `tonearm/` in it.
     let cacheHome: URL
+    /// XDG_STATE_HOME of the service: its saved state goes under `tonearm/` in it. One per
+    /// harness, so that no test resumes another's queue; the daemons of one test share it.
+    let stateHome: URL
     private(set) var daemons: [Daemon] = []
     private var followers: [FollowingProcess] = []
 
-    /// The first tonearmd started.
+    /// The first tonearmd started that still runs (after a restart, the new one); the last one
+    /// started when none runs.
     var daemon: Daemon {
-        guard let first = daemons.first else { fatalError("no tonearmd started") }
-        return first
+        guard let last = daemons.last else { fatalError("no tonearmd started") }
+        return daemons.first { $0.isRunning } ?? last
     }
 
     var busName: String { daemon.busName }
@@ -151,6 +155,7 @@ final class ServiceHarness: @unchecked Sendable {
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-svc-\(UUID().uuidString)")
         cacheHome = directory.appendingPathComponent("cache")
+        stateHome = directory.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: cacheHome, withIntermediateDirectories: true)
         bus = try PrivateBus()
         // everything on the MPRIS object, and the bus's own name changes (names appearing and going)
@@ -194,6 +199,7 @@ final class ServiceHarness: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         environment["XDG_CACHE_HOME"] = cacheHome.path
+        environment["XDG_STATE_HOME"] = stateHome.path
         environment.removeValue(forKey: "TONEARM_AUDIO_SINK")
         // make test-asan checks tonearmd for leaks at its exit, not this test runner (scripts/test.sh)
         if let options = environment["TONEARMD_ASAN_OPTIONS"] { environment["ASAN_OPTIONS"] = options }
