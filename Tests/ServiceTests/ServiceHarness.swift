@@ -193,8 +193,11 @@ final class ServiceHarness: @unchecked Sendable {
 
     /// Starts tonearmd with `arguments` (files or URIs, options) on the private bus with a silent
     /// real-time sink, and waits for it to own its name.
+    /// `launcher`: a command that runs tonearmd in its place (exec, so the pid stays), with its
+    /// arguments: `["/usr/bin/prlimit", "--fsize=65536", "--"]` starts it with a file-size limit.
     @discardableResult
-    func start(_ arguments: [String] = [], sink: String = "fakesink sync=true", timeout: TimeInterval = 20) throws -> Daemon {
+    func start(_ arguments: [String] = [], sink: String = "fakesink sync=true", timeout: TimeInterval = 20,
+               launcher: [String] = []) throws -> Daemon {
         let mark = watcher.count
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
@@ -208,9 +211,14 @@ final class ServiceHarness: @unchecked Sendable {
         if let pipeline = environment["TONEARM_TEST_PIPELINE"], !pipeline.isEmpty { arguments = ["--pipeline", pipeline] + arguments }
         let log = directory.appendingPathComponent("tonearmd-\(daemons.count).log")
         let watcher = self.watcher
-        let daemon = try Daemon(
-            executable: try Self.executable(), arguments: ["--audio-sink", sink, "--log-level", "debug"] + arguments,
-            environment: environment, log: log, onExit: { watcher.poke() })
+        var executable = try Self.executable()
+        var daemonArguments = ["--audio-sink", sink, "--log-level", "debug"] + arguments
+        if let first = launcher.first {
+            daemonArguments = Array(launcher.dropFirst()) + [executable.path] + daemonArguments
+            executable = URL(fileURLWithPath: first)
+        }
+        let daemon = try Daemon(executable: executable, arguments: daemonArguments,
+                                environment: environment, log: log, onExit: { watcher.poke() })
         daemons.append(daemon)
         let pid = daemon.pid
         let acquired = try watcher.wait(for: "tonearmd (pid \(pid)) to own \(Self.baseName) or \(Self.baseName).instance\(pid)",
