@@ -1,4 +1,7 @@
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An error SQLite returned: its primary result code and the connection's message
 /// (`sqlite3_errmsg`). The one place a result code becomes a Swift error is `Database.check`.
@@ -33,6 +36,8 @@ public final class Database {
         public static let readOnly = OpenFlags(rawValue: SQLITE_OPEN_READONLY)
         public static let readWrite = OpenFlags(rawValue: SQLITE_OPEN_READWRITE)
         public static let create = OpenFlags(rawValue: SQLITE_OPEN_CREATE)
+        /// `path` is a `file:` URI with query parameters (sqlite.org/uri.html).
+        public static let uri = OpenFlags(rawValue: SQLITE_OPEN_URI)
     }
 
     /// Opens (`sqlite3_open_v2`) the file at `path`, or a private in-memory database for ":memory:".
@@ -64,7 +69,15 @@ public final class Database {
     @discardableResult
     func check(_ status: Int32, ok: Set<Int32> = [SQLITE_OK]) throws(SQLiteError) -> Int32 {
         guard !ok.contains(status) else { return status }
-        let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "the database is closed"
+        guard let handle else { throw SQLiteError(code: status, message: "the database is closed") }
+        var message = String(cString: sqlite3_errmsg(handle))
+        // "disk I/O error" says little; the system's own error says what to do (a full disk, a
+        // read-only directory): sqlite3_system_errno
+        let systemError = sqlite3_system_errno(handle)
+        if systemError != 0, status & 0xff == SQLITE_IOERR || status & 0xff == SQLITE_CANTOPEN
+            || status & 0xff == SQLITE_FULL || status & 0xff == SQLITE_READONLY {
+            message += ": " + String(cString: strerror(systemError))
+        }
         throw SQLiteError(code: status, message: message)
     }
 

@@ -130,7 +130,7 @@ public final class StateStore: @unchecked Sendable {
             guard case .sqlite(let error) = error else { return nil }
             database.close()
             let saved = readOnly()
-            logger.error("cannot save the player's state: cannot write \(path) (\(error.message))\(saved == nil ? "" : "; restored what it held"); tonearmd goes on without saving it")
+            logger.error("cannot save the player's state: cannot write \(path) (\(diagnosis(error)))\(saved == nil ? "" : "; restored what it held"); tonearmd goes on without saving it")
             return saved
         }
     }
@@ -157,8 +157,16 @@ public final class StateStore: @unchecked Sendable {
     /// Reads the file without writing it (a read-only directory, a full disk): the state is
     /// restored, and nothing is saved.
     private func readOnly() -> SavedState? {
-        guard FileManager.default.fileExists(atPath: path),
-              let database = try? Database(path: path, flags: [.readOnly]) else { return nil }
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        if let saved = read(path, flags: [.readOnly]) { return saved }
+        // a WAL-mode file in a directory where its -wal and -shm files cannot be created opens
+        // only as immutable (sqlite.org/wal.html#readonly, sqlite.org/uri.html#uriimmutable)
+        let escaped = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["?", "#", "%"])) ?? path
+        return read("file:\(escaped)?immutable=1", flags: [.readOnly, .uri])
+    }
+
+    private func read(_ path: String, flags: Database.OpenFlags) -> SavedState? {
+        guard let database = try? Database(path: path, flags: flags) else { return nil }
         defer { database.close() }
         // EXCLUSIVE before the first read: a WAL file is then read without the -shm file that a
         // read-only directory cannot hold (sqlite.org/wal.html#noshm)
@@ -274,6 +282,28 @@ public final class StateStore: @unchecked Sendable {
         return status != 0 && (errno == ENOENT || errno == ENOTDIR)
     }
 
+    /// Why a write failed, in words a person can act on: SQLite says "disk I/O error" for a full
+    /// disk and for a read-only directory alike, so the directory, the file, the free space and
+    /// the file-size limit are looked at.
+    private func diagnosis(_ error: SQLiteError) -> String {
+        let directory = (path as NSString).deletingLastPathComponent
+        if access(directory, W_OK) != 0 {
+            return "\(directory) is not writable: \(String(cString: strerror(errno)))"
+        }
+        if access(path, F_OK) == 0, access(path, W_OK) != 0 {
+            return "\(path) is not writable: \(String(cString: strerror(errno)))"
+        }
+        var disk = statvfs()
+        if statvfs(directory, &disk) == 0, disk.f_bavail == 0 {
+            return "the disk is full"
+        }
+        var limit = rlimit()
+        if getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max {
+            return "the file-size limit (ulimit -f) of \(limit.rlim_cur) bytes was reached, as on a full disk (\(error.message))"
+        }
+        return error.message
+    }
+
     private static func reason(_ error: any Error) -> String {
         let error = error as NSError
         if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
@@ -346,7 +376,7 @@ public final class StateStore: @unchecked Sendable {
         } catch {
             database.close()
             self.database = nil
-            logger.error("cannot save the player's state any more: writing \(path) failed (\(error.message)); tonearmd goes on without saving it, and the state saved before stays in the file")
+            logger.error("cannot save the player's state any more: writing \(path) failed (\(diagnosis(error))); tonearmd goes on without saving it, and the state saved before stays in the file")
         }
     }
 
