@@ -127,6 +127,9 @@ public final class Database {
         }
     }
 
+    /// Rows inserted, updated or deleted since the connection opened (`sqlite3_total_changes64`).
+    public var totalChanges: Int64 { handle.map { sqlite3_total_changes64($0) } ?? 0 }
+
     /// PRAGMA user_version: the schema's version, 0 in a new file (sqlite.org/pragma.html#pragma_user_version).
     public var userVersion: Int64 {
         get throws(SQLiteError) { try integer("PRAGMA user_version") ?? 0 }

@@ -328,6 +328,10 @@ public final class StateStore: @unchecked Sendable {
         if schedule { queue.async { self.drain() } }
     }
 
+    /// How many rows the last write inserted, updated or deleted (after `flush`): what an edit costs.
+    public var rowsWrittenByLastWrite: Int64 { queue.sync { rowsInLastWrite } }
+    private var rowsInLastWrite: Int64 = 0
+
     /// Writes what is queued and waits for it: at quit.
     public func flush() {
         queue.sync { drain() }
@@ -356,10 +360,12 @@ public final class StateStore: @unchecked Sendable {
             awaitingFullState = false
         }
         do {
+            let before = database.totalChanges
             try database.transaction { () throws(SQLiteError) in
                 let writer = Writer(database)
                 for change in changes { try writer.apply(change) }
             }
+            rowsInLastWrite = database.totalChanges - before
         } catch let error where error.isCorrupt {
             database.close()
             self.database = nil

@@ -60,6 +60,37 @@ final class StateStoreTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(reopen().loaded).items.map(\.id.rawValue), [3])
     }
 
+    /// A queue change costs the rows it changes: with 10,000 entries saved, adding, removing
+    /// or moving one writes a handful of rows, not the queue.
+    func testAnEditOfALongQueueWritesOnlyItsRows() throws {
+        let store = reopen()
+        let entries = try (1...10_000).map { try entry(UInt64($0), "track \($0)") }
+        store.record(.inserted(entries, after: nil))
+        store.flush()
+        XCTAssertGreaterThanOrEqual(store.rowsWrittenByLastWrite, 10_000)
+        store.record(.inserted([try entry(10_001, "new")], after: ItemID(5_000)))
+        store.flush()
+        // the new row, its predecessor's link, next_id
+        XCTAssertLessThanOrEqual(store.rowsWrittenByLastWrite, 3)
+        store.record(.removed([ItemID(7_000)]))
+        store.flush()
+        // the predecessor's link, the row (the head is untouched)
+        XCTAssertLessThanOrEqual(store.rowsWrittenByLastWrite, 3)
+        store.record(.moved(ItemID(9_999), after: nil))
+        store.flush()
+        XCTAssertLessThanOrEqual(store.rowsWrittenByLastWrite, 4)
+        store.record(.settings(SavedSettings(currentID: ItemID(3), position: .seconds(4))))
+        store.flush()
+        XCTAssertEqual(store.rowsWrittenByLastWrite, 1)
+        store.close()
+        let loaded = try XCTUnwrap(reopen().loaded)
+        var expected = Array(1...10_000).map(UInt64.init)
+        expected.insert(10_001, at: 5_000)
+        expected.removeAll { $0 == 7_000 || $0 == 9_999 }
+        expected.insert(9_999, at: 0)
+        XCTAssertEqual(loaded.items.map(\.id.rawValue), expected)
+    }
+
     func testACorruptFileIsMovedAsideAndAFreshOneStarted() throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("state.sqlite")
