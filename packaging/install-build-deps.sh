@@ -50,6 +50,9 @@ PACKAGES=(
     python3
     python3-jeepney
     python3-matplotlib
+    # tests of the saved state: sqlite3 writes a file from a newer schema (setpriv and prlimit
+    # come with util-linux, which every Debian has)
+    sqlite3
 )
 
 mode=install
