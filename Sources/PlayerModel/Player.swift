@@ -139,6 +139,11 @@ public final class Player: @unchecked Sendable {
         try update { m throws(PlayerError) in try m.move(id, after: after) }
     }
     public func clear() { update { $0.clear() } }
+    /// Replaces the whole queue with `uris` and plays the first (a playlist activated).
+    @discardableResult
+    public func replace(with uris: [MediaURI]) throws(PlayerError) -> [ItemID] {
+        try update { m throws(PlayerError) in try m.replace(with: uris) }
+    }
     /// Asks for the tags of items that have not played (a client shows them): read in the
     /// background, each once; `metadataChanged` follows for those that have tags.
     public func wantMetadata(_ ids: [ItemID]) { update { $0.wantMetadata(ids) } }

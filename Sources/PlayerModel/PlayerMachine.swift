@@ -202,6 +202,27 @@ public struct PlayerMachine: Sendable {
         emit(.queueChanged(.replaced([])))
     }
 
+    /// Replaces the whole queue with `uris` (a playlist activated) and plays the first: one
+    /// `.replaced` for observers, not an emptied list and then a filled one.
+    public mutating func replace(with uris: [MediaURI]) throws(PlayerError) -> [ItemID] {
+        guard uris.count <= configuration.maximumQueueLength else {
+            throw PlayerError(.queueFull, "the queue holds at most \(configuration.maximumQueueLength) items; \(uris.count) were asked for")
+        }
+        unloadCurrent()
+        playQueue.removeAll()
+        retries.removeAll()
+        wanted.removeAll()
+        wantedStart = 0
+        asked.removeAll()
+        let ids = playQueue.insert(uris, at: .end)
+        emit(.queueChanged(.replaced(ids)))
+        if let first = ids.first {
+            setIntent(.playing)
+            makeCurrent(first, load: true)
+        }
+        return ids
+    }
+
     /// Makes `id` current, keeping the transport's intent (playing plays it, paused loads it paused).
     public mutating func jump(to id: ItemID) throws(PlayerError) {
         guard playQueue.item(id) != nil else { throw PlayerError(.noSuchItem, "no item \(id) in the queue") }
