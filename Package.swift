@@ -44,10 +44,13 @@ let package = Package(
             name: "Store",
             dependencies: ["CSQLite", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
 
+        // Playlist files (M3U, M3U8, PLS, XSPF) and the folders that hold them, watched with inotify.
+        .target(name: "Playlists", dependencies: ["PlayerModel", .product(name: "Logging", package: "swift-log")]),
+
         // MPRIS adapter: org.mpris.* and io.github.tonearm.Player1 over the model.
         .target(
             name: "MPRIS",
-            dependencies: ["DBus", "PlayerModel", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["DBus", "PlayerModel", "Playlists", .product(name: "Logging", package: "swift-log")],
             // the introspection XML of dbus/ is compiled in, so Introspect answers with exactly it
             exclude: ["dbus/org.mpris.MediaPlayer2.tonearm.service"],
             resources: [
@@ -92,6 +95,7 @@ let package = Package(
             dependencies: ["TestSupport", "DBus", .product(name: "Logging", package: "swift-log")]),
         // the built tonearm against a tonearmd on a private bus; TonearmClient for its pure parts
         .testTarget(name: "StoreTests", dependencies: ["Store", "PlayerModel", "TestSupport"]),
+        .testTarget(name: "PlaylistFileTests", dependencies: ["Playlists", "PlayerModel"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "TonearmClient"]),
         .testTarget(
             name: "MPRISTests",
