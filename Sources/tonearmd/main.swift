@@ -6,6 +6,7 @@ import Logging
 import MPRIS
 import PlayerEngine
 import PlayerModel
+import Playlists
 import Store
 import TonearmClient
 
@@ -38,6 +39,9 @@ struct Tonearmd: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("How to continue the saved queue: play, pause (at the saved position) or none (start empty).",
                                             valueName: "mode"))
     var resume: ResumeMode = .pause
+
+    @Option(name: .long, help: ArgumentHelp("A folder of playlist files to offer besides $XDG_MUSIC_DIR/Playlists.", valueName: "directory"))
+    var playlists: String?
 
     @Flag(name: .long, help: "Hand the URIs to a running tonearmd (OpenUri) and exit; start one when none runs.")
     var open = false
@@ -88,7 +92,7 @@ struct Tonearmd: ParsableCommand {
         let store = StateStore(directory: StateStore.defaultDirectory(), instance: instance, logger: logger)
         let service = try queue.sync {
             try Service(address: address, engine: engineConfiguration, instance: instance, store: store, resume: resume,
-                        queue: queue, logger: logger)
+                        playlists: playlists.map { URL(fileURLWithPath: $0) }, queue: queue, logger: logger)
         }
         try queue.sync { try service.start(playing: uris) }
         withExtendedLifetime(service) { dispatchMain() }
@@ -129,7 +133,7 @@ final class Service: @unchecked Sendable {
     private let resume: ResumeMode
 
     init(address: String, engine configuration: EngineConfiguration, instance: String?, store: StateStore, resume: ResumeMode,
-         queue: DispatchQueue, logger: Logger) throws {
+         playlists: URL?, queue: DispatchQueue, logger: Logger) throws {
         self.queue = queue
         self.logger = logger
         self.store = store
@@ -145,6 +149,10 @@ final class Service: @unchecked Sendable {
         options.supportedURISchemes = capabilities.supportedURISchemes
         options.supportedMIMETypes = capabilities.supportedMIMETypes
         options.resolve = { uri throws(ItemError) in try LocalFiles.resolve(uri, capabilities: capabilities) }
+        // saved queues live beside the saved state
+        options.playlists = PlaylistCatalog(directories: [PlaylistCatalog.musicPlaylists()] + (playlists.map { [$0] } ?? []),
+                                            savedQueues: StateStore.defaultDirectory().appendingPathComponent("queues"),
+                                            logger: logger)
         mpris = try MPRISService(player: player, connection: connection, options: options, logger: logger)
         recorder = StateRecorder(player: player, store: store)
     }

@@ -42,6 +42,7 @@ final class CLIHarness: @unchecked Sendable {
         environment["XDG_CACHE_HOME"] = directory.appendingPathComponent("cache").path
         // a state of its own: no test resumes another's queue
         environment["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
+        environment["XDG_MUSIC_DIR"] = directory.appendingPathComponent("music").path
         environment.removeValue(forKey: "TONEARM_AUDIO_SINK")
         return environment
     }

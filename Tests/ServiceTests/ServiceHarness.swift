@@ -140,6 +140,8 @@ final class ServiceHarness: @unchecked Sendable {
     /// XDG_STATE_HOME of the service: its saved state goes under `tonearm/` in it. One per
     /// harness, so that no test resumes another's queue; the daemons of one test share it.
     let stateHome: URL
+    /// XDG_MUSIC_DIR of the service: playlist files go in its `Playlists/`.
+    var musicDirectory: URL { directory.appendingPathComponent("music") }
     private(set) var daemons: [Daemon] = []
     private var followers: [FollowingProcess] = []
 
@@ -203,6 +205,8 @@ final class ServiceHarness: @unchecked Sendable {
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         environment["XDG_CACHE_HOME"] = cacheHome.path
         environment["XDG_STATE_HOME"] = stateHome.path
+        // playlists of this test only, in $XDG_MUSIC_DIR/Playlists
+        environment["XDG_MUSIC_DIR"] = musicDirectory.path
         environment.removeValue(forKey: "TONEARM_AUDIO_SINK")
         // make test-asan checks tonearmd for leaks at its exit, not this test runner (scripts/test.sh)
         if let options = environment["TONEARMD_ASAN_OPTIONS"] { environment["ASAN_OPTIONS"] = options }
