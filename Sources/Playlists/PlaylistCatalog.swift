@@ -31,6 +31,8 @@ public final class PlaylistCatalog: @unchecked Sendable {
     private var watches: [Int32: String] = [:]
     private var source: DispatchSourceRead?
     private var onChange: (@Sendable ([PlaylistEntry], [PlaylistEntry]) -> Void)?
+    /// Saved queues written here whose inotify event has not come yet.
+    private var savedHere: Set<String> = []
 
     public init(directories: [URL], savedQueues: URL, logger: Logger) {
         var unique: [URL] = []
@@ -98,8 +100,14 @@ public final class PlaylistCatalog: @unchecked Sendable {
             unlink(temporary)
             throw PlaylistError("cannot save the queue as \(path): \(error)")
         }
+        let existed = entries[path] != nil
         update(path)
-        return entries[path]!
+        savedHere.insert(path)
+        // announced now, ahead of the reply that the caller queues after this returns (its
+        // inotify event comes later and finds the file known and unchanged)
+        let entry = entries[path]!
+        onChange?(list, existed ? [entry] : [])
+        return entry
     }
 
     // MARK: Watching
@@ -152,7 +160,10 @@ public final class PlaylistCatalog: @unchecked Sendable {
                 guard let directory = watches[watch], !nameBytes.isEmpty else { continue }
                 let path = directory + "/" + String(decoding: nameBytes, as: UTF8.self)
                 changed.append(path)
-                if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO) != 0, entries[path] != nil { rewritten.insert(path) }
+                if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO) != 0, entries[path] != nil {
+                    // a saved queue was announced when it was written
+                    if savedHere.remove(path) == nil { rewritten.insert(path) }
+                }
             }
         }
         guard !changed.isEmpty else { return }
