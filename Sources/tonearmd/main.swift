@@ -18,7 +18,7 @@ struct Tonearmd: ParsableCommand {
         abstract: "The Tonearm player service: plays media and publishes itself on the D-Bus session bus as an MPRIS 2.2 player.",
         discussion: """
             Drive it with any MPRIS client, for example `playerctl -p tonearm play`.
-            Environment: DBUS_SESSION_BUS_ADDRESS (the bus), TONEARM_AUDIO_SINK, TONEARM_PIPELINE.
+            Environment: DBUS_SESSION_BUS_ADDRESS (the bus), TONEARM_AUDIO_SINK, TONEARM_PIPELINE, XDG_STATE_HOME (the saved state, in tonearm/), XDG_MUSIC_DIR (playlists in Playlists/).
             """,
         version: "0.1.0")
 
