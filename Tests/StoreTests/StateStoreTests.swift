@@ -91,6 +91,27 @@ final class StateStoreTests: XCTestCase {
         XCTAssertEqual(loaded.items.map(\.id.rawValue), expected)
     }
 
+    /// A change the file cannot apply (an edit of an entry it lacks) rolls its batch back and
+    /// asks for the whole state, which then replaces what the file held.
+    func testAChangeTheFileCannotApplyAsksForTheWholeState() throws {
+        let store = reopen()
+        let asked = expectation(description: "the whole state asked for")
+        store.onNeedsFullState = { asked.fulfill() }
+        store.record(.inserted([try entry(1, "a"), try entry(2, "b")], after: nil))
+        store.flush()
+        store.record(.moved(ItemID(99), after: nil))
+        store.record(.removed([ItemID(1)]))  // in the same batch: rolled back with it
+        store.flush()
+        wait(for: [asked], timeout: 5)
+        store.record(.removed([ItemID(2)]))  // before the whole state: dropped
+        store.record(.replaced([try entry(2, "b"), try entry(3, "c")], SavedSettings(currentID: ItemID(3))))
+        store.flush()
+        store.close()
+        let loaded = try XCTUnwrap(reopen().loaded)
+        XCTAssertEqual(loaded.items.map(\.id.rawValue), [2, 3])
+        XCTAssertEqual(loaded.settings.currentID, ItemID(3))
+    }
+
     func testACorruptFileIsMovedAsideAndAFreshOneStarted() throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("state.sqlite")
