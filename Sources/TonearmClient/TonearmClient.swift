@@ -33,9 +33,9 @@ public final class TonearmClient: @unchecked Sendable {
 
     /// The bus name of the service this client talks to.
     public let busName: String
-    private let callQueue: DispatchQueue
-    private let connection: Connection
-    private let timeout: Duration?
+    let callQueue: DispatchQueue
+    let connection: Connection
+    let timeout: Duration?
 
     /// Connects to the bus at `address` (nil: the session bus) and finds the service.
     ///
@@ -110,7 +110,7 @@ public final class TonearmClient: @unchecked Sendable {
 
     // MARK: - Calls
 
-    private func onQueue<T>(_ body: () throws -> T) rethrows -> T {
+    func onQueue<T>(_ body: () throws -> T) rethrows -> T {
         dispatchPrecondition(condition: .notOnQueue(callQueue))
         return try callQueue.sync(execute: body)
     }
@@ -289,8 +289,14 @@ public final class TonearmClient: @unchecked Sendable {
 
     /// A snapshot of the player: `GetAll` of the MPRIS player and of the extension.
     public func status() throws -> PlayerStatus {
-        let player = try properties(Self.playerInterface)
-        let extensionProperties = try properties(Self.extensionInterface)
+        try PlayerStatus(player: try properties(Self.playerInterface), extension: try properties(Self.extensionInterface))
+    }
+}
+
+extension PlayerStatus {
+    /// From the values of `GetAll` (or of `PropertiesChanged`, merged) of the MPRIS player and of the
+    /// extension. Throws `.unexpectedReply` when a property every service has is missing or mistyped.
+    public init(player: [String: DBusValue], extension extensionProperties: [String: DBusValue]) throws {
         func required<T>(_ value: T?, _ name: String) throws -> T {
             guard let value else { throw ClientError(.unexpectedReply, "\(name) is missing or of the wrong type") }
             return value
@@ -302,7 +308,7 @@ public final class TonearmClient: @unchecked Sendable {
             }
             : nil
         let waiting = extensionProperties["WaitingReason"]?.stringValue ?? ""
-        return PlayerStatus(
+        self.init(
             playbackStatus: try required(player["PlaybackStatus"]?.stringValue.flatMap(PlaybackStatus.init(rawValue:)), "PlaybackStatus"),
             metadata: TrackMetadata(player["Metadata"]?.stringKeyedDictionary?.mapValues(\.unwrappingVariant) ?? [:]),
             position: .microseconds(try required(player["Position"]?.int64Value, "Position")),

@@ -263,3 +263,136 @@ class CLITestCase: XCTestCase {
         return url
     }
 }
+
+/// A long-running command (`tonearm watch`) whose output is read a line at a time, as it comes.
+final class Spawned: @unchecked Sendable {
+    // @unchecked: `buffer`, `lines` and `ended` are guarded by `lock`
+    let process = Process()
+    private let output = Pipe(), errors = Pipe(), input = Pipe()
+    private var buffer = Data()
+    private var lines: [String] = []
+    private var ended = false
+    private let lock = NSLock()
+    private let arrived = DispatchSemaphore(value: 0)
+    private let errorText = ErrorText()
+    let description: String
+
+    private final class ErrorText: @unchecked Sendable {
+        // written once by the reader thread before `done` is signalled
+        var data = Data()
+        let done = DispatchSemaphore(value: 0)
+    }
+
+    init(_ executable: URL, _ arguments: [String], environment: [String: String]) throws {
+        description = ([executable.lastPathComponent] + arguments).joined(separator: " ")
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = environment
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = input
+        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let chunk = handle.availableData
+            guard let self else { return }
+            self.lock.withLock {
+                if chunk.isEmpty {
+                    self.ended = true
+                    handle.readabilityHandler = nil
+                }
+                self.buffer.append(chunk)
+                while let newline = self.buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    self.lines.append(String(decoding: self.buffer[self.buffer.startIndex..<newline], as: UTF8.self))
+                    self.buffer.removeSubrange(self.buffer.startIndex...newline)
+                }
+            }
+            self.arrived.signal()
+        }
+        let errorText = self.errorText, errors = self.errors
+        try process.run()
+        DispatchQueue.global().async {
+            errorText.data = errors.fileHandleForReading.readDataToEndOfFile()
+            errorText.done.signal()
+        }
+    }
+
+    /// The next line of stdout; nil when the output ended. Throws after `timeout` seconds.
+    func nextLine(timeout: TimeInterval = 15, waitingFor what: String) throws -> String? {
+        let deadline = Date() + timeout
+        while true {
+            let (line, ended): (String?, Bool) = lock.withLock {
+                lines.isEmpty ? (nil, self.ended) : (lines.removeFirst(), false)
+            }
+            if let line { return line }
+            if ended { return nil }
+            guard arrived.wait(timeout: .now() + max(0, deadline.timeIntervalSinceNow)) == .success else {
+                throw TestError("\(description): timed out waiting for \(what)")
+            }
+        }
+    }
+
+    /// Closes stdin (the pty helper's cue to send Ctrl-C).
+    func closeInput() { try? input.fileHandleForWriting.close() }
+
+    /// Waits for the exit (killing it after `timeout` seconds): its status and stderr.
+    func finish(timeout: TimeInterval = 15) -> (status: Int32, stderr: String) {
+        let pid = process.processIdentifier
+        let watchdog = DispatchWorkItem { Glibc.kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+        process.waitUntilExit()
+        watchdog.cancel()
+        errorText.done.wait()
+        let status = process.terminationReason == .uncaughtSignal ? -process.terminationStatus : process.terminationStatus
+        return (status, String(decoding: errorText.data, as: UTF8.self))
+    }
+
+    func kill() {
+        if process.isRunning { process.terminate() }
+    }
+}
+
+extension CLIHarness {
+    /// Starts the built `tonearm` with `arguments`, its stdout a pipe.
+    func spawn(_ arguments: [String]) throws -> Spawned {
+        try Spawned(try Self.executable("tonearm"), arguments, environment: environment)
+    }
+
+    /// Starts the built `tonearm` with `arguments` on a pseudo-terminal `columns` wide, through
+    /// python3's `pty`. Each line of the result is one thing the terminal was sent: `pid N` first
+    /// (tonearm's), then every frame the program drew (a JSON string, from its carriage return to
+    /// its erase-to-end-of-line), a `rest` JSON string with whatever followed the last frame, and
+    /// `exit N` (N negative for a signal). Closing the input sends tonearm SIGINT, as Ctrl-C would.
+    func spawnOnTerminal(_ arguments: [String], columns: Int) throws -> Spawned {
+        let script = #"""
+            import json, os, pty, select, signal, struct, sys, fcntl, termios
+            columns, argv = int(sys.argv[1]), sys.argv[2:]
+            pid, fd = pty.fork()
+            if pid == 0:
+                fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+                os.execv(argv[0], argv)
+            print("pid %d" % pid, flush=True)
+            pending, stdin_open = "", True
+            while True:
+                ready, _, _ = select.select([fd] + ([0] if stdin_open else []), [], [])
+                if 0 in ready and not os.read(0, 1024):
+                    stdin_open = False
+                    os.kill(pid, signal.SIGINT)
+                if fd in ready:
+                    try:
+                        data = os.read(fd, 4096)
+                    except OSError:
+                        data = b""
+                    if not data:
+                        break
+                    pending += data.decode("utf-8", "replace")
+                    while "\x1b[K" in pending:
+                        frame, pending = pending.split("\x1b[K", 1)
+                        print(json.dumps(frame), flush=True)
+            print("rest " + json.dumps(pending), flush=True)
+            _, status = os.waitpid(pid, 0)
+            print("exit %d" % (os.WEXITSTATUS(status) if os.WIFEXITED(status) else -os.WTERMSIG(status)), flush=True)
+            """#
+        return try Spawned(URL(fileURLWithPath: try Tool.path("python3")),
+                           ["-c", script, String(columns), try Self.executable("tonearm").path] + arguments,
+                           environment: environment)
+    }
+}
