@@ -1,5 +1,5 @@
 # Tonearm: two commands on a fresh Debian 12 with a Swift 6 toolchain on PATH.
-#   make run    installs what is missing, builds, and plays a generated demo track
+#   make run    installs what is missing, builds, plays a generated demo track and follows it (tonearm watch)
 #   make test   installs what is missing, builds, and runs every test
 #   make test-tsan, make test-asan   the same tests built with the thread / address sanitizer
 #   make fuzz   builds tonearmd (release) and runs the hostile-client fuzzer (Tests/Fuzz/fuzz.py)
