@@ -132,7 +132,9 @@ final class CLIHarness: @unchecked Sendable {
 
     /// Waits until `isTrue()` holds, re-checking it at every signal from the service's object
     /// (`gdbus monitor`, subscribed before the first check).
-    func wait(for what: String, timeout: TimeInterval = 15, until isTrue: () throws -> Bool) throws {
+    /// `signals`: parts of gdbus monitor's line of a signal that may make it true.
+    func wait(for what: String, timeout: TimeInterval = 15, signals: [String] = ["PropertiesChanged", ".Seeked"],
+              until isTrue: () throws -> Bool) throws {
         let monitor = try LineReader("gdbus", ["monitor", "--address", bus.address, "--dest", Self.name,
                                                "--object-path", Self.path])
         defer { monitor.stop() }
@@ -140,7 +142,7 @@ final class CLIHarness: @unchecked Sendable {
         try monitor.read(until: { $0.contains("is owned by") }, deadline: Date() + timeout, what: "gdbus monitor to start")
         let deadline = Date() + timeout
         while try !isTrue() {
-            try monitor.read(until: { $0.contains("PropertiesChanged") || $0.contains(".Seeked") }, deadline: deadline,
+            try monitor.read(until: { line in signals.contains { line.contains($0) } }, deadline: deadline,
                              what: "\(what)\n\(logs)")
         }
     }
