@@ -12,7 +12,7 @@ final class CLIHarness: @unchecked Sendable {
 
     let bus: PrivateBus
     let directory: URL
-    private(set) var daemon: Process?
+    private(set) var daemon: Daemon?
     private var daemonLog: URL { directory.appendingPathComponent("tonearmd.log") }
 
     init() throws {
@@ -22,19 +22,7 @@ final class CLIHarness: @unchecked Sendable {
     }
 
     /// A product built next to the test bundle (`tonearm`, `tonearmd`).
-    static func executable(_ name: String) throws -> URL {
-        var candidates: [URL] = []
-        let binDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        candidates.append(binDirectory.appendingPathComponent(name))
-        candidates.append(binDirectory.deletingLastPathComponent().appendingPathComponent(name))
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            candidates.append(bundle.bundleURL.deletingLastPathComponent().appendingPathComponent(name))
-        }
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw TestError("\(name) is not built next to the tests (looked at \(candidates.map(\.path))); build with --build-tests")
-        }
-        return found
-    }
+    static func executable(_ name: String) throws -> URL { try BuiltProduct.executable(name) }
 
     var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
@@ -46,20 +34,8 @@ final class CLIHarness: @unchecked Sendable {
 
     /// Starts tonearmd on `files` and waits for it to own its name (`gdbus wait`: the bus says so).
     func startService(_ files: [URL] = []) throws {
-        var arguments = ["--audio-sink", "fakesink sync=true", "--log-level", "debug"]
-        var environment = self.environment
-        if let options = environment["TONEARMD_ASAN_OPTIONS"] { environment["ASAN_OPTIONS"] = options }
-        if let pipeline = environment["TONEARM_TEST_PIPELINE"], !pipeline.isEmpty { arguments += ["--pipeline", pipeline] }
-        _ = FileManager.default.createFile(atPath: daemonLog.path, contents: nil)
-        let log = try FileHandle(forWritingTo: daemonLog)
-        let process = Process()
-        process.executableURL = try Self.executable("tonearmd")
-        process.arguments = arguments + files.map(\.path)
-        process.environment = environment
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
-        daemon = process
+        daemon = try Daemon.launch(on: bus, arguments: files.map(\.path), cacheHome: directory.appendingPathComponent("cache"),
+                                   log: daemonLog)
         let wait = try Tool.run("gdbus", ["wait", "--address", bus.address, "--timeout", "20", Self.name], timeout: 30)
         guard wait.status == 0 else { throw TestError("tonearmd did not take \(Self.name): \(wait.stderr)\n\(logs)") }
     }
@@ -135,15 +111,16 @@ final class CLIHarness: @unchecked Sendable {
     /// `signals`: parts of gdbus monitor's line of a signal that may make it true.
     func wait(for what: String, timeout: TimeInterval = 15, signals: [String] = ["PropertiesChanged", ".Seeked"],
               until isTrue: () throws -> Bool) throws {
-        let monitor = try LineReader("gdbus", ["monitor", "--address", bus.address, "--dest", Self.name,
-                                               "--object-path", Self.path])
+        let monitor = try FollowingProcess("gdbus", ["monitor", "--address", bus.address, "--dest", Self.name,
+                                                     "--object-path", Self.path], environment: [:])
         defer { monitor.stop() }
         // subscribed once gdbus has looked up the owner, after its AddMatch
-        try monitor.read(until: { $0.contains("is owned by") }, deadline: Date() + timeout, what: "gdbus monitor to start")
+        var seen = try monitor.wait(for: "gdbus monitor to start", timeout: timeout) { $0.contains("is owned by") }
         let deadline = Date() + timeout
         while try !isTrue() {
-            try monitor.read(until: { line in signals.contains { line.contains($0) } }, deadline: deadline,
-                             what: "\(what)\n\(logs)")
+            seen = try monitor.wait(for: "\(what)\n\(logs)", from: seen + 1, timeout: max(0, deadline.timeIntervalSinceNow)) { line in
+                signals.contains { line.contains($0) }
+            }
         }
     }
 
@@ -161,72 +138,9 @@ final class CLIHarness: @unchecked Sendable {
     var logs: String { "--- tonearmd:\n" + ((try? String(contentsOf: daemonLog, encoding: .utf8)) ?? "(no log)") }
 
     func tearDown() {
-        if let daemon, daemon.isRunning {
-            daemon.terminate()
-            daemon.waitUntilExit()
-        }
+        daemon?.stop()
         bus.stop()
         try? FileManager.default.removeItem(at: directory)
-    }
-}
-
-/// A process whose stdout is read line by line; killed by `stop()`.
-final class LineReader: @unchecked Sendable {
-    private let process = Process()
-    private let pipe = Pipe()
-    private var buffer = Data()
-    private var lines: [String] = []
-    private let lock = NSLock()
-    private let arrived = DispatchSemaphore(value: 0)
-    private var ended = false
-
-    init(_ tool: String, _ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: try Tool.path(tool))
-        process.arguments = arguments
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let chunk = handle.availableData
-            guard let self else { return }
-            self.lock.lock()
-            if chunk.isEmpty {
-                self.ended = true
-                handle.readabilityHandler = nil
-            }
-            self.buffer.append(chunk)
-            while let newline = self.buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                self.lines.append(String(decoding: self.buffer[self.buffer.startIndex..<newline], as: UTF8.self))
-                self.buffer.removeSubrange(self.buffer.startIndex...newline)
-            }
-            self.lock.unlock()
-            self.arrived.signal()
-        }
-        try process.run()
-    }
-
-    /// Consumes lines until one satisfies `predicate`; throws at `deadline` or when the tool ends.
-    func read(until predicate: (String) -> Bool, deadline: Date, what: String) throws {
-        while true {
-            lock.lock()
-            while !lines.isEmpty {
-                let line = lines.removeFirst()
-                if predicate(line) { lock.unlock(); return }
-            }
-            let ended = self.ended
-            lock.unlock()
-            if ended { throw TestError("\(process.executableURL?.lastPathComponent ?? "tool") ended while waiting for \(what)") }
-            guard arrived.wait(timeout: .now() + max(0, deadline.timeIntervalSinceNow)) == .success else {
-                throw TestError("timed out waiting for \(what)")
-            }
-        }
-    }
-
-    func stop() {
-        pipe.fileHandleForReading.readabilityHandler = nil
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
     }
 }
 

@@ -100,7 +100,7 @@ final class WatchTests: CLITestCase {
         XCTAssertTrue((failed.last?["url"] as? String ?? "").hasSuffix("broken.ogg"))
 
         // the service leaves: the watch ends, status 3, and says why
-        harness.daemon?.terminate()
+        harness.daemon?.process.terminate()
         while let text = try watch.nextLine(waitingFor: "the end of the output after tonearmd left") { _ = text }
         let end = watch.finish()
         XCTAssertEqual(end.status, 3, end.stderr)
