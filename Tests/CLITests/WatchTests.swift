@@ -107,6 +107,24 @@ final class WatchTests: CLITestCase {
         XCTAssertTrue(end.stderr.contains("left the bus"), end.stderr)
     }
 
+    func testAStreamOverHTTPShowsItsBuffering() throws {
+        let a = try a()
+        let server = try HTTPServer(directory: a.deletingLastPathComponent())
+        try harness.startService()
+        let watch = try harness.spawn(["watch"])
+        defer { watch.kill() }
+        _ = try lines(watch, until: "initial")
+        try harness.ok("play", server.url(a.lastPathComponent))
+        // the stream's buffer fills from empty: buffering below 100% is an event, and so is its end
+        let filling = try lines(watch, until: "buffering", where: { ($0["buffering"] as? Int ?? 100) < 100 })
+        XCTAssertEqual(filling.last?["url"] as? String, server.url(a.lastPathComponent), "\(filling)")
+        let full = try lines(watch, until: "buffering", where: { $0["buffering"] as? Int == 100 })
+        // MPRIS says Playing from the call on, also while waiting for the buffer
+        XCTAssertEqual(full.last?["status"] as? String, "playing", "\(full)")
+        XCTAssertEqual((filling + full).filter { $0["event"] as? String == "state" }.count, 1, "one state change, to playing")
+        withExtendedLifetime(server) {}
+    }
+
     func testOnATerminalOneLineIsRedrawnInPlace() throws {
         try startPlayingAB()
         let columns = 72
