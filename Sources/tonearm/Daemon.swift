@@ -13,7 +13,9 @@ struct Daemon: ParsableCommand {
                                             valueName: "description"))
     var audioSink: String?
     @Option(name: .long, help: "playbin or playbin3 (tonearmd --pipeline).") var pipeline: PipelineName?
-    @OptionGroup var service: ServiceOptions
+    @Option(name: .long, help: ArgumentHelp("Own org.mpris.MediaPlayer2.tonearm.<name> (tonearmd --instance); `tonearm --instance <name>` talks to it.",
+                                            valueName: "name"))
+    var instance: String?
     @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (tonearmd --log-level).")
     var logLevel: LogLevel?
     @Argument(help: ArgumentHelp("Files, directories or URIs to play.", valueName: "uri-or-path")) var items: [String] = []
@@ -26,11 +28,13 @@ struct Daemon: ParsableCommand {
         var arguments: [String] = []
         if let audioSink { arguments += ["--audio-sink", audioSink] }
         if let pipeline { arguments += ["--pipeline", pipeline.rawValue] }
-        if let instance = service.instance { arguments += ["--instance", instance] }
+        if let instance { arguments += ["--instance", instance] }
         if let logLevel { arguments += ["--log-level", logLevel.rawValue] }
         // after --, an item that starts with a dash stays an item
         return arguments + (items.isEmpty ? [] : ["--"] + items)
     }
+
+    func validate() throws { try ServiceOptions.validate(instance: instance) }
 
     func run() throws {
         _ = try locations(items)  // a missing file is named here, before the service starts

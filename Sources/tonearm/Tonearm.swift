@@ -35,7 +35,10 @@ struct ServiceOptions: ParsableArguments {
                                             valueName: "name"))
     var instance: String?
 
-    func validate() throws {
+    func validate() throws { try Self.validate(instance: instance) }
+
+    /// An instance name is the last element of a bus name.
+    static func validate(instance: String?) throws {
         if let instance, instance.isEmpty || instance.first!.isNumber
             || !instance.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) {
             throw ValidationError("--instance takes letters, digits and '_', not starting with a digit: \(instance)")
