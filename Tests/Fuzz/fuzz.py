@@ -537,6 +537,7 @@ class Run:
         self.tracks = TrackModel()
         self.state = {}        # (iface, prop) -> (index, value) of the last accepted Set
         self.rss_warm = self.rss_end = None
+        self.anon_warm = self.anon_end = None
         self.ping_ms = None
         self.t0 = None
         self.last_reply = time.monotonic()
@@ -703,6 +704,7 @@ class Run:
                 await self.quiesce(sem)
                 await self.settle()
                 self.rss_warm = self.svc.rss_anon_kib()
+                self.anon_warm = self.svc.anon_breakdown_kib()
             if time.monotonic() - last_report > 10:
                 last_report = time.monotonic()
                 rate = n / (last_report - self.t0)
@@ -769,6 +771,7 @@ class Run:
             except Exception as e:
                 self.check(False, "Stop and Clear answer before the memory is measured", repr(e))
         self.rss_end = self.svc.rss_anon_kib() if alive else None
+        self.anon_end = self.svc.anon_breakdown_kib() if alive else None
         if self.rss_warm is not None and self.rss_end is not None:
             grew = (self.rss_end - self.rss_warm) / 1024
             self.check(grew <= 5, "private memory within 5 MiB of warm-up",
@@ -847,6 +850,9 @@ class Run:
             cls[c.cls] = cls.get(c.cls, 0) + 1
         print("calls by class: " + ", ".join(f"{k} {v}" for k, v in sorted(cls.items())))
         print(f"memory (RssAnon): {self.rss_warm} KiB after warm-up, {self.rss_end} KiB at the end")
+        if self.anon_warm and self.anon_end:
+            print("  by place (KiB, warm-up -> end): " + ", ".join(
+                f"{k} {self.anon_warm[k]} -> {self.anon_end[k]}" for k in self.anon_warm))
         if self.ping_ms is not None:
             print(f"Ping latency at the end: median {self.ping_ms:.2f} ms")
         print(f"TrackList signals: {self.tracks.signals}")

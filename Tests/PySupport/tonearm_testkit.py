@@ -14,6 +14,7 @@ import asyncio
 import concurrent.futures
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -211,6 +212,45 @@ class Service:
     def rss_anon_kib(self):
         st = self.proc_status()
         return st.get("RssAnon") if st else None
+
+    def anon_breakdown_kib(self):
+        """Where tonearmd's private memory lives, from /proc/PID/smaps: resident anonymous KiB of
+        the main heap, of thread stacks (glibc keeps a dead thread's stack, touched pages and all,
+        for the next thread: nptl's stack cache), of the malloc arena other threads use, of the
+        pages written in mapped libraries (relocations, .data), and of the rest; a dict by those
+        names, or None when tonearmd is gone."""
+        out = {"heap": 0, "stacks": 0, "arenas": 0, "libraries": 0, "other": 0}
+        try:
+            with open(f"/proc/{self.proc.pid}/smaps") as f:
+                text = f.read()
+        except OSError:
+            return None
+        # each mapping: a header line, then "Key: value kB" lines
+        for block in re.split(r"\n(?=[0-9a-f]+-[0-9a-f]+ )", text):
+            head, _, body = block.partition("\n")
+            fields = head.split()
+            if len(fields) < 5:
+                continue
+            name = fields[5] if len(fields) > 5 else ""
+            m = re.search(r"^Anonymous:\s+(\d+) kB", body, re.M)
+            anon = int(m.group(1)) if m else 0
+            if name.startswith("/"):
+                out["libraries"] += anon  # written pages of a file mapping: relocations, .data, .bss
+                continue
+            if name and name not in ("[heap]", "[stack]"):
+                out["other"] += anon
+                continue
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            size_kib = (end - start) // 1024
+            if name == "[heap]":
+                out["heap"] += anon
+            elif name == "[stack]" or 8000 <= size_kib <= 8200:
+                out["stacks"] += anon     # 8 MiB: the default thread stack size (ulimit -s)
+            elif start % (64 << 20) == 0:
+                out["arenas"] += anon     # a non-main arena's heap: aligned to glibc's HEAP_MAX_SIZE
+            else:
+                out["other"] += anon
+        return out
 
     def stop_tonearmd(self):
         if self.proc and self.proc.poll() is None:
