@@ -47,6 +47,10 @@ PACKAGES=(
     python3
     python3-jeepney
     python3-matplotlib
+    # man pages and the Debian package: man renders the generated pages in the tests;
+    # dpkg-shlibdeps finds the package's library dependencies (make deb)
+    man-db
+    dpkg-dev
 )
 
 mode=install
