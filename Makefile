@@ -1,9 +1,11 @@
 # Tonearm: two commands on a fresh Debian 12 with a Swift 6 toolchain on PATH.
-#   make run    installs what is missing, builds, and plays a generated demo track
+#   make run    installs what is missing, builds, plays a generated demo track and follows it (tonearm watch)
 #   make test   installs what is missing, builds, and runs every test
 #   make test-tsan, make test-asan   the same tests built with the thread / address sanitizer
 #   make fuzz   builds tonearmd (release) and runs the hostile-client fuzzer (Tests/Fuzz/fuzz.py)
 #   make soak   builds tonearmd (release) and runs DURATION of ordinary use against it (Tests/Soak/soak.py)
+#   make install PREFIX=/usr/local DESTDIR=   both programs, units, completions, man pages (README, "Installing")
+#   make deb    the Debian package, in .build/deb/;  make deb-test  checks it (installs it when run as root)
 # swift from PATH; failing that, where toolchains are usually unpacked
 SWIFT ?= $(or $(shell command -v swift 2>/dev/null),$(firstword $(wildcard /opt/swift/usr/bin/swift \
 	/usr/share/swift/usr/bin/swift /usr/local/swift/usr/bin/swift $(HOME)/.local/share/swiftly/bin/swift)),swift)
@@ -11,7 +13,7 @@ export SWIFT
 DEMO_DIR := .build/demo
 DEMO := $(DEMO_DIR)/tonearm-demo.ogg
 
-.PHONY: all deps build run test test-tsan test-asan demo fuzz soak clean
+.PHONY: all deps build run test test-tsan test-asan demo fuzz soak clean release generated install uninstall deb deb-test
 
 all: build
 
@@ -72,6 +74,76 @@ soak: deps
 	$(SWIFT) build -c release --product tonearmd
 	$(FUZZ_PYTHON) Tests/Soak/soak.py --duration $(DURATION) $(if $(SEED),--seed $(SEED)) \
 	  $(if $(PIPELINE),--pipeline $(PIPELINE)) --tonearmd $(TONEARMD)
+
+# Installing. The programs are built in release mode with the Swift runtime linked in
+# (--static-swift-stdlib), in a build directory of their own, so that they run without a toolchain;
+# completions and man pages are made from the built programs' own parsers.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR := $(PREFIX)/bin
+DATADIR := $(PREFIX)/share
+INSTALL_BUILD := .build/install
+INSTALL_BIN := $(INSTALL_BUILD)/release
+GENERATED := $(INSTALL_BUILD)/generated
+# man pages carry the date of the last commit, so that a rebuild makes the same files
+MAN_DATE := $(or $(shell git log -1 --format=%cs 2>/dev/null),$(shell date +%F))
+ZSH_COMPLETIONS := $(if $(filter /usr,$(PREFIX)),$(DATADIR)/zsh/vendor-completions,$(DATADIR)/zsh/site-functions)
+
+release: deps
+	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(INSTALL_BUILD)
+
+# Completions (bash, zsh, fish) and man pages of both programs; the unit, activation and desktop
+# files with the install's own path of tonearmd.
+generated: release
+	rm -rf $(GENERATED)
+	mkdir -p $(GENERATED)
+	for program in tonearm tonearmd; do \
+	  $(INSTALL_BIN)/$$program --generate-completion-script bash >$(GENERATED)/$$program.bash && \
+	  $(INSTALL_BIN)/$$program --generate-completion-script zsh >$(GENERATED)/_$$program && \
+	  $(INSTALL_BIN)/$$program --generate-completion-script fish >$(GENERATED)/$$program.fish && \
+	  python3 scripts/manpage.py $(INSTALL_BIN)/$$program --date $(MAN_DATE) >$(GENERATED)/$$program.1 || exit 1; \
+	done
+	for file in packaging/tonearmd.service dbus/org.mpris.MediaPlayer2.tonearm.service packaging/tonearm.desktop; do \
+	  sed 's|/usr/bin/tonearmd|$(BINDIR)/tonearmd|g' $$file >$(GENERATED)/$$(basename $$file).in || exit 1; \
+	done
+
+install: generated
+	install -Dm755 $(INSTALL_BIN)/tonearm $(DESTDIR)$(BINDIR)/tonearm
+	install -Dm755 $(INSTALL_BIN)/tonearmd $(DESTDIR)$(BINDIR)/tonearmd
+	install -Dm644 $(GENERATED)/tonearmd.service.in $(DESTDIR)$(PREFIX)/lib/systemd/user/tonearmd.service
+	install -Dm644 $(GENERATED)/org.mpris.MediaPlayer2.tonearm.service.in \
+	  $(DESTDIR)$(DATADIR)/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service
+	install -Dm644 $(GENERATED)/tonearm.desktop.in $(DESTDIR)$(DATADIR)/applications/tonearm.desktop
+	install -Dm644 -t $(DESTDIR)$(DATADIR)/dbus-1/interfaces dbus/org.mpris.MediaPlayer2.xml \
+	  dbus/org.mpris.MediaPlayer2.Player.xml dbus/org.mpris.MediaPlayer2.TrackList.xml \
+	  dbus/org.mpris.MediaPlayer2.Playlists.xml dbus/io.github.tonearm.Player1.xml
+	for program in tonearm tonearmd; do \
+	  install -Dm644 $(GENERATED)/$$program.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/$$program && \
+	  install -Dm644 $(GENERATED)/_$$program $(DESTDIR)$(ZSH_COMPLETIONS)/_$$program && \
+	  install -Dm644 $(GENERATED)/$$program.fish $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/$$program.fish && \
+	  install -Dm644 $(GENERATED)/$$program.1 $(DESTDIR)$(DATADIR)/man/man1/$$program.1 || exit 1; \
+	done
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/tonearm $(DESTDIR)$(BINDIR)/tonearmd \
+	  $(DESTDIR)$(PREFIX)/lib/systemd/user/tonearmd.service \
+	  $(DESTDIR)$(DATADIR)/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service \
+	  $(DESTDIR)$(DATADIR)/applications/tonearm.desktop \
+	  $(addprefix $(DESTDIR)$(DATADIR)/dbus-1/interfaces/,org.mpris.MediaPlayer2.xml org.mpris.MediaPlayer2.Player.xml \
+	    org.mpris.MediaPlayer2.TrackList.xml org.mpris.MediaPlayer2.Playlists.xml io.github.tonearm.Player1.xml)
+	for program in tonearm tonearmd; do \
+	  rm -f $(DESTDIR)$(DATADIR)/bash-completion/completions/$$program $(DESTDIR)$(ZSH_COMPLETIONS)/_$$program \
+	    $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/$$program.fish $(DESTDIR)$(DATADIR)/man/man1/$$program.1; \
+	done
+
+# The Debian package: make install PREFIX=/usr into a staging root, then dpkg-deb (packaging/build-deb.sh).
+deb: release
+	bash packaging/build-deb.sh
+
+# Checks the package: its file list from dpkg -x, the programs run from it without a toolchain; as
+# root also installs it, starts the service by D-Bus activation with a client call, and removes it.
+deb-test: deb
+	bash Tests/Packaging/deb-test.sh
 
 clean:
 	rm -rf .build

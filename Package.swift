@@ -93,10 +93,11 @@ let package = Package(
         .testTarget(
             name: "ServiceTests",
             dependencies: ["TestSupport", "DBus", .product(name: "Logging", package: "swift-log")]),
-        // the built tonearm against a tonearmd on a private bus; TonearmClient for its pure parts
         .testTarget(name: "StoreTests", dependencies: ["Store", "PlayerModel", "TestSupport"]),
         .testTarget(name: "PlaylistFileTests", dependencies: ["Playlists", "PlayerModel"]),
-        .testTarget(name: "CLITests", dependencies: ["TestSupport", "TonearmClient"]),
+        // the built tonearm against a tonearmd on a private bus; TonearmClient for its pure parts (DBus
+        // for the property values they take)
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "TonearmClient", "DBus"]),
         .testTarget(
             name: "MPRISTests",
             dependencies: ["MPRIS", "DBus", "PlayerModel", "TestSupport", .product(name: "Logging", package: "swift-log")]),

@@ -53,6 +53,10 @@ PACKAGES=(
     # tests of the saved state: sqlite3 writes a file from a newer schema (setpriv and prlimit
     # come with util-linux, which every Debian has)
     sqlite3
+    # man pages and the Debian package: man renders the generated pages in the tests;
+    # dpkg-shlibdeps finds the package's library dependencies (make deb)
+    man-db
+    dpkg-dev
 )
 
 mode=install

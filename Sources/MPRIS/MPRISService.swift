@@ -324,6 +324,16 @@ public final class MPRISService: @unchecked Sendable {
         }
     }
 
+    /// An `afterTrack` argument: NoTrack is the start, any other path a track of the queue.
+    private func placement(after value: DBusValue) throws -> Placement {
+        guard let path = value.objectPathValue else { throw DBusError.invalidArgs("afterTrack is not an object path") }
+        if path == MPRIS.noTrack { return .start }
+        guard let id = TrackIDs.item(path), player.item(id) != nil else {
+            throw ServiceError(PlayerError(.noSuchItem, "no track \(path.rawValue) in the queue"))
+        }
+        return .after(id)
+    }
+
     private func item(_ value: DBusValue) -> ItemID? {
         value.objectPathValue.flatMap(TrackIDs.item)
     }
@@ -672,6 +682,29 @@ public final class MPRISService: @unchecked Sendable {
                             throw ServiceError(error)
                         }
                     }
+                },
+                .init("Insert", in: "aso", out: "ao") { [unowned self] arguments, context in
+                    let after = try placement(after: arguments[1])
+                    return try queueing(arguments[0].stringArrayValue ?? [], context) { [player] uris in
+                        do {
+                            // the anchor is checked again here: the queue may have changed during the walk
+                            return [.objectPathArray(try player.enqueue(uris, at: after).map(TrackIDs.path))]
+                        } catch {
+                            throw ServiceError(error)
+                        }
+                    }
+                },
+                .init("Move", in: "oo") { [unowned self] arguments, _ in
+                    guard let id = item(arguments[0]) else {
+                        throw ServiceError(PlayerError(.noSuchItem, "no track \(arguments[0].objectPathValue?.rawValue ?? "?") in the queue"))
+                    }
+                    let placement = try placement(after: arguments[1])
+                    do {
+                        if case .after(let anchor) = placement { try player.move(id, after: anchor) } else { try player.move(id, after: nil) }
+                    } catch {
+                        throw ServiceError(error)
+                    }
+                    return []
                 },
             ],
             properties: [

@@ -18,6 +18,8 @@ public final class TonearmClient: @unchecked Sendable {
     static let trackListInterface = "org.mpris.MediaPlayer2.TrackList"
     static let extensionInterface = "io.github.tonearm.Player1"
     static let propertiesInterface = "org.freedesktop.DBus.Properties"
+    /// MPRIS's "no track" object path: as an `afterTrack`, the start of the queue.
+    static let noTrack: ObjectPath = "/org/mpris/MediaPlayer2/TrackList/NoTrack"
 
     /// Which service to talk to.
     public enum Selection: Sendable, Equatable {
@@ -33,9 +35,9 @@ public final class TonearmClient: @unchecked Sendable {
 
     /// The bus name of the service this client talks to.
     public let busName: String
-    private let callQueue: DispatchQueue
-    private let connection: Connection
-    private let timeout: Duration?
+    let callQueue: DispatchQueue
+    let connection: Connection
+    let timeout: Duration?
 
     /// Connects to the bus at `address` (nil: the session bus) and finds the service.
     ///
@@ -110,7 +112,7 @@ public final class TonearmClient: @unchecked Sendable {
 
     // MARK: - Calls
 
-    private func onQueue<T>(_ body: () throws -> T) rethrows -> T {
+    func onQueue<T>(_ body: () throws -> T) rethrows -> T {
         dispatchPrecondition(condition: .notOnQueue(callQueue))
         return try callQueue.sync(execute: body)
     }
@@ -157,20 +159,30 @@ public final class TonearmClient: @unchecked Sendable {
 
     /// `Seek(offset)`: relative to the current position; before 0 the service clamps to 0, past the
     /// end it goes to the next track.
+    /// The service ignores a seek with no current track (MPRIS), so that is checked here first:
+    /// `.refused` with no current track and on a track that cannot seek.
     public func seek(by offset: Duration) throws {
+        let player = try properties(Self.playerInterface)
+        try Self.checkSeekable(player)
         try call(Self.playerInterface, "Seek", [.int64(offset.microsecondsSaturating)])
+    }
+
+    /// The current track from `player` (`GetAll` of the MPRIS player), when there is one that can seek.
+    @discardableResult
+    private static func checkSeekable(_ player: [String: DBusValue]) throws -> (TrackID, TrackMetadata) {
+        let metadata = TrackMetadata(player["Metadata"]?.stringKeyedDictionary ?? [:])
+        guard let track = metadata.trackID else { throw ClientError(.refused, "no current track to seek in") }
+        guard player["CanSeek"]?.boolValue == true else {
+            throw ClientError(.refused, "the current track cannot seek (\(metadata.title ?? track.description))")
+        }
+        return (track, metadata)
     }
 
     /// `SetPosition(current track, position)`. The service ignores a position it cannot go to, so it
     /// is checked here first: `.refused` with no current track, on a track that cannot seek, and
     /// past the track's end.
     public func setPosition(_ position: Duration) throws {
-        let player = try properties(Self.playerInterface)
-        let metadata = TrackMetadata(player["Metadata"]?.stringKeyedDictionary ?? [:])
-        guard let track = metadata.trackID else { throw ClientError(.refused, "no current track to seek in") }
-        guard player["CanSeek"]?.boolValue == true else {
-            throw ClientError(.refused, "the current track cannot seek (\(metadata.title ?? track.description))")
-        }
+        let (track, metadata) = try Self.checkSeekable(try properties(Self.playerInterface))
         guard position >= .zero else { throw ClientError(.refused, "a position cannot be negative") }
         if let length = metadata.length, position > length {
             throw ClientError(.refused, "position \(TimeText.format(position)) is past the end of the track (\(TimeText.format(length)))")
@@ -232,6 +244,28 @@ public final class TonearmClient: @unchecked Sendable {
         return (reply.first?.arrayValue ?? []).compactMap(\.objectPathValue).map(TrackID.init)
     }
 
+    /// The extension's `Insert(uris, afterTrack)` after the current track (at the start when there is
+    /// none), so that they play next, directories as in `enqueue`; returns the new tracks' ids. On
+    /// failure nothing is added.
+    @discardableResult
+    public func enqueueNext(_ uris: [String]) throws -> [TrackID] {
+        let current = TrackMetadata(try property(Self.playerInterface, "Metadata").stringKeyedDictionary ?? [:]).trackID
+        let reply = try call(Self.extensionInterface, "Insert", [.stringArray(uris), .objectPath(current?.path ?? Self.noTrack)])
+        return (reply.first?.arrayValue ?? []).compactMap(\.objectPathValue).map(TrackID.init)
+    }
+
+    /// The extension's `Move`: entry `number` of the queue becomes entry `position` (both 1-based, as
+    /// listed before the call); the others keep their order. Both are checked first.
+    public func move(number: Int, to position: Int) throws {
+        let ids = try trackIDs()
+        let moving = try trackID(number: number, in: ids)
+        _ = try trackID(number: position, in: ids)
+        guard number != position else { return }
+        let others = ids.filter { $0 != moving }
+        let after = position == 1 ? nil : others[position - 2]
+        try call(Self.extensionInterface, "Move", [.objectPath(moving.path), .objectPath(after?.path ?? Self.noTrack)])
+    }
+
     /// The extension's `Retry()`: loads the failed track again.
     public func retry() throws { try call(Self.extensionInterface, "Retry") }
 
@@ -289,8 +323,14 @@ public final class TonearmClient: @unchecked Sendable {
 
     /// A snapshot of the player: `GetAll` of the MPRIS player and of the extension.
     public func status() throws -> PlayerStatus {
-        let player = try properties(Self.playerInterface)
-        let extensionProperties = try properties(Self.extensionInterface)
+        try PlayerStatus(player: try properties(Self.playerInterface), extension: try properties(Self.extensionInterface))
+    }
+}
+
+extension PlayerStatus {
+    /// From the values of `GetAll` (or of `PropertiesChanged`, merged) of the MPRIS player and of the
+    /// extension. Throws `.unexpectedReply` when a property every service has is missing or mistyped.
+    public init(player: [String: DBusValue], extension extensionProperties: [String: DBusValue]) throws {
         func required<T>(_ value: T?, _ name: String) throws -> T {
             guard let value else { throw ClientError(.unexpectedReply, "\(name) is missing or of the wrong type") }
             return value
@@ -302,7 +342,7 @@ public final class TonearmClient: @unchecked Sendable {
             }
             : nil
         let waiting = extensionProperties["WaitingReason"]?.stringValue ?? ""
-        return PlayerStatus(
+        self.init(
             playbackStatus: try required(player["PlaybackStatus"]?.stringValue.flatMap(PlaybackStatus.init(rawValue:)), "PlaybackStatus"),
             metadata: TrackMetadata(player["Metadata"]?.stringKeyedDictionary?.mapValues(\.unwrappingVariant) ?? [:]),
             position: .microseconds(try required(player["Position"]?.int64Value, "Position")),

@@ -74,7 +74,7 @@ public struct ItemFailure: Sendable, Equatable {
 
 /// Everything `tonearm status` shows, read in two `GetAll` calls (the MPRIS player and the
 /// extension), so the values belong together.
-public struct PlayerStatus: Sendable {
+public struct PlayerStatus: Sendable, Equatable {
     public var playbackStatus: PlaybackStatus
     /// Empty when there is no current track.
     public var metadata: TrackMetadata

@@ -3,9 +3,11 @@ import TonearmClient
 
 struct Add: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Add files, directories or URIs to the end of the queue.",
+        abstract: "Add files, directories or URIs to the end of the queue, or with --next after the current track.",
         discussion: "A directory adds its playable files in natural order (track 2 before track 10).")
     @OptionGroup var service: ServiceOptions
+    @Flag(name: .long, help: "Insert after the current track (at the start when none is current), so that they play next.")
+    var next = false
     @Argument(help: ArgumentHelp("Files, directories or URIs.", valueName: "uri-or-path")) var items: [String]
 
     func validate() throws {
@@ -14,7 +16,9 @@ struct Add: ParsableCommand {
 
     func run() throws {
         let uris = try locations(items)
-        try service.withClient { try $0.enqueue(uris, playNow: false) }
+        try service.withClient { client in
+            if next { try client.enqueueNext(uris) } else { try client.enqueue(uris, playNow: false) }
+        }
     }
 }
 
@@ -61,6 +65,15 @@ struct Remove: ParsableCommand {
     }
 
     func run() throws { try service.withClient { try $0.remove(numbers: numbers.map(\.value)) } }
+}
+
+struct Move: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Move entry N of the queue so that it becomes entry M (numbers as `tonearm queue` lists them).")
+    @OptionGroup var service: ServiceOptions
+    @Argument(help: ArgumentHelp("The entry to move, from 1.", valueName: "N")) var number: EntryNumber
+    @Argument(help: ArgumentHelp("Its new place, from 1.", valueName: "M")) var position: EntryNumber
+    func run() throws { try service.withClient { try $0.move(number: number.value, to: position.value) } }
 }
 
 struct Clear: ParsableCommand {

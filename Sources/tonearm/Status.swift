@@ -91,9 +91,11 @@ enum Format {
         var buffering: Int
         var waiting: String?
         var error: Failure?
+        /// Only in `watch`'s lines: what happened.
+        var event: String?
 
         enum CodingKeys: String, CodingKey {
-            case version, status, title, artist, artists, album, url, trackid, position, duration, volume, muted, loop,
+            case event, version, status, title, artist, artists, album, url, trackid, position, duration, volume, muted, loop,
                  shuffle, rate, live, buffering, waiting, error
         }
 
@@ -119,6 +121,7 @@ enum Format {
             try c.encode(buffering, forKey: .buffering)
             try c.encode(waiting, forKey: .waiting)
             try c.encode(error, forKey: .error)
+            try c.encodeIfPresent(event, forKey: .event)
         }
     }
 
@@ -126,7 +129,8 @@ enum Format {
         Double(duration.microsecondsSaturating) / 1_000_000
     }
 
-    static func json(_ status: PlayerStatus) throws -> String {
+    /// `status --json`'s object; with `event`, a line of `watch` (the same object and its "event" key).
+    static func json(_ status: PlayerStatus, event: String? = nil) throws -> String {
         let metadata = status.metadata
         let value = JSONStatus(
             status: status.playbackStatus.rawValue.lowercased(),
@@ -135,7 +139,7 @@ enum Format {
             position: seconds(status.position), duration: metadata.length.map(seconds), volume: status.volume,
             muted: status.muted, loop: status.loop.rawValue, shuffle: status.shuffle, rate: status.rate,
             live: status.isLive, buffering: status.bufferingPercent, waiting: status.waitingReason,
-            error: status.itemError.map { JSONStatus.Failure(name: $0.name, message: $0.message) })
+            error: status.itemError.map { JSONStatus.Failure(name: $0.name, message: $0.message) }, event: event)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(value), as: UTF8.self)

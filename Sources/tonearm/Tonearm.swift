@@ -18,7 +18,7 @@ struct Tonearm: ParsableCommand {
         subcommands: [
             Play.self, Pause.self, Toggle.self, Stop.self, Next.self, Prev.self, Seek.self,
             Volume.self, Mute.self, Unmute.self, Loop.self, Shuffle.self, Rate.self, Retry.self,
-            Add.self, Queue.self, Jump.self, Remove.self, Clear.self, Status.self,
+            Add.self, Queue.self, Jump.self, Remove.self, Move.self, Clear.self, Status.self, Watch.self, Daemon.self,
         ])
 }
 
@@ -35,7 +35,10 @@ struct ServiceOptions: ParsableArguments {
                                             valueName: "name"))
     var instance: String?
 
-    func validate() throws {
+    func validate() throws { try Self.validate(instance: instance) }
+
+    /// An instance name is the last element of a bus name.
+    static func validate(instance: String?) throws {
         if let instance, instance.isEmpty || instance.first!.isNumber
             || !instance.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) {
             throw ValidationError("--instance takes letters, digits and '_', not starting with a digit: \(instance)")

@@ -12,7 +12,7 @@ final class CLIHarness: @unchecked Sendable {
 
     let bus: PrivateBus
     let directory: URL
-    private(set) var daemon: Process?
+    private(set) var daemon: Daemon?
     private var daemonLog: URL { directory.appendingPathComponent("tonearmd.log") }
 
     init() throws {
@@ -22,19 +22,7 @@ final class CLIHarness: @unchecked Sendable {
     }
 
     /// A product built next to the test bundle (`tonearm`, `tonearmd`).
-    static func executable(_ name: String) throws -> URL {
-        var candidates: [URL] = []
-        let binDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        candidates.append(binDirectory.appendingPathComponent(name))
-        candidates.append(binDirectory.deletingLastPathComponent().appendingPathComponent(name))
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            candidates.append(bundle.bundleURL.deletingLastPathComponent().appendingPathComponent(name))
-        }
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw TestError("\(name) is not built next to the tests (looked at \(candidates.map(\.path))); build with --build-tests")
-        }
-        return found
-    }
+    static func executable(_ name: String) throws -> URL { try BuiltProduct.executable(name) }
 
     var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
@@ -49,20 +37,9 @@ final class CLIHarness: @unchecked Sendable {
 
     /// Starts tonearmd on `files` and waits for it to own its name (`gdbus wait`: the bus says so).
     func startService(_ files: [URL] = []) throws {
-        var arguments = ["--audio-sink", "fakesink sync=true", "--log-level", "debug"]
-        var environment = self.environment
-        if let options = environment["TONEARMD_ASAN_OPTIONS"] { environment["ASAN_OPTIONS"] = options }
-        if let pipeline = environment["TONEARM_TEST_PIPELINE"], !pipeline.isEmpty { arguments += ["--pipeline", pipeline] }
-        _ = FileManager.default.createFile(atPath: daemonLog.path, contents: nil)
-        let log = try FileHandle(forWritingTo: daemonLog)
-        let process = Process()
-        process.executableURL = try Self.executable("tonearmd")
-        process.arguments = arguments + files.map(\.path)
-        process.environment = environment
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
-        daemon = process
+        daemon = try Daemon.launch(on: bus, arguments: files.map(\.path), cacheHome: directory.appendingPathComponent("cache"),
+                                   stateHome: directory.appendingPathComponent("state"),
+                                   musicDirectory: directory.appendingPathComponent("music"), log: daemonLog)
         let wait = try Tool.run("gdbus", ["wait", "--address", bus.address, "--timeout", "20", Self.name], timeout: 30)
         guard wait.status == 0 else { throw TestError("tonearmd did not take \(Self.name): \(wait.stderr)\n\(logs)") }
     }
@@ -135,16 +112,19 @@ final class CLIHarness: @unchecked Sendable {
 
     /// Waits until `isTrue()` holds, re-checking it at every signal from the service's object
     /// (`gdbus monitor`, subscribed before the first check).
-    func wait(for what: String, timeout: TimeInterval = 15, until isTrue: () throws -> Bool) throws {
-        let monitor = try LineReader("gdbus", ["monitor", "--address", bus.address, "--dest", Self.name,
-                                               "--object-path", Self.path])
+    /// `signals`: parts of gdbus monitor's line of a signal that may make it true.
+    func wait(for what: String, timeout: TimeInterval = 15, signals: [String] = ["PropertiesChanged", ".Seeked"],
+              until isTrue: () throws -> Bool) throws {
+        let monitor = try FollowingProcess("gdbus", ["monitor", "--address", bus.address, "--dest", Self.name,
+                                                     "--object-path", Self.path], environment: [:])
         defer { monitor.stop() }
         // subscribed once gdbus has looked up the owner, after its AddMatch
-        try monitor.read(until: { $0.contains("is owned by") }, deadline: Date() + timeout, what: "gdbus monitor to start")
+        var seen = try monitor.wait(for: "gdbus monitor to start", timeout: timeout) { $0.contains("is owned by") }
         let deadline = Date() + timeout
         while try !isTrue() {
-            try monitor.read(until: { $0.contains("PropertiesChanged") || $0.contains(".Seeked") }, deadline: deadline,
-                             what: "\(what)\n\(logs)")
+            seen = try monitor.wait(for: "\(what)\n\(logs)", from: seen + 1, timeout: max(0, deadline.timeIntervalSinceNow)) { line in
+                signals.contains { line.contains($0) }
+            }
         }
     }
 
@@ -162,72 +142,9 @@ final class CLIHarness: @unchecked Sendable {
     var logs: String { "--- tonearmd:\n" + ((try? String(contentsOf: daemonLog, encoding: .utf8)) ?? "(no log)") }
 
     func tearDown() {
-        if let daemon, daemon.isRunning {
-            daemon.terminate()
-            daemon.waitUntilExit()
-        }
+        daemon?.stop()
         bus.stop()
         try? FileManager.default.removeItem(at: directory)
-    }
-}
-
-/// A process whose stdout is read line by line; killed by `stop()`.
-final class LineReader: @unchecked Sendable {
-    private let process = Process()
-    private let pipe = Pipe()
-    private var buffer = Data()
-    private var lines: [String] = []
-    private let lock = NSLock()
-    private let arrived = DispatchSemaphore(value: 0)
-    private var ended = false
-
-    init(_ tool: String, _ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: try Tool.path(tool))
-        process.arguments = arguments
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let chunk = handle.availableData
-            guard let self else { return }
-            self.lock.lock()
-            if chunk.isEmpty {
-                self.ended = true
-                handle.readabilityHandler = nil
-            }
-            self.buffer.append(chunk)
-            while let newline = self.buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                self.lines.append(String(decoding: self.buffer[self.buffer.startIndex..<newline], as: UTF8.self))
-                self.buffer.removeSubrange(self.buffer.startIndex...newline)
-            }
-            self.lock.unlock()
-            self.arrived.signal()
-        }
-        try process.run()
-    }
-
-    /// Consumes lines until one satisfies `predicate`; throws at `deadline` or when the tool ends.
-    func read(until predicate: (String) -> Bool, deadline: Date, what: String) throws {
-        while true {
-            lock.lock()
-            while !lines.isEmpty {
-                let line = lines.removeFirst()
-                if predicate(line) { lock.unlock(); return }
-            }
-            let ended = self.ended
-            lock.unlock()
-            if ended { throw TestError("\(process.executableURL?.lastPathComponent ?? "tool") ended while waiting for \(what)") }
-            guard arrived.wait(timeout: .now() + max(0, deadline.timeIntervalSinceNow)) == .success else {
-                throw TestError("timed out waiting for \(what)")
-            }
-        }
-    }
-
-    func stop() {
-        pipe.fileHandleForReading.readabilityHandler = nil
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
     }
 }
 
@@ -264,5 +181,138 @@ class CLITestCase: XCTestCase {
                                      tags: .init(title: title, artist: artist, album: album, trackNumber: 1))
         Self.made[key] = url
         return url
+    }
+}
+
+/// A long-running command (`tonearm watch`) whose output is read a line at a time, as it comes.
+final class Spawned: @unchecked Sendable {
+    // @unchecked: `buffer`, `lines` and `ended` are guarded by `lock`
+    let process = Process()
+    private let output = Pipe(), errors = Pipe(), input = Pipe()
+    private var buffer = Data()
+    private var lines: [String] = []
+    private var ended = false
+    private let lock = NSLock()
+    private let arrived = DispatchSemaphore(value: 0)
+    private let errorText = ErrorText()
+    let description: String
+
+    private final class ErrorText: @unchecked Sendable {
+        // written once by the reader thread before `done` is signalled
+        var data = Data()
+        let done = DispatchSemaphore(value: 0)
+    }
+
+    init(_ executable: URL, _ arguments: [String], environment: [String: String]) throws {
+        description = ([executable.lastPathComponent] + arguments).joined(separator: " ")
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = environment
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = input
+        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let chunk = handle.availableData
+            guard let self else { return }
+            self.lock.withLock {
+                if chunk.isEmpty {
+                    self.ended = true
+                    handle.readabilityHandler = nil
+                }
+                self.buffer.append(chunk)
+                while let newline = self.buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    self.lines.append(String(decoding: self.buffer[self.buffer.startIndex..<newline], as: UTF8.self))
+                    self.buffer.removeSubrange(self.buffer.startIndex...newline)
+                }
+            }
+            self.arrived.signal()
+        }
+        let errorText = self.errorText, errors = self.errors
+        try process.run()
+        DispatchQueue.global().async {
+            errorText.data = errors.fileHandleForReading.readDataToEndOfFile()
+            errorText.done.signal()
+        }
+    }
+
+    /// The next line of stdout; nil when the output ended. Throws after `timeout` seconds.
+    func nextLine(timeout: TimeInterval = 15, waitingFor what: String) throws -> String? {
+        let deadline = Date() + timeout
+        while true {
+            let (line, ended): (String?, Bool) = lock.withLock {
+                lines.isEmpty ? (nil, self.ended) : (lines.removeFirst(), false)
+            }
+            if let line { return line }
+            if ended { return nil }
+            guard arrived.wait(timeout: .now() + max(0, deadline.timeIntervalSinceNow)) == .success else {
+                throw TestError("\(description): timed out waiting for \(what)")
+            }
+        }
+    }
+
+    /// Closes stdin (the pty helper's cue to send Ctrl-C).
+    func closeInput() { try? input.fileHandleForWriting.close() }
+
+    /// Waits for the exit (killing it after `timeout` seconds): its status and stderr.
+    func finish(timeout: TimeInterval = 15) -> (status: Int32, stderr: String) {
+        let pid = process.processIdentifier
+        let watchdog = DispatchWorkItem { Glibc.kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+        process.waitUntilExit()
+        watchdog.cancel()
+        errorText.done.wait()
+        let status = process.terminationReason == .uncaughtSignal ? -process.terminationStatus : process.terminationStatus
+        return (status, String(decoding: errorText.data, as: UTF8.self))
+    }
+
+    func kill() {
+        if process.isRunning { process.terminate() }
+    }
+}
+
+extension CLIHarness {
+    /// Starts the built `tonearm` with `arguments`, its stdout a pipe.
+    func spawn(_ arguments: [String]) throws -> Spawned {
+        try Spawned(try Self.executable("tonearm"), arguments, environment: environment)
+    }
+
+    /// Starts the built `tonearm` with `arguments` on a pseudo-terminal `columns` wide, through
+    /// python3's `pty`. Each line of the result is one thing the terminal was sent: `pid N` first
+    /// (tonearm's), then every frame the program drew (a JSON string, from its carriage return to
+    /// its erase-to-end-of-line), a `rest` JSON string with whatever followed the last frame, and
+    /// `exit N` (N negative for a signal). Closing the input sends tonearm SIGINT, as Ctrl-C would.
+    func spawnOnTerminal(_ arguments: [String], columns: Int) throws -> Spawned {
+        let script = #"""
+            import json, os, pty, select, signal, struct, sys, fcntl, termios
+            columns, argv = int(sys.argv[1]), sys.argv[2:]
+            pid, fd = pty.fork()
+            if pid == 0:
+                fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+                os.execv(argv[0], argv)
+            print("pid %d" % pid, flush=True)
+            pending, stdin_open = "", True
+            while True:
+                ready, _, _ = select.select([fd] + ([0] if stdin_open else []), [], [])
+                if 0 in ready and not os.read(0, 1024):
+                    stdin_open = False
+                    os.kill(pid, signal.SIGINT)
+                if fd in ready:
+                    try:
+                        data = os.read(fd, 4096)
+                    except OSError:
+                        data = b""
+                    if not data:
+                        break
+                    pending += data.decode("utf-8", "replace")
+                    while "\x1b[K" in pending:
+                        frame, pending = pending.split("\x1b[K", 1)
+                        print(json.dumps(frame), flush=True)
+            print("rest " + json.dumps(pending), flush=True)
+            _, status = os.waitpid(pid, 0)
+            print("exit %d" % (os.WEXITSTATUS(status) if os.WIFEXITED(status) else -os.WTERMSIG(status)), flush=True)
+            """#
+        return try Spawned(URL(fileURLWithPath: try Tool.path("python3")),
+                           ["-c", script, String(columns), try Self.executable("tonearm").path] + arguments,
+                           environment: environment)
     }
 }

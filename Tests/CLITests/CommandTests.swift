@@ -20,7 +20,7 @@ final class CommandTests: CLITestCase {
     }
 
     func testNoServiceExitsThreeWithAHint() throws {
-        for command in [["status"], ["pause"], ["queue"], ["volume", "50%"]] {
+        for command in [["status"], ["pause"], ["queue"], ["volume", "50%"], ["watch"], ["move", "1", "2"], ["add", "--next", "."]] {
             let output = try harness.tonearm(command)
             XCTAssertEqual(output.status, 3, "\(command): \(output.stderr)")
             XCTAssertEqual(output.stdout, "")

@@ -57,4 +57,26 @@ final class ParsingTests: XCTestCase {
         XCTAssertFalse(MediaLocation.isURI("1http://x"))
         XCTAssertEqual(MediaLocation.missingFiles(["/nonexistent/x.ogg", "/", "http://example.com/x"]), ["/nonexistent/x.ogg"])
     }
+
+    /// `tonearm daemon` runs the tonearmd next to it before one on PATH, and only an executable file.
+    func testServiceExecutableIsFoundNextToTheClientFirst() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-exe-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let own = root.appendingPathComponent("own"), onPath = root.appendingPathComponent("path"),
+            notExecutable = root.appendingPathComponent("plain"), asDirectory = root.appendingPathComponent("dir")
+        for directory in [own, onPath, notExecutable, asDirectory] {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        }
+        try FileManager.default.createDirectory(at: asDirectory.appendingPathComponent("tonearmd"), withIntermediateDirectories: true)
+        for (directory, mode) in [(own, 0o755), (onPath, 0o755), (notExecutable, 0o644)] {
+            let file = directory.appendingPathComponent("tonearmd").path
+            XCTAssertTrue(FileManager.default.createFile(atPath: file, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: mode]))
+        }
+        let path = [notExecutable.path, asDirectory.path, onPath.path].joined(separator: ":")
+        XCTAssertEqual(ServiceExecutable.find(nextTo: own.path, searchPath: path), own.appendingPathComponent("tonearmd").path)
+        XCTAssertEqual(ServiceExecutable.find(nextTo: root.path, searchPath: path), onPath.appendingPathComponent("tonearmd").path,
+                       "past a file that is not executable and a directory of that name")
+        XCTAssertNil(ServiceExecutable.find(nextTo: root.path, searchPath: notExecutable.path))
+        XCTAssertNil(ServiceExecutable.find(nextTo: nil, searchPath: nil))
+    }
 }

@@ -85,6 +85,8 @@ final class QueueScaleTests: ServiceTestCase {
         let album = try folder("album", of: 100, linking: seed) { "\($0) song.wav" }
         try harness.start()
         let first = try enqueue([H.uri(seed)])
+        // the bus monitor may see the seed's own TrackAdded after busctl has its reply: mark after it
+        try harness.waitForSignal(H.trackList, "TrackAdded", from: 0)
         let mark = harness.mark()
         let ids = try enqueue([H.uri(album)])
         XCTAssertEqual(ids.count, 100)

@@ -69,6 +69,11 @@ public enum Tool {
 
     /// The absolute path of `name` on PATH; throws when it is not installed.
     public static func path(_ name: String) throws -> String {
+        // a path (a built product) is taken as it is
+        if name.contains("/") {
+            guard FileManager.default.isExecutableFile(atPath: name) else { throw TestError("\(name) is not an executable") }
+            return name
+        }
         let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
         for directory in directories + ["/usr/bin", "/bin", "/usr/sbin"] {
             let candidate = "\(directory)/\(name)"

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Writes a man page (roff, section 1) for a built executable from its own parser.
+
+    scripts/manpage.py EXECUTABLE [--date YYYY-MM-DD] > NAME.1
+
+swift-argument-parser describes every command, option and argument as JSON when the executable is
+run with --experimental-dump-help; this turns that description into a page, so the page says what
+the parser accepts and cannot drift from it. README.md stays the place for the longer story.
+"""
+import argparse
+import datetime
+import json
+import subprocess
+import sys
+
+
+def roff(text):
+    """Text for a roff line: backslashes doubled, a leading dot or quote guarded, dashes literal."""
+    text = text.replace("\\", "\\e").replace("-", "\\-")
+    lines = []
+    for line in text.split("\n"):
+        if line.startswith((".", "'")):
+            line = "\\&" + line
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def flag_names(argument):
+    names = []
+    for name in argument.get("names", []):
+        prefix = "-" if name["kind"] == "short" else "--"
+        names.append(prefix + name["name"])
+    return names
+
+
+def synopsis_item(argument):
+    value = argument.get("valueName", "value")
+    if argument["kind"] == "positional":
+        text = "<%s>" % value + ("..." if argument.get("isRepeating") else "")
+    else:
+        preferred = argument.get("preferredName") or argument["names"][0]
+        name = ("-" if preferred["kind"] == "short" else "--") + preferred["name"]
+        text = name if argument["kind"] == "flag" else "%s <%s>" % (name, value)
+    return "[%s]" % text if argument.get("isOptional") else text
+
+
+def shown(arguments):
+    # --help and --version are on every page through the main command's OPTIONS
+    return [a for a in arguments if a.get("shouldDisplay", True)]
+
+
+def options_section(arguments, out):
+    for argument in shown(arguments):
+        value = argument.get("valueName", "value")
+        if argument["kind"] == "positional":
+            label = "\\fI<%s>\\fR" % roff(value)
+        else:
+            names = ", ".join("\\fB%s\\fR" % roff(n) for n in flag_names(argument))
+            label = names if argument["kind"] == "flag" else "%s \\fI<%s>\\fR" % (names, roff(value))
+        out.append(".TP")
+        out.append(label)
+        text = argument.get("abstract", "")
+        if argument.get("discussion"):
+            text += " " + argument["discussion"]
+        if argument.get("allValues"):
+            text += " One of: " + ", ".join(argument["allValues"]) + "."
+        if argument.get("defaultValue"):
+            text += " Default: " + argument["defaultValue"] + "."
+        out.append(roff(text.strip()))
+
+
+def page(tool, date):
+    command = tool["command"]
+    name = command["commandName"]
+    out = ['.TH "%s" "1" "%s" "Tonearm" "User Commands"' % (name.upper(), date)]
+    out += [".SH NAME", "%s \\- %s" % (roff(name), roff(command.get("abstract", "")))]
+    out += [".SH SYNOPSIS", ".B %s" % roff(name)]
+    subcommands = [s for s in command.get("subcommands", []) if s.get("shouldDisplay", True)]
+    items = [synopsis_item(a) for a in shown(command.get("arguments", []))]
+    if subcommands:
+        items = ["<command>"] + items
+    if items:
+        out.append(roff(" ".join(items)))
+    if command.get("discussion"):
+        out += [".SH DESCRIPTION", roff(command["discussion"])]
+    if command.get("arguments"):
+        out.append(".SH OPTIONS")
+        options_section(command["arguments"], out)
+    if subcommands:
+        out.append(".SH COMMANDS")
+        for sub in subcommands:
+            arguments = [a for a in shown(sub.get("arguments", []))
+                         if not any(n["name"] in ("help", "version") for n in a.get("names", []))]
+            out.append(".SS %s" % roff(" ".join([sub["commandName"]] + [synopsis_item(a) for a in arguments])))
+            out.append(roff(sub.get("abstract", "")))
+            if sub.get("discussion"):
+                out += [".PP", roff(sub["discussion"])]
+            if arguments:
+                out.append(".RS")
+                options_section(arguments, out)
+                out.append(".RE")
+    out += [".SH SEE ALSO", ", ".join("\\fB%s\\fR(1)" % n for n in ("tonearm", "tonearmd", "playerctl") if n != name)]
+    return "\n".join(out) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("executable")
+    parser.add_argument("--date", default=datetime.date.today().isoformat())
+    options = parser.parse_args()
+    dump = subprocess.run([options.executable, "--experimental-dump-help"], check=True, capture_output=True, text=True)
+    sys.stdout.write(page(json.loads(dump.stdout), options.date))
+
+
+if __name__ == "__main__":
+    main()
