@@ -98,25 +98,26 @@ final class BadStateTests: ServiceTestCase {
     }
 
     func testAFullDiskStopsTheSavingNotTheService() throws {
-        // 1,000 entries with long names do not fit in 64 KiB; the file-size limit makes the write
-        // fail as a full disk does (EFBIG instead of ENOSPC)
+        // 6,000 entries with long names (over 200 bytes each) do not fit in 1 MiB; the file-size
+        // limit makes the write fail as a full disk does (EFBIG instead of ENOSPC). Not less than
+        // 1 MiB: ThreadSanitizer's runtime dies at start under a limit of 64 KiB (make test-tsan)
         let seed = try short("seed", seconds: 0.3)
         let folder = harness.directory.appendingPathComponent("many")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let padding = String(repeating: "long name ", count: 12)
-        for index in 1...1_000 {
+        for index in 1...6_000 {
             try FileManager.default.linkItem(at: seed, to: folder.appendingPathComponent("\(padding)\(index).wav"))
         }
-        let daemon = try harness.start(["--log-level", "info"], launcher: ["/usr/bin/prlimit", "--fsize=65536", "--"])
+        let daemon = try harness.start(["--log-level", "info"], launcher: ["/usr/bin/prlimit", "--fsize=1048576", "--"])
         let ids = try harness.call(H.extensionInterface, "Enqueue", "asb", ["1", H.uri(folder), "false"])
-        XCTAssertEqual(ids.first?.strings?.count, 1_000)
+        XCTAssertEqual(ids.first?.strings?.count, 6_000)
         try harness.set(H.player, "Volume", "d", "0.5")
         try harness.call(H.trackList, "RemoveTrack", "o", [try XCTUnwrap(ids.first?.strings?.last)])
-        XCTAssertEqual(try harness.tracks.count, 999)
+        XCTAssertEqual(try harness.tracks.count, 5_999)
         try harness.ping()
         // SIGTERM waits for the saving: by its exit the failure has been said
         terminate(daemon)
         XCTAssertEqual(count("cannot save the player's state any more", in: daemon.output), 1, daemon.output)
-        XCTAssertEqual(count("the file-size limit (ulimit -f) of 65536 bytes was reached", in: daemon.output), 1, "the system's reason is said:\n\(daemon.output)")
+        XCTAssertEqual(count("the file-size limit (ulimit -f) of 1048576 bytes was reached", in: daemon.output), 1, "the system's reason is said:\n\(daemon.output)")
     }
 }
