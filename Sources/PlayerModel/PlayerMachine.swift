@@ -265,7 +265,7 @@ public struct PlayerMachine: Sendable {
             if wanted == .playing { play() }
             return
         }
-        if settings.position > .zero, wanted != .stopped {
+        if settings.position > .zero {
             pendingSeek = SeekRequest(target: .position(settings.position), mode: .exact)
         }
         setIntent(wanted)
