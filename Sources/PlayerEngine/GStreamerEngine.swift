@@ -44,6 +44,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var generation: Generation?
     private var uri: MediaURI?
     private var missingPlugin: String?
+    /// The current load was reported live (see `.asyncDone` in `handle`).
+    private var reportedLive = false
+    /// HTTP responses of the current load that failed (status 400 and up) and were not answered
+    /// well since, newest last, at most `maximumFailedResponses`: what a network error or an early
+    /// end of the stream is blamed on.
+    private var failedResponses: [ErrorMapping.HTTPFailure] = []
+    private static let maximumFailedResponses = 8
     private var volume = 1.0
     private var muted = false
     /// The stall timer of the preroll under way, if any (see `watchPreroll`).
@@ -291,6 +298,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         generation = nil
         uri = nil
         missingPlugin = nil
+        reportedLive = false
+        failedResponses = []
     }
 
     /// The configured sink, `autoaudiosink` when it finds a device, else a silent sink that keeps
@@ -472,10 +481,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let current = uri.map { ($0, generation) }
         guard var target = pending ?? current else { return }
         logger.debug("pipeline error", metadata: ["error": "\(error)", "debug": "\(error.debug ?? "")"])
-        var itemError = ErrorMapping.itemError(error, uri: target.0, missingPlugin: missingPlugin)
+        // the failed response the source saw, or the status a demuxer put in the error (hlsdemux2
+        // downloads without souphttpsrc, so no http-headers message tells it)
+        let http = failedResponses.last ?? error.httpStatus.map { ErrorMapping.HTTPFailure(uri: error.httpURI ?? target.0.string, status: $0) }
+        var itemError = ErrorMapping.itemError(error, uri: target.0, missingPlugin: missingPlugin, http: http)
         if itemError.kind == .output, pending != nil, let current {
             target = current
-            itemError = ErrorMapping.itemError(error, uri: current.0, missingPlugin: missingPlugin)
+            itemError = ErrorMapping.itemError(error, uri: current.0, missingPlugin: missingPlugin, http: nil)
         }
         retire()
         deliver(.failed(itemError), target.1)
@@ -496,7 +508,17 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         case .asyncDone:
             prerollWatch?.cancel()
             prerollWatch = nil
-            deliver(.asyncDone(snapshot()), generation)
+            let snapshot = snapshot()
+            // A live HLS playlist (no EXT-X-ENDLIST) and internet radio preroll like files:
+            // souphttpsrc and hlsdemux are not live sources, so set_state never answers NO_PREROLL
+            // for them (gstplay.c reads liveness only from that). What sets them apart is a stream
+            // with no length (gstadaptivedemux.c answers the duration query only when the playlist
+            // is not live; hlsdemux2 still says it can seek, within the playlist's window).
+            if !reportedLive, uri?.isFile == false, snapshot.duration == nil {
+                reportedLive = true
+                deliver(.live, generation)
+            }
+            deliver(.asyncDone(snapshot), generation)
         case .streamStart:
             // after about-to-finish, STREAM_START is the boundary to the next item (trap 2)
             let next = pipeline.lock.withLock { () -> (uri: MediaURI, generation: Generation)? in
@@ -507,12 +529,28 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 self.generation = next.generation
                 self.uri = next.uri
                 missingPlugin = nil
+                reportedLive = false
+                failedResponses = []
                 deliver(.streamStarted(snapshot()), next.generation)
             } else {
                 deliver(.streamStarted(snapshot()), generation)
             }
         case .endOfStream:
+            // hlsdemux (1.22.0) gives up on a segment that keeps failing (HTTP 404, 500) with EOS,
+            // not an error: the stream ended because of it, and the item failed
+            if let failure = failedResponses.last, let uri, !uri.isFile {
+                logger.info("the stream ended after a failed request", metadata: ["uri": "\(failure.uri)", "status": "\(failure.status)"])
+                retire()
+                deliver(.failed(ErrorMapping.endedByHTTPFailure(failure, uri: uri)), generation)
+                return
+            }
             deliver(.endOfStream, generation)
+        case .httpResponse(let responseURI, let status):
+            failedResponses.removeAll { $0.uri == responseURI }
+            if status >= 400 {
+                failedResponses.append(ErrorMapping.HTTPFailure(uri: responseURI, status: status))
+                if failedResponses.count > Self.maximumFailedResponses { failedResponses.removeFirst() }
+            }
         case .error(let error):
             fail(error)
         case .warning(let warning):

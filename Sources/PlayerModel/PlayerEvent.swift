@@ -43,6 +43,9 @@ public enum QueueChange: Sendable, Equatable {
 public struct PlayerError: Error, Hashable, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable {
         case noSuchItem, noCurrentItem, rateOutOfRange, retryBudgetExhausted, nothingToRetry, queueFull
+        /// A rate other than 1 on an item that cannot seek (a live stream, internet radio): rate
+        /// changes are seeks, so it would be announced and never played.
+        case rateNotSupported
     }
     public var code: Code
     public var message: String

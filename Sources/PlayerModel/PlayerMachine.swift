@@ -305,6 +305,11 @@ public struct PlayerMachine: Sendable {
                               "rate \(newRate) is outside \(configuration.minimumRate)...\(configuration.maximumRate)")
         }
         guard newRate != rate else { return }
+        if newRate != 1, let item = playQueue.current, item.status == .readyToPlay, !Self.canChangeRate(item) {
+            emit(.rateChanged(rate, .refused))
+            throw PlayerError(.rateNotSupported, "\(item.displayTitle) \(item.isLive ? "is a live stream" : "cannot seek"): "
+                              + "it plays only at rate 1.0")
+        }
         rate = newRate
         if let item = playQueue.current, item.status == .readyToPlay, item.isSeekable {
             request(SeekRequest(target: .current, mode: .exact))
@@ -818,11 +823,20 @@ public struct PlayerMachine: Sendable {
                 return
             }
             if playQueue.item(id)!.isSeekable { run(seek) }
-        } else if rate != 1, playQueue.item(id)!.isSeekable {
+        } else if rate != 1, Self.canChangeRate(playQueue.item(id)!) {
             run(SeekRequest(target: .current, mode: .exact))
+        } else if rate != 1 {
+            // a rate is a seek: one that cannot seek plays at 1.0, and says so rather than show a
+            // rate it does not play
+            rate = 1
+            emit(.rateChanged(1, .refused))
         }
         applyTargetState()
     }
+
+    /// Rate changes are flushing seeks with a new rate (design brief, trap 5): an item that cannot
+    /// seek, or a live one, plays at 1.0 only.
+    private static func canChangeRate(_ item: Item) -> Bool { item.isSeekable && !item.isLive }
 
     private mutating func refreshCapabilities(_ id: ItemID, _ snapshot: EngineSnapshot) {
         setDuration(id, snapshot.duration)

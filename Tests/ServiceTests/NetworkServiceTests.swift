@@ -1,0 +1,151 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Network streams as a client sees them over D-Bus (issue 12): live HLS, and the faults of a
+/// server that answers errors or is not there. The streams are served by `HTTPServer` on 127.0.0.1
+/// from media generated here.
+final class NetworkServiceTests: ServiceTestCase {
+    typealias H = ServiceHarness
+
+    /// A 20 s HLS stream in ten segments of about 2 s, made once for the class.
+    func hlsFolder() throws -> (generator: MediaGenerator, segments: [String]) {
+        let generator = try media.generator
+        let index = generator.url("hls/index.m3u8")
+        if !FileManager.default.fileExists(atPath: index.path) {
+            _ = try generator.hlsStream("hls", seconds: 20, segments: 10)
+        }
+        let segments = try String(contentsOf: index, encoding: .utf8).split(separator: "\n")
+            .filter { $0.hasSuffix(".ts") }.map(String.init)
+        XCTAssertEqual(segments.count, 10)
+        return (generator, segments)
+    }
+
+    /// How long a call took to be answered.
+    func timed(_ body: () throws -> Void) rethrows -> TimeInterval {
+        let start = Date()
+        try body()
+        return Date().timeIntervalSince(start)
+    }
+
+    func testALiveHLSPlaylistIsLiveCannotSeekHasNoLengthAndRefusesARate() throws {
+        let (generator, segments) = try hlsFolder()
+        let server = try HTTPServer(directory: generator.directory)
+        try server.liveHLS(at: "hls/live.m3u8", segments: segments, segmentSeconds: 2)
+        let mark = harness.mark()
+        try harness.start([server.url("hls/live.m3u8")])
+        try harness.waitForStatus("Playing")
+        try harness.waitForItemStatus("readyToPlay")
+        try harness.waitForChange(H.extensionInterface, "IsLive true", from: mark) { $0["IsLive"]?.bool == true }
+        try harness.waitForChange(H.extensionInterface, "TimeControlStatus playing", from: mark) {
+            $0["TimeControlStatus"]?.string == "playing"
+        }
+        XCTAssertEqual(try harness.get(H.extensionInterface, "IsLive").bool, true)
+        XCTAssertEqual(try harness.get(H.player, "CanSeek").bool, false)
+        let metadata = try harness.metadata
+        XCTAssertNil(metadata["mpris:length"], "a live stream has no length: \(metadata)")
+        XCTAssertEqual(metadata["xesam:url"]?.string, server.url("hls/live.m3u8"))
+        // it is played as live: the playlist is fetched again as it grows
+        XCTAssertTrue(server.waitForRequests("hls/live.m3u8", count: 2, timeout: 10), "\(server.requests)")
+
+        // a rate other than 1.0 cannot be played on it: refused, saying why, and Rate stays 1.0
+        let rateMark = harness.mark()
+        let error = try harness.errorReply(H.properties, "Set", ["string:\(H.player)", "string:Rate", "variant:double:1.5"])
+        XCTAssertEqual(error?.name, H.errorPrefix + "RateNotSupported")
+        XCTAssertTrue(error?.message.contains("live stream") == true, "\(error?.description ?? "no error")")
+        let refused = try harness.waitForSignal(H.extensionInterface, "RateChanged", from: rateMark)
+        XCTAssertEqual(refused.arguments.first?.double, 1.0)
+        XCTAssertEqual(refused.arguments.last?.string, "refused")
+        XCTAssertEqual(try harness.get(H.player, "Rate").double, 1.0)
+        XCTAssertFalse(harness.propertiesChanged(H.player, from: rateMark).contains { $0.changed["Rate"] != nil },
+                       "Rate was announced as changed")
+        XCTAssertEqual(try harness.playbackStatus, "Playing")
+        XCTAssertEqual(try harness.get(H.extensionInterface, "TimeControlStatus").string, "playing")
+    }
+
+    /// Waits for ItemFailed and checks what a client sees: the signal, ItemStatus and ItemError,
+    /// all saying network and naming `url` and `status`.
+    func assertNetworkFailure(from mark: Int, naming url: String, status: String?, timeout: TimeInterval = 30,
+                              file: StaticString = #filePath, line: UInt = #line) throws {
+        let failed = try harness.waitForSignal(H.extensionInterface, "ItemFailed", from: mark, timeout: timeout)
+        XCTAssertEqual(failed.arguments.count, 3, file: file, line: line)
+        XCTAssertEqual(failed.arguments[1].string, H.errorPrefix + "NetworkError", "\(failed)", file: file, line: line)
+        let message = failed.arguments[2].string ?? ""
+        XCTAssertTrue(message.contains(url), "the message names \(url): \(message)", file: file, line: line)
+        if let status {
+            XCTAssertTrue(message.contains(status), "the message names \(status): \(message)", file: file, line: line)
+        }
+        XCTAssertEqual(try harness.get(H.extensionInterface, "ItemStatus").string, "failed", file: file, line: line)
+        let itemError = try harness.get(H.extensionInterface, "ItemError")
+        XCTAssertEqual((itemError.data as? [Any])?.first as? String, H.errorPrefix + "NetworkError", file: file, line: line)
+        XCTAssertFalse(harness.watcher.messages(from: mark).contains { $0.member == "PlayedToEnd" },
+                       "a stream that failed did not play to its end", file: file, line: line)
+    }
+
+    /// After a failure the transport still answers at once, and Play tries the item again.
+    func assertStillAnswers(file: StaticString = #filePath, line: UInt = #line) throws {
+        for method in ["Play", "Next", "Stop", "Play", "Stop"] {
+            let took = try timed { try harness.call(H.player, method) }
+            XCTAssertLessThan(took, 2, "\(method) took \(took) s", file: file, line: line)
+        }
+        try harness.waitForStatus("Stopped")
+    }
+
+    func testASegmentAnsweringHTTP500FailsTheItemNamingItsURLAndStatus() throws {
+        let (generator, segments) = try hlsFolder()
+        let server = try HTTPServer(directory: generator.directory)
+        try server.fault("hls/\(segments[3])", .init(status: 500))
+        let mark = harness.mark()
+        try harness.start([server.url("hls/index.m3u8")])
+        try harness.waitForStatus("Playing")
+        // legacy playbin's hlsdemux fetches segments with souphttpsrc, whose responses name the
+        // segment and its status; playbin3's hlsdemux2 (1.22.0) downloads on its own, retries for
+        // about a minute and reports neither
+        let playbin3 = ProcessInfo.processInfo.environment["TONEARM_TEST_PIPELINE"] == "playbin3"
+        try assertNetworkFailure(from: mark, naming: server.url(playbin3 ? "hls/index.m3u8" : "hls/\(segments[3])"),
+                                 status: playbin3 ? nil : "HTTP 500 (Internal Server Error)", timeout: playbin3 ? 90 : 30)
+        XCTAssertTrue(server.waitForRequests("hls/\(segments[3])", status: 500))
+        // nothing follows it in the queue: the player stopped there
+        try harness.waitForStatus("Stopped")
+        try assertStillAnswers()
+    }
+
+    func testAPlaylistAnswering404FailsTheItem() throws {
+        let (generator, _) = try hlsFolder()
+        let server = try HTTPServer(directory: generator.directory)
+        try server.fault("hls/index.m3u8", .init(status: 404))
+        let mark = harness.mark()
+        try harness.start([server.url("hls/index.m3u8")])
+        try assertNetworkFailure(from: mark, naming: server.url("hls/index.m3u8"), status: "HTTP 404 (Not Found)")
+        try assertStillAnswers()
+    }
+
+    func testAnUnreachableServerFailsTheItem() throws {
+        // a port nothing listens on: bound, then closed
+        let port = try Self.unusedPort()
+        let url = "http://127.0.0.1:\(port)/radio.mp3"
+        let mark = harness.mark()
+        try harness.start([url])
+        try assertNetworkFailure(from: mark, naming: url, status: nil)
+        try assertStillAnswers()
+    }
+
+    /// A TCP port on 127.0.0.1 that nothing listens on now.
+    static func unusedPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestError("socket failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else { throw TestError("bind failed") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
