@@ -78,6 +78,8 @@ static inline GstObject *tonearm_message_src(GstMessage *message) {
 static inline GstMessageType tonearm_message_type(GstMessage *message) {
     return GST_MESSAGE_TYPE(message);
 }
+// GST_VALUE_HOLDS_STRUCTURE is a macro over G_TYPE_CHECK_VALUE_TYPE.
+static inline gboolean tonearm_value_holds_structure(const GValue *value) { return GST_VALUE_HOLDS_STRUCTURE(value); }
 // gst_message_unref is a static inline over a cast Swift does not see through.
 static inline void tonearm_message_unref(GstMessage *message) { gst_message_unref(message); }
 // gst_query_unref is a static inline over a cast.

@@ -60,7 +60,8 @@ public struct Message: Sendable {
         case requestState(ElementState)
         /// An HTTP source got a response (souphttpsrc's `http-headers` element message: the URI it
         /// asked for and the status code). hlsdemux's fragment downloads post it too.
-        case httpResponse(uri: String, status: Int)
+        /// With the response's `Content-Type` and `Content-Length` when it has them.
+        case httpResponse(uri: String, status: Int, contentType: String?, contentLength: Int?)
         case latency
         case other(String)
     }
@@ -139,7 +140,19 @@ public struct Message: Sendable {
             var status: guint = 0
             gst_structure_get_uint(structure, "http-status-code", &status)
             let uri = gst_structure_get_string(structure, "uri").map { String(utf8Repairing: $0) } ?? ""
-            kind = .httpResponse(uri: uri, status: Int(status))
+            // souphttpsrc keeps the response's headers as a structure of strings, named as sent
+            var contentType: String?, contentLength: Int?
+            if let value = gst_structure_get_value(structure, "response-headers"),
+               tonearm_value_holds_structure(value) != 0, let headers = gst_value_get_structure(value) {
+                for index in 0..<gst_structure_n_fields(headers) {
+                    guard let field = gst_structure_nth_field_name(headers, guint(index)) else { continue }
+                    let name = String(cString: field).lowercased()
+                    guard name == "content-type" || name == "content-length",
+                          let text = gst_structure_get_string(headers, field).map({ String(utf8Repairing: $0) }) else { continue }
+                    if name == "content-type" { contentType = text } else { contentLength = Int(text) }
+                }
+            }
+            kind = .httpResponse(uri: uri, status: Int(status), contentType: contentType, contentLength: contentLength)
         default:
             kind = .other(gst_message_type_get_name(type).map { String(cString: $0) } ?? "unknown")
         }

@@ -46,6 +46,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var missingPlugin: String?
     /// The current load was reported live (see `.asyncDone` in `handle`).
     private var reportedLive = false
+    /// The answer to the request of the item's own URI, when it went through souphttpsrc.
+    private var itemResponse: (contentType: String?, contentLength: Int?)?
     /// HTTP responses of the current load that failed (status 400 and up) and were not answered
     /// well since, newest last, at most `maximumFailedResponses`: what a network error or an early
     /// end of the stream is blamed on.
@@ -299,6 +301,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         uri = nil
         missingPlugin = nil
         reportedLive = false
+        itemResponse = nil
         failedResponses = []
     }
 
@@ -454,6 +457,19 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                               loadedRanges: loadedRanges(duration: duration))
     }
 
+    /// A live HLS playlist (no EXT-X-ENDLIST) and internet radio preroll like files: souphttpsrc
+    /// and hlsdemux are not live sources, so set_state never answers NO_PREROLL for them (gstplay.c
+    /// reads liveness only from that). They are the network streams with no length once prerolled
+    /// (gstadaptivedemux.c answers the duration query only when the playlist is not live; hlsdemux2
+    /// still says it can seek, within the playlist's window) that are a playlist or an answer with
+    /// no Content-Length (Icecast): an MP3 file over HTTP has no length at preroll either, until
+    /// mpegaudioparse has seen enough frames.
+    private func isLiveStream(_ snapshot: EngineSnapshot) -> Bool {
+        guard let uri, !uri.isFile, snapshot.duration == nil else { return false }
+        guard let itemResponse else { return true }
+        return itemResponse.contentLength == nil || itemResponse.contentType?.lowercased().contains("mpegurl") == true
+    }
+
     // MARK: Bus
 
     private func drainBus(_ drained: Pipeline) {
@@ -509,12 +525,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             prerollWatch?.cancel()
             prerollWatch = nil
             let snapshot = snapshot()
-            // A live HLS playlist (no EXT-X-ENDLIST) and internet radio preroll like files:
-            // souphttpsrc and hlsdemux are not live sources, so set_state never answers NO_PREROLL
-            // for them (gstplay.c reads liveness only from that). What sets them apart is a stream
-            // with no length (gstadaptivedemux.c answers the duration query only when the playlist
-            // is not live; hlsdemux2 still says it can seek, within the playlist's window).
-            if !reportedLive, uri?.isFile == false, snapshot.duration == nil {
+            if !reportedLive, isLiveStream(snapshot) {
                 reportedLive = true
                 deliver(.live, generation)
             }
@@ -530,6 +541,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 self.uri = next.uri
                 missingPlugin = nil
                 reportedLive = false
+                itemResponse = nil
                 failedResponses = []
                 deliver(.streamStarted(snapshot()), next.generation)
             } else {
@@ -545,7 +557,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 return
             }
             deliver(.endOfStream, generation)
-        case .httpResponse(let responseURI, let status):
+        case .httpResponse(let responseURI, let status, let contentType, let contentLength):
+            if responseURI == uri?.string, status < 300 { itemResponse = (contentType, contentLength) }
             failedResponses.removeAll { $0.uri == responseURI }
             if status >= 400 {
                 failedResponses.append(ErrorMapping.HTTPFailure(uri: responseURI, status: status))

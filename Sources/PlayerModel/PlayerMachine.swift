@@ -698,7 +698,11 @@ public struct PlayerMachine: Sendable {
         case .live:
             playQueue.update(id) { $0.isLive = true }
             emitCapabilities(id)
+            // live streams never buffer-pause (gstplay.c buffering_cb): a pause that BUFFERING
+            // messages started before the stream was known to be live ends here
+            bufferingPaused = false
             if intent == .playing { command(.setPlaying(true)) }
+            updateTimeControl()
         case .streamStarted(let snapshot):
             if playQueue.item(id)?.isLive == true, playQueue.item(id)?.status == .unknown {
                 becameReady(id, snapshot)

@@ -66,4 +66,22 @@ final class StreamRulesTests: XCTestCase {
         XCTAssertNoThrow(try player.setRate(1.5))
         XCTAssertEqual(player.state.rate, 1.5)
     }
+
+    // a BUFFERING below 100 can come before the engine knows the stream is live; live streams
+    // never buffer-pause, so that pause must not outlive the news
+    func testABufferingPauseFromBeforeTheStreamWasKnownLiveEnds() throws {
+        engine.duration = nil
+        engine.isSeekable = false
+        _ = try player.enqueue([radio])
+        player.play()
+        engine.send(.buffering(percent: 0))
+        XCTAssertEqual(player.state.timeControlStatus, .waitingToPlay(.buffering))
+        engine.clearCalls()
+        engine.send(.live)
+        engine.preroll()
+        engine.send(.buffering(percent: 100))
+        XCTAssertEqual(engine.calls.last { if case .setPlaying = $0 { true } else { false } }, .setPlaying(true))
+        engine.send(.stateChanged(.playing, pending: nil))
+        XCTAssertEqual(player.state.timeControlStatus, .playing)
+    }
 }
