@@ -4,6 +4,10 @@ public enum PlayerAction: Sendable, Equatable {
     case emit(PlayerEvent)
     case engine(EngineCommand)
     case readMetadata(ItemID, MediaURI)
+    /// Call `reconnectDue()` after this long (one timer: a new one replaces the old).
+    case scheduleReconnect(after: Duration)
+    /// The reconnect timer is not wanted any more.
+    case cancelReconnect
 }
 
 /// The player's rules (design brief, rules 1-7) as a state machine: each input (a client's request,
@@ -38,6 +42,21 @@ public struct PlayerMachine: Sendable {
     private var pendingSeek: SeekRequest?
     /// The last position read from the pipeline (or put there by a seek); nil is 0.
     private var positionSample: PositionSample?
+    /// A reconnect of the current item under way (see `ReconnectPolicy`), kept until another item
+    /// becomes current, the player stops, or the attempts run out.
+    private var reconnect: Reconnect?
+
+    private struct Reconnect {
+        var id: ItemID
+        /// Attempts made in a row.
+        var attempts: Int
+        /// Where to resume; nil: from the start (a live stream).
+        var resumeAt: Duration?
+        /// The timer runs (`scheduleReconnect`); false while the load is under way or after it played.
+        var waiting: Bool
+        /// When the last attempt prerolled; nil while one is under way.
+        var playingSince: ContinuousClock.Instant?
+    }
 
     private struct SeekRequest {
         var target: SeekTarget
@@ -494,6 +513,8 @@ public struct PlayerMachine: Sendable {
         if loaded != nil { command(.release) }
         loaded = nil
         prepared = nil
+        if let reconnect, reconnect.waiting { actions.append(.cancelReconnect) }
+        reconnect = nil
         resetPipelineTracking()
     }
 
@@ -613,6 +634,7 @@ public struct PlayerMachine: Sendable {
             outputFailed(error)
             return
         }
+        if id == playQueue.currentID, tryReconnect(id, after: error) { return }
         markFailed(id, error)
         if id == playQueue.currentID {
             release()
@@ -657,6 +679,8 @@ public struct PlayerMachine: Sendable {
         let status: TimeControlStatus
         if intent != .playing {
             status = .paused
+        } else if let reconnect, reconnect.playingSince == nil {
+            status = .waitingToPlay(.reconnecting)
         } else if let item = playQueue.current, loaded != nil {
             let target = pipelinePending ?? pipelineState
             if bufferingPaused && !item.isLive {
@@ -675,6 +699,51 @@ public struct PlayerMachine: Sendable {
             timeControl = status
             emit(.timeControlStatusChanged(status))
         }
+    }
+
+    // MARK: Reconnecting
+
+    /// Starts or continues a reconnect of the current item after `error`, if the policy allows:
+    /// a network error that can go away, on an item that had played (or is being reconnected), with
+    /// attempts left. Paused, the item is only released, to load again at Play where it was.
+    private mutating func tryReconnect(_ id: ItemID, after error: ItemError) -> Bool {
+        guard error.kind == .network, intent != .stopped, let item = playQueue.item(id) else { return false }
+        var attempts = 0
+        if let reconnect, reconnect.id == id {
+            // a reconnect that has played steadily since is a new outage, not the same one
+            let steady = reconnect.playingSince.map { ContinuousClock.now - $0 >= configuration.reconnect.steadyAfter } ?? false
+            attempts = steady ? 0 : reconnect.attempts
+        } else {
+            // a first failure: only an item that played, and only what can go away (not a 404)
+            guard item.status == .readyToPlay, error.isTransient else { return false }
+        }
+        guard attempts < configuration.reconnect.attempts else { return false }
+        let resumeAt: Duration? = item.isSeekable && !item.isLive
+            ? (reconnect?.playingSince == nil ? reconnect?.resumeAt : nil) ?? position(at: .now) : nil
+        release()
+        playQueue.update(id) { $0.status = .unknown }
+        emit(.itemStatusChanged(id, .unknown))
+        // the load that follows (this reconnect's, or Play's) seeks back there after its preroll
+        if let resumeAt { pendingSeek = SeekRequest(target: .position(resumeAt), mode: .exact) }
+        if intent == .paused {
+            // nothing plays: Play loads it again
+            updateTimeControl()
+            return true
+        }
+        reconnect = Reconnect(id: id, attempts: attempts + 1, resumeAt: resumeAt, waiting: true, playingSince: nil)
+        actions.append(.scheduleReconnect(after: configuration.reconnect.delay(before: attempts + 1)))
+        updateTimeControl()
+        return true
+    }
+
+    /// The reconnect timer fired: the current item is loaded again, and seeks back where it was.
+    public mutating func reconnectDue() {
+        guard var pending = reconnect, pending.waiting, pending.id == playQueue.currentID, loaded == nil,
+              intent == .playing else { return }
+        pending.waiting = false
+        load(pending.id)
+        reconnect = pending
+        updateTimeControl()
     }
 
     // MARK: Engine events
@@ -812,6 +881,7 @@ public struct PlayerMachine: Sendable {
     }
 
     private mutating func becameReady(_ id: ItemID, _ snapshot: EngineSnapshot?) {
+        if reconnect?.id == id, reconnect?.playingSince == nil { reconnect?.playingSince = .now }
         playQueue.update(id) { $0.status = .readyToPlay }
         emit(.itemStatusChanged(id, .readyToPlay))
         if let snapshot {

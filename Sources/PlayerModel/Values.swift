@@ -157,6 +157,8 @@ public enum ItemStatus: Hashable, Sendable {
 /// Why playback that was asked for is not advancing.
 public enum WaitingReason: String, Hashable, Sendable {
     case buffering, evaluatingBuffering, noItem
+    /// A network item lost its connection and is being loaded again (`ReconnectPolicy`).
+    case reconnecting
 }
 
 /// What the transport does right now, apart from what was asked (rule 4).

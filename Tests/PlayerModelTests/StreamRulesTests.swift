@@ -84,4 +84,109 @@ final class StreamRulesTests: XCTestCase {
         engine.send(.stateChanged(.playing, pending: nil))
         XCTAssertEqual(player.state.timeControlStatus, .playing)
     }
+
+    // MARK: Reconnecting, on the machine itself (its timer is an action)
+
+    struct Machine {
+        var machine: PlayerMachine
+        var generation = Generation(0)
+        var actions: [PlayerAction] = []
+
+        init(_ policy: ReconnectPolicy) {
+            var configuration = PlayerConfiguration()
+            configuration.reconnect = policy
+            machine = PlayerMachine(configuration: configuration)
+        }
+
+        /// Takes the actions, remembering the generation of the last load among them.
+        mutating func take() -> [PlayerAction] {
+            actions = machine.takeActions()
+            for case .engine(.load(_, let loaded)) in actions { generation = loaded }
+            return actions
+        }
+
+        mutating func send(_ event: EngineEvent) {
+            machine.handle(event, of: generation)
+            _ = take()
+        }
+
+        var failures: [ItemError] { actions.compactMap { if case .emit(.itemFailed(_, let error)) = $0 { error } else { nil } } }
+        var delays: [Duration] { actions.compactMap { if case .scheduleReconnect(let delay) = $0 { delay } else { nil } } }
+    }
+
+    func playing(_ policy: ReconnectPolicy) throws -> Machine {
+        var m = Machine(policy)
+        _ = try m.machine.enqueue([radio], at: .end)
+        m.machine.play()
+        _ = m.take()
+        m.send(.asyncDone(EngineSnapshot(position: PositionSample(.seconds(3)), duration: .seconds(60), isSeekable: true, loadedRanges: [])))
+        m.send(.stateChanged(.playing, pending: nil, position: PositionSample(.seconds(3))))
+        XCTAssertEqual(m.machine.state.timeControlStatus, .playing)
+        return m
+    }
+
+    let dropped = ItemError(.network, "connection lost", isTransient: true)
+
+    func testReconnectsWithADoublingBoundedDelayThenFails() throws {
+        var m = try playing(ReconnectPolicy(attempts: 3, firstDelay: .seconds(1), maximumDelay: .seconds(3)))
+        m.send(.failed(dropped))
+        XCTAssertEqual(m.delays, [.seconds(1)])
+        XCTAssertTrue(m.failures.isEmpty)
+        XCTAssertEqual(m.machine.state.timeControlStatus, .waitingToPlay(.reconnecting))
+        XCTAssertEqual(m.machine.state.intent, .playing)
+        var expected: [Duration] = [.seconds(2), .seconds(3)]
+        for _ in 0..<2 {
+            m.machine.reconnectDue()
+            XCTAssertTrue(m.take().contains { if case .engine(.load) = $0 { true } else { false } })
+            // while the server is down, even a refused connection is part of the same outage
+            m.send(.failed(ItemError(.network, "connection refused")))
+            XCTAssertEqual(m.delays, [expected.removeFirst()])
+        }
+        m.machine.reconnectDue()
+        _ = m.take()
+        m.send(.failed(dropped))
+        XCTAssertEqual(m.failures, [dropped], "after the attempts the item fails")
+        XCTAssertTrue(m.delays.isEmpty)
+    }
+
+    func testAReconnectResumesWhereItWas() throws {
+        var m = try playing(ReconnectPolicy(attempts: 3))
+        m.send(.failed(dropped))
+        m.machine.reconnectDue()
+        _ = m.take()
+        m.send(.asyncDone(EngineSnapshot(position: PositionSample(.zero), duration: .seconds(60), isSeekable: true, loadedRanges: [])))
+        let seeks = m.actions.compactMap { if case .engine(.seek(.position(let at), _, _)) = $0 { at } else { nil } }
+        XCTAssertEqual(seeks.count, 1)
+        XCTAssertGreaterThanOrEqual(seeks.first ?? .zero, .seconds(3))
+    }
+
+    func testAnErrorThatWillNotGoAwayFailsAtOnce() throws {
+        var m = try playing(ReconnectPolicy())
+        let notFound = ItemError(.network, "HTTP 404 (Not Found)")
+        m.send(.failed(notFound))
+        XCTAssertEqual(m.failures, [notFound])
+        XCTAssertTrue(m.delays.isEmpty)
+    }
+
+    func testStopCancelsTheReconnectTimer() throws {
+        var m = try playing(ReconnectPolicy())
+        m.send(.failed(dropped))
+        XCTAssertEqual(m.delays.count, 1)
+        m.machine.stop()
+        XCTAssertTrue(m.take().contains(.cancelReconnect))
+        XCTAssertEqual(m.machine.state.timeControlStatus, .paused)
+        m.machine.reconnectDue()
+        XCTAssertFalse(m.take().contains { if case .engine(.load) = $0 { true } else { false } }, "a late timer loads nothing")
+    }
+
+    func testPolicyFromTheEnvironment() throws {
+        let policy = try ReconnectPolicy.fromEnvironment(["TONEARM_RECONNECT_ATTEMPTS": "2", "TONEARM_RECONNECT_DELAY": "0.25",
+                                                          "TONEARM_RECONNECT_MAX_DELAY": "4"])
+        XCTAssertEqual(policy.attempts, 2)
+        XCTAssertEqual(policy.delay(before: 1), .milliseconds(250))
+        XCTAssertEqual(policy.delay(before: 5), .seconds(4))
+        XCTAssertThrowsError(try ReconnectPolicy.fromEnvironment(["TONEARM_RECONNECT_DELAY": "soon"])) { error in
+            XCTAssertTrue("\(error)".contains("TONEARM_RECONNECT_DELAY"), "\(error)")
+        }
+    }
 }

@@ -3,8 +3,10 @@
 It serves a directory (with byte ranges, as souphttpsrc asks for them when it resumes), and what the
 test tells it on stdin, one JSON object a line, each answered with "ok" on stdout:
 
-  {"op": "fault", "path": P, "status": 500, "stall": 3.0, "drop_after": N, "rate": BYTES_PER_S,
-   "garbage": true, "times": K}        a fault for requests of P (K requests, or every one)
+  {"op": "fault", "path": P, "steps": [{"status": 500, "stall": 3.0, "drop_after": N,
+   "rate": BYTES_PER_S, "garbage": true, "times": K}, ...]}
+                                       faults for requests of P, in order: each step for K
+                                       requests (or every one from then on); then none
   {"op": "clear"}                      no more faults
   {"op": "live", "path": P, "segments": [names], "duration": S, "window": W}
                                        P is a live HLS playlist: no EXT-X-ENDLIST, a window of W
@@ -47,6 +49,13 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    def handle(self):
+        # a client that hangs up (a pipeline torn down mid-request) is no error of the test
+        try:
+            super().handle()
+        except (ConnectionResetError, BrokenPipeError):
+            pass
+
     def do_HEAD(self):
         self.answer(head=True)
 
@@ -55,14 +64,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def take_fault(self, path):
         with lock:
-            fault = faults.get(path)
-            if fault is None:
-                return None
-            if fault.get("times") is not None:
-                if fault["times"] <= 0:
-                    return None
-                fault["times"] -= 1
-            return dict(fault)
+            for fault in faults.get(path, []):
+                if fault.get("times") is None:
+                    return dict(fault)
+                if fault["times"] > 0:
+                    fault["times"] -= 1
+                    return dict(fault)
+            return None
 
     def answer(self, head):
         path = self.path.split("?", 1)[0].lstrip("/")
@@ -233,7 +241,7 @@ def control():
         path = command.pop("path", "").lstrip("/")
         with lock:
             if op == "fault":
-                faults[path] = command
+                faults[path] = command["steps"]
             elif op == "clear":
                 faults.clear()
             elif op == "live":

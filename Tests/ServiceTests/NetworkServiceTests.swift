@@ -149,3 +149,87 @@ final class NetworkServiceTests: ServiceTestCase {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 }
+
+/// Reconnecting after a dropped connection, as a client sees it (issue 12).
+final class ReconnectServiceTests: ServiceTestCase {
+    typealias H = ServiceHarness
+
+    /// A 10 s WAV (1.7 MB) served by a fresh server; its path on the server.
+    func served() throws -> (HTTPServer, String) {
+        let file = try short("net", seconds: 10)
+        return (try HTTPServer(directory: file.deletingLastPathComponent()), file.lastPathComponent)
+    }
+
+    /// The values `property` of the extension took in PropertiesChanged from `mark`, in order.
+    func values(of property: String, from mark: Int) -> [String] {
+        harness.propertiesChanged(H.extensionInterface, from: mark).compactMap { $0.changed[property]?.string }
+    }
+
+    func testADroppedConnectionReconnectsAndResumesWhereItWas() throws {
+        let (server, path) = try served()
+        // the first answer comes a little faster than it plays and stops after 1 MB (5.7 s of
+        // audio, after about 5 s), then the server is down for three requests
+        try server.fault(path, [.init(dropAfter: 1_000_000, bytesPerSecond: 200_000, times: 1), .init(status: 503, times: 3)])
+        let mark = harness.mark()
+        try harness.start(["--reconnect-delay", "0.2", server.url(path)])
+        try harness.waitForStatus("Playing")
+        try harness.waitForChange(H.extensionInterface, "WaitingReason reconnecting", from: mark) {
+            $0["WaitingReason"]?.string == "reconnecting"
+        }
+        let seeked = try harness.waitForSeeked(from: mark, timeout: 20)
+        XCTAssertGreaterThan(seeked, 1_000_000, "it resumed where it was, not at the start")
+        XCTAssertLessThan(seeked, 5_700_000, "it resumed no later than what had arrived")
+        let ended = try harness.waitForSignal(H.extensionInterface, "PlayedToEnd", from: mark, timeout: 30)
+        let messages = harness.watcher.messages(from: mark).filter { $0.index < ended.index }
+        XCTAssertFalse(messages.contains { $0.member == "ItemFailed" }, "the item did not fail")
+        let statuses = harness.propertiesChanged(H.player, from: mark).filter { $0.index < ended.index }
+            .compactMap { $0.changed["PlaybackStatus"]?.string }
+        XCTAssertEqual(statuses, ["Playing"], "PlaybackStatus stays Playing while it reconnects")
+        // what the transport did: played, waited to reconnect, played again
+        let controls = values(of: "TimeControlStatus", from: mark)
+        let firstPlaying = try XCTUnwrap(controls.firstIndex(of: "playing"), "\(controls)")
+        let waiting = try XCTUnwrap(controls[firstPlaying...].firstIndex(of: "waitingToPlay"), "\(controls)")
+        XCTAssertTrue(controls[waiting...].contains("playing"), "\(controls)")
+        XCTAssertEqual(server.requests.filter { $0.status == 503 }.count, 3, "\(server.requests)")
+    }
+
+    func testAServerThatStaysDownFailsTheItemAfterTheAttempts() throws {
+        let (server, path) = try served()
+        try server.fault(path, [.init(dropAfter: 700_000, bytesPerSecond: 300_000, times: 1), .init(status: 503)])
+        let mark = harness.mark()
+        try harness.start(["--reconnect-attempts", "2", "--reconnect-delay", "0.2", server.url(path)])
+        let failed = try harness.waitForSignal(H.extensionInterface, "ItemFailed", from: mark, timeout: 20)
+        XCTAssertEqual(failed.arguments[1].string, H.errorPrefix + "NetworkError")
+        let message = failed.arguments[2].string ?? ""
+        XCTAssertTrue(message.contains("HTTP 503 (Service Unavailable) for \(server.url(path))"), message)
+        XCTAssertEqual(values(of: "WaitingReason", from: mark).filter { $0 == "reconnecting" }.count, 1,
+                       "one wait for reconnecting, through both attempts")
+        // souphttpsrc's own retry after the drop, then our two attempts
+        XCTAssertEqual(server.requests.filter { $0.status == 503 }.count, 3, "\(server.requests)")
+        try harness.waitForStatus("Stopped")
+        for method in ["Play", "Stop"] {
+            let start = Date()
+            try harness.call(H.player, method)
+            XCTAssertLessThan(Date().timeIntervalSince(start), 2, method)
+        }
+    }
+
+    func testStopWhileReconnectingCancelsIt() throws {
+        let (server, path) = try served()
+        try server.fault(path, [.init(dropAfter: 700_000, bytesPerSecond: 300_000, times: 1), .init(status: 503)])
+        let mark = harness.mark()
+        try harness.start(["--reconnect-delay", "1.5", server.url(path)])
+        try harness.waitForChange(H.extensionInterface, "WaitingReason reconnecting", from: mark) {
+            $0["WaitingReason"]?.string == "reconnecting"
+        }
+        let asked = server.requests.count
+        let start = Date()
+        try harness.call(H.player, "Stop")
+        XCTAssertLessThan(Date().timeIntervalSince(start), 2)
+        try harness.waitForStatus("Stopped")
+        XCTAssertEqual(try harness.get(H.extensionInterface, "TimeControlStatus").string, "paused")
+        // the reconnect would have asked within 1.5 s; twice that passes with no request
+        XCTAssertFalse(server.waitForRequests(path, count: server.requests.filter { $0.path == path }.count + 1, timeout: 3),
+                       "a cancelled reconnect still asked: \(server.requests.dropFirst(asked))")
+    }
+}

@@ -106,14 +106,21 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
-    public func fault(_ path: String, _ fault: Fault) throws {
-        var command: [String: Any] = ["op": "fault", "path": path, "garbage": fault.garbage]
-        if let status = fault.status { command["status"] = status }
-        if let stall = fault.stall { command["stall"] = stall }
-        if let dropAfter = fault.dropAfter { command["drop_after"] = dropAfter }
-        if let rate = fault.bytesPerSecond { command["rate"] = rate }
-        if let times = fault.times { command["times"] = times }
-        try send(command)
+    public func fault(_ path: String, _ fault: Fault) throws { try self.fault(path, [fault]) }
+
+    /// Faults for requests of `path` in turn: each for its `times` requests (nil: every one from
+    /// then on); after the last, none.
+    public func fault(_ path: String, _ steps: [Fault]) throws {
+        let encoded: [[String: Any]] = steps.map { fault in
+            var step: [String: Any] = ["garbage": fault.garbage]
+            if let status = fault.status { step["status"] = status }
+            if let stall = fault.stall { step["stall"] = stall }
+            if let dropAfter = fault.dropAfter { step["drop_after"] = dropAfter }
+            if let rate = fault.bytesPerSecond { step["rate"] = rate }
+            if let times = fault.times { step["times"] = times }
+            return step
+        }
+        try send(["op": "fault", "path": path, "steps": encoded])
     }
 
     public func clearFaults() throws { try send(["op": "clear"]) }
