@@ -233,3 +233,35 @@ final class ReconnectServiceTests: ServiceTestCase {
                        "a cancelled reconnect still asked: \(server.requests.dropFirst(asked))")
     }
 }
+
+/// Internet radio (Icecast/Shoutcast ICY metadata), as a client sees it (issue 12).
+final class RadioServiceTests: ServiceTestCase {
+    typealias H = ServiceHarness
+
+    func testTheTitleFollowsTheStationsStreamTitle() throws {
+        let seconds = 4.0
+        let file = try media.tone("radio", format: .mp3, seconds: seconds)
+        let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int)
+        let server = try HTTPServer(directory: file.deletingLastPathComponent())
+        let titles = ["First Song", "Second Song", "Third Song"]
+        // the file looped in real time, a StreamTitle change every 2 s
+        try server.icyRadio(at: "stream", file: file.lastPathComponent, station: "Tonearm FM", titles: titles,
+                            secondsPerTitle: 2, bytesPerSecond: Int(Double(size) / seconds), metaint: 2000)
+        var mark = harness.mark()
+        try harness.start([server.url("stream")])
+        let follow = try harness.follow("metadata", "xesam:title")
+        for title in titles {
+            try harness.waitForChange(H.player, "xesam:title \(title)", from: mark, timeout: 15) {
+                $0["Metadata"]?.dictionary?["xesam:title"]?.string == title
+            }
+            try follow.wait(for: "playerctl --follow printing \(title)", timeout: 5) { $0 == title }
+            mark = harness.mark()
+        }
+        let metadata = try harness.metadata
+        XCTAssertEqual(metadata["xesam:album"]?.string, "Tonearm FM", "the station's name (icy-name) is the album: \(metadata)")
+        XCTAssertNil(metadata["mpris:length"])
+        XCTAssertEqual(try harness.get(H.extensionInterface, "IsLive").bool, true)
+        XCTAssertEqual(try harness.get(H.player, "CanSeek").bool, false)
+        XCTAssertEqual(try harness.playbackStatus, "Playing")
+    }
+}
