@@ -75,6 +75,8 @@ public struct PlayerMachine: Sendable {
     private var readsInFlight = 0
     private static let maximumReadsInFlight = 2
     private static let upcomingReads = 3
+    /// The smallest change of the buffering percent that is announced (see `buffering`).
+    private static let bufferingStep = 5
 
     private var actions: [PlayerAction] = []
 
@@ -949,7 +951,11 @@ public struct PlayerMachine: Sendable {
                 applyTargetState()
             }
         }
-        if percent != item.bufferingPercent || ranges != item.loadedRanges {
+        // Clients hear steps of at least `bufferingStep` points, and 100 always: queue2 (1.22.0)
+        // posts BUFFERING at every point and flaps between 0 and 1 while wavparse reads a header
+        // over HTTP (50 messages in a second), which would be as many PropertiesChanged.
+        let announced = item.bufferingPercent
+        if percent == 100 && announced != 100 || abs(percent - announced) >= Self.bufferingStep {
             playQueue.update(id) {
                 $0.bufferingPercent = percent
                 $0.loadedRanges = ranges

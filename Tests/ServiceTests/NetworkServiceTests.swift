@@ -193,6 +193,36 @@ final class ReconnectServiceTests: ServiceTestCase {
         XCTAssertEqual(server.requests.filter { $0.status == 503 }.count, 3, "\(server.requests)")
     }
 
+    func testASlowServerBuffersWhileStillPlaying() throws {
+        let (server, path) = try served()
+        // 120 kB/s for 176 kB/s of audio: the buffer runs dry while it plays and must refill
+        try server.fault(path, .init(bytesPerSecond: 120_000))
+        let mark = harness.mark()
+        try harness.start([server.url(path)])
+        try harness.waitForStatus("Playing")
+        try harness.waitForChange(H.extensionInterface, "TimeControlStatus playing", from: mark, timeout: 15) {
+            $0["TimeControlStatus"]?.string == "playing"
+        }
+        let playing = harness.mark()
+        // a refill: waiting for buffering, the percent moving, then playing at 100%
+        try harness.waitForChange(H.extensionInterface, "WaitingReason buffering", from: playing, timeout: 15) {
+            $0["WaitingReason"]?.string == "buffering"
+        }
+        let resumed = try harness.waitForChange(H.extensionInterface, "TimeControlStatus playing again", from: playing, timeout: 15) {
+            $0["TimeControlStatus"]?.string == "playing"
+        }
+        let percents = harness.propertiesChanged(H.extensionInterface, from: playing).filter { $0.index <= resumed.index }
+            .compactMap { $0.changed["BufferingPercent"]?.int64 }
+        XCTAssertTrue(percents.contains { $0 < 50 } && percents.last == 100, "BufferingPercent moved up to 100: \(percents)")
+        XCTAssertEqual(try harness.get(H.extensionInterface, "BufferingPercent").int64, 100)
+        // announced in steps, not queue2's every point (nor its 0/1 flapping)
+        for (before, after) in zip(percents, percents.dropFirst()) where after != 100 {
+            XCTAssertGreaterThanOrEqual(abs(after - before), 5, "\(percents)")
+        }
+        let statuses = harness.propertiesChanged(H.player, from: mark).compactMap { $0.changed["PlaybackStatus"]?.string }
+        XCTAssertEqual(statuses, ["Playing"], "PlaybackStatus stays Playing while it buffers")
+    }
+
     func testAServerThatStaysDownFailsTheItemAfterTheAttempts() throws {
         let (server, path) = try served()
         try server.fault(path, [.init(dropAfter: 700_000, bytesPerSecond: 300_000, times: 1), .init(status: 503)])
