@@ -260,3 +260,40 @@ public final class AboutToFinish: @unchecked Sendable {
         handlerID = 0
     }
 }
+
+/// Sets unsigned integer properties on each source element playbin makes, where the source has
+/// them (`source-setup`): souphttpsrc's `timeout` for one. Like `AboutToFinish`, the returned object
+/// must outlive the connection; `disconnect()` once the element is in NULL.
+public final class SourceSetup: @unchecked Sendable {
+    // @unchecked: `values` is immutable; `handlerID` is written once at connect and read at
+    // disconnect, both by the element's owner.
+    private let values: [(name: String, value: UInt32)]
+    private var handlerID: gulong = 0
+    private let element: Element
+    private init(_ element: Element, _ values: [(name: String, value: UInt32)]) {
+        self.element = element
+        self.values = values
+    }
+
+    public static func connect(_ playbin: Element, unsignedProperties values: [(name: String, value: UInt32)]) -> SourceSetup {
+        let box = SourceSetup(playbin, values)
+        // source-setup runs on whichever thread builds the source (a state change, a streaming
+        // thread): it only sets properties on the new element, which nothing else uses yet
+        let callback: @convention(c) (UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { _, source, data in
+            guard let source, let data else { return }
+            let box = Unmanaged<SourceSetup>.fromOpaque(data).takeUnretainedValue()
+            for (name, value) in box.values where tonearm_has_property(source, name) != 0 {
+                tonearm_set_uint(source, name, guint(value))
+            }
+        }
+        box.handlerID = tonearm_connect_source_setup(playbin.pointer, callback, Unmanaged.passUnretained(box).toOpaque())
+        return box
+    }
+
+    /// `g_signal_handler_disconnect`. Idempotent.
+    public func disconnect() {
+        guard handlerID != 0 else { return }
+        g_signal_handler_disconnect(UnsafeMutableRawPointer(element.pointer), handlerID)
+        handlerID = 0
+    }
+}

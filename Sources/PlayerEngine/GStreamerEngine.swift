@@ -144,6 +144,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let bus: Bus
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
+        var sourceSetup: SourceSetup?
         let lock = NSLock()
         var nextUp: (uri: MediaURI, generation: Generation)?
         var switching: (uri: MediaURI, generation: Generation)?
@@ -208,6 +209,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         source.setCancelHandler { withExtendedLifetime(pipeline) {} }
         source.resume()
         pipeline.aboutToFinish = AboutToFinish.connect(playbin) { [weak pipeline] in pipeline?.onAboutToFinish() }
+        pipeline.sourceSetup = SourceSetup.connect(playbin, unsignedProperties: [
+            ("timeout", UInt32(clamping: configuration.networkTimeout.components.seconds)),
+        ])
         return pipeline
     }
 
@@ -264,6 +268,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         pipeline.playbin.setState(.null)
         // in NULL no streaming thread emits about-to-finish any more
         pipeline.aboutToFinish?.disconnect()
+        pipeline.sourceSetup?.disconnect()
         done.signal()
     }
 

@@ -17,7 +17,7 @@ struct Tonearmd: ParsableCommand {
         discussion: """
             Drive it with any MPRIS client, for example `playerctl -p tonearm play`.
             Environment: DBUS_SESSION_BUS_ADDRESS (the bus), TONEARM_AUDIO_SINK, TONEARM_PIPELINE,
-            TONEARM_RECONNECT_ATTEMPTS, TONEARM_RECONNECT_DELAY, TONEARM_RECONNECT_MAX_DELAY.
+            TONEARM_RECONNECT_ATTEMPTS, TONEARM_RECONNECT_DELAY, TONEARM_RECONNECT_MAX_DELAY, TONEARM_NETWORK_TIMEOUT.
             """,
         version: "0.1.0")
 
@@ -34,6 +34,9 @@ struct Tonearmd: ParsableCommand {
 
     @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
+
+    @Option(name: .long, help: ArgumentHelp("Seconds an HTTP connection may stay silent before it counts as lost and is reconnected (1-3600; default 10). Also TONEARM_NETWORK_TIMEOUT.", valueName: "seconds"))
+    var networkTimeout: String?
 
     @Option(name: .long, help: ArgumentHelp("How often a network stream that lost its connection is loaded again before it fails (0: never; default 6). Also TONEARM_RECONNECT_ATTEMPTS.", valueName: "count"))
     var reconnectAttempts: String?
@@ -65,6 +68,12 @@ struct Tonearmd: ParsableCommand {
 
     func validate() throws {
         _ = try reconnectPolicy()
+        if let networkTimeout, EngineConfiguration.parseTimeout(networkTimeout) == nil {
+            throw ValidationError("--network-timeout must be a whole number of seconds from 1 to 3600, not '\(networkTimeout)'")
+        }
+        if let text = ProcessInfo.processInfo.environment["TONEARM_NETWORK_TIMEOUT"], EngineConfiguration.parseTimeout(text) == nil {
+            throw ValidationError("TONEARM_NETWORK_TIMEOUT must be a whole number of seconds from 1 to 3600, not '\(text)'")
+        }
         if let instance, instance.isEmpty || !instance.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) || instance.first!.isNumber {
             throw ValidationError("--instance takes letters, digits and '_', not starting with a digit: \(instance)")
         }
@@ -99,6 +108,7 @@ struct Tonearmd: ParsableCommand {
         var engineConfiguration = EngineConfiguration.fromEnvironment()
         if let audioSink { engineConfiguration.audioSink = audioSink }
         if let pipeline { engineConfiguration.pipeline = pipeline }
+        if let timeout = networkTimeout.flatMap(EngineConfiguration.parseTimeout) { engineConfiguration.networkTimeout = timeout }
         var playerConfiguration = PlayerConfiguration()
         playerConfiguration.reconnect = try reconnectPolicy()
         let service = try queue.sync {

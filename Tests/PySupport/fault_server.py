@@ -4,7 +4,9 @@ It serves a directory (with byte ranges, as souphttpsrc asks for them when it re
 test tells it on stdin, one JSON object a line, each answered with "ok" on stdout:
 
   {"op": "fault", "path": P, "steps": [{"status": 500, "stall": 3.0, "drop_after": N,
-   "rate": BYTES_PER_S, "garbage": true, "times": K}, ...]}
+   "rate": BYTES_PER_S, "garbage": true, "times": K, "stall_after": N}, ...]}
+                                       ("stall" waits before answering, or after N bytes of the
+                                       body with "stall_after")
                                        faults for requests of P, in order: each step for K
                                        requests (or every one from then on); then none
   {"op": "clear"}                      no more faults
@@ -75,7 +77,7 @@ class Handler(BaseHTTPRequestHandler):
     def answer(self, head):
         path = self.path.split("?", 1)[0].lstrip("/")
         fault = self.take_fault(path)
-        if fault and fault.get("stall"):
+        if fault and fault.get("stall") and fault.get("stall_after") is None:
             time.sleep(fault["stall"])
         if fault and fault.get("status"):
             status = fault["status"]
@@ -132,6 +134,7 @@ class Handler(BaseHTTPRequestHandler):
     def send_body(self, path, body, fault):
         drop = fault.get("drop_after")
         rate = fault.get("rate")
+        stall_after = fault.get("stall_after")
         sent = 0
         chunk = 4096
         began = time.monotonic()
@@ -141,7 +144,14 @@ class Handler(BaseHTTPRequestHandler):
                     say("dropped %s %d" % (path, sent))
                     self.close_now()
                     return
+                if stall_after is not None and sent >= stall_after:
+                    say("stalled %s %d" % (path, sent))
+                    time.sleep(fault.get("stall", 0))
+                    stall_after = None
+                    began = time.monotonic() - sent / rate if rate else began
                 size = chunk if drop is None else min(chunk, drop - sent)
+                if stall_after is not None:
+                    size = min(size, stall_after - sent)
                 self.wfile.write(body[sent:sent + size])
                 sent += size
                 if rate:

@@ -223,6 +223,24 @@ final class ReconnectServiceTests: ServiceTestCase {
         XCTAssertEqual(statuses, ["Playing"], "PlaybackStatus stays Playing while it buffers")
     }
 
+    func testAStalledConnectionIsGivenUpAfterTheNetworkTimeoutAndPlaysOn() throws {
+        let (server, path) = try served()
+        // the first answer goes silent after 600 kB (3.4 s of audio) for 8 s
+        try server.fault(path, .init(stall: 8, stallAfter: 600_000, bytesPerSecond: 250_000, times: 1))
+        let mark = harness.mark()
+        try harness.start(["--network-timeout", "1", "--reconnect-delay", "0.2", server.url(path)])
+        let stalled = try XCTUnwrap(server.waitForStall(path, timeout: 15), "\(server.requests)")
+        // with a 1 s timeout the connection is given up and asked again well before the stall ends
+        XCTAssertTrue(server.waitForRequests(path, count: 2, timeout: 6), "\(server.requests)")
+        XCTAssertLessThan(Date().timeIntervalSince(stalled), 5)
+        let ended = try harness.waitForSignal(H.extensionInterface, "PlayedToEnd", from: mark, timeout: 30)
+        XCTAssertFalse(harness.watcher.messages(from: mark).filter { $0.index < ended.index }.contains { $0.member == "ItemFailed" },
+                       "the item did not fail")
+        let statuses = harness.propertiesChanged(H.player, from: mark).filter { $0.index < ended.index }
+            .compactMap { $0.changed["PlaybackStatus"]?.string }
+        XCTAssertEqual(statuses, ["Playing"])
+    }
+
     func testAServerThatStaysDownFailsTheItemAfterTheAttempts() throws {
         let (server, path) = try served()
         try server.fault(path, [.init(dropAfter: 700_000, bytesPerSecond: 300_000, times: 1), .init(status: 503)])

@@ -84,8 +84,9 @@ public final class HTTPServer: @unchecked Sendable {
     public struct Fault: Sendable {
         /// Answer this HTTP status instead of the file.
         public var status: Int?
-        /// Wait this long before answering.
+        /// Wait this long before answering, or with `stallAfter` after that many bytes of the body.
         public var stall: Double?
+        public var stallAfter: Int?
         /// Send the headers and this many bytes of the body, then close the connection.
         public var dropAfter: Int?
         /// Send the body at this many bytes a second.
@@ -95,10 +96,11 @@ public final class HTTPServer: @unchecked Sendable {
         /// Only for this many requests; nil: for every one.
         public var times: Int?
 
-        public init(status: Int? = nil, stall: Double? = nil, dropAfter: Int? = nil, bytesPerSecond: Int? = nil,
-                    garbage: Bool = false, times: Int? = nil) {
+        public init(status: Int? = nil, stall: Double? = nil, stallAfter: Int? = nil, dropAfter: Int? = nil,
+                    bytesPerSecond: Int? = nil, garbage: Bool = false, times: Int? = nil) {
             self.status = status
             self.stall = stall
+            self.stallAfter = stallAfter
             self.dropAfter = dropAfter
             self.bytesPerSecond = bytesPerSecond
             self.garbage = garbage
@@ -115,6 +117,7 @@ public final class HTTPServer: @unchecked Sendable {
             var step: [String: Any] = ["garbage": fault.garbage]
             if let status = fault.status { step["status"] = status }
             if let stall = fault.stall { step["stall"] = stall }
+            if let stallAfter = fault.stallAfter { step["stall_after"] = stallAfter }
             if let dropAfter = fault.dropAfter { step["drop_after"] = dropAfter }
             if let rate = fault.bytesPerSecond { step["rate"] = rate }
             if let times = fault.times { step["times"] = times }
@@ -182,6 +185,17 @@ public final class HTTPServer: @unchecked Sendable {
                 if closed || !condition.wait(until: deadline) { return seen() >= count }
             }
             return true
+        }
+    }
+
+    /// When the server began to stall an answer for `path` (waiting for it at most `timeout`).
+    public func waitForStall(_ path: String, timeout: TimeInterval = 10) -> Date? {
+        condition.withLock {
+            let deadline = Date(timeIntervalSinceNow: timeout)
+            while !lines.contains(where: { $0.hasPrefix("stalled \(path) ") }) {
+                if closed || !condition.wait(until: deadline) { return nil }
+            }
+            return Date()
         }
     }
 
