@@ -31,6 +31,13 @@ enum ErrorMapping {
                   isTransient: isTransient(status: failure.status))
     }
 
+    /// A server answered 200 with bytes no demuxer recognises.
+    static func notMedia(uri: MediaURI, contentType: String?) -> ItemError {
+        let type = contentType.map { "Content-Type \($0)" } ?? "no Content-Type"
+        return ItemError(.network, "network error: \(uri.string) answered HTTP 200 with \(type), which is not media GStreamer "
+                         + "recognises (a network's login page, or not a stream's address)")
+    }
+
     static func itemError(_ error: GStreamerError, uri: MediaURI, missingPlugin: String?, http: HTTPFailure? = nil) -> ItemError {
         let name = uri.displayPath
         let source = error.source ?? ""

@@ -510,6 +510,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             target = current
             itemError = ErrorMapping.itemError(error, uri: current.0, missingPlugin: missingPlugin, http: nil)
         }
+        if itemError.kind == .unsupportedFormat, target.0 == uri, let itemResponse {
+            // the server answered, with something that is not media: on a network, most often a
+            // captive portal's login page or an error page sent with 200
+            itemError = ErrorMapping.notMedia(uri: target.0, contentType: itemResponse.contentType)
+        }
         retire()
         deliver(.failed(itemError), target.1)
     }

@@ -91,20 +91,40 @@ final class NetworkServiceTests: ServiceTestCase {
         try harness.waitForStatus("Stopped")
     }
 
+    func testASegmentAnsweringHTTP404FailsTheItemAtOnce() throws {
+        let (generator, segments) = try hlsFolder()
+        let server = try HTTPServer(directory: generator.directory)
+        try server.fault("hls/\(segments[3])", .init(status: 404))
+        let mark = harness.mark()
+        try harness.start([server.url("hls/index.m3u8")])
+        let playbin3 = ProcessInfo.processInfo.environment["TONEARM_TEST_PIPELINE"] == "playbin3"
+        try assertNetworkFailure(from: mark, naming: server.url(playbin3 ? "hls/index.m3u8" : "hls/\(segments[3])"),
+                                 status: playbin3 ? nil : "HTTP 404 (Not Found)", timeout: playbin3 ? 90 : 30)
+        // a 404 will not go away: no reconnect
+        XCTAssertFalse(harness.propertiesChanged(H.extensionInterface, from: mark).contains {
+            $0.changed["WaitingReason"]?.string == "reconnecting"
+        })
+        try harness.waitForStatus("Stopped")
+        try assertStillAnswers()
+    }
+
     func testASegmentAnsweringHTTP500FailsTheItemNamingItsURLAndStatus() throws {
         let (generator, segments) = try hlsFolder()
         let server = try HTTPServer(directory: generator.directory)
         try server.fault("hls/\(segments[3])", .init(status: 500))
         let mark = harness.mark()
-        try harness.start([server.url("hls/index.m3u8")])
+        // a 500 may go away: one reconnect, which meets the same answer
+        try harness.start(["--reconnect-attempts", "1", "--reconnect-delay", "0.2", server.url("hls/index.m3u8")])
         try harness.waitForStatus("Playing")
         // legacy playbin's hlsdemux fetches segments with souphttpsrc, whose responses name the
         // segment and its status; playbin3's hlsdemux2 (1.22.0) downloads on its own, retries for
         // about a minute and reports neither
         let playbin3 = ProcessInfo.processInfo.environment["TONEARM_TEST_PIPELINE"] == "playbin3"
         try assertNetworkFailure(from: mark, naming: server.url(playbin3 ? "hls/index.m3u8" : "hls/\(segments[3])"),
-                                 status: playbin3 ? nil : "HTTP 500 (Internal Server Error)", timeout: playbin3 ? 90 : 30)
+                                 status: playbin3 ? nil : "HTTP 500 (Internal Server Error)", timeout: playbin3 ? 180 : 30)
         XCTAssertTrue(server.waitForRequests("hls/\(segments[3])", status: 500))
+        XCTAssertEqual(harness.propertiesChanged(H.extensionInterface, from: mark)
+            .filter { $0.changed["WaitingReason"]?.string == "reconnecting" }.count, 1)
         // nothing follows it in the queue: the player stopped there
         try harness.waitForStatus("Stopped")
         try assertStillAnswers()
@@ -117,6 +137,16 @@ final class NetworkServiceTests: ServiceTestCase {
         let mark = harness.mark()
         try harness.start([server.url("hls/index.m3u8")])
         try assertNetworkFailure(from: mark, naming: server.url("hls/index.m3u8"), status: "HTTP 404 (Not Found)")
+        try assertStillAnswers()
+    }
+
+    func testGarbageInsteadOfAPlaylistFailsTheItem() throws {
+        let (generator, _) = try hlsFolder()
+        let server = try HTTPServer(directory: generator.directory)
+        try server.fault("hls/index.m3u8", .init(garbage: true))
+        let mark = harness.mark()
+        try harness.start([server.url("hls/index.m3u8")])
+        try assertNetworkFailure(from: mark, naming: server.url("hls/index.m3u8"), status: "HTTP 200")
         try assertStillAnswers()
     }
 
