@@ -343,3 +343,49 @@ final class RadioServiceTests: ServiceTestCase {
         XCTAssertEqual(try harness.playbackStatus, "Playing")
     }
 }
+
+/// HLS VOD shapes beyond one MPEG-TS playlist: a variant (multi-bitrate) master playlist and
+/// fragmented MP4 segments (issue 12).
+final class HLSShapesServiceTests: ServiceTestCase {
+    typealias H = ServiceHarness
+
+    /// Plays `url` to its end as a VOD stream of `seconds`: its length, CanSeek, IsLive false, a
+    /// seek to the middle answered by Seeked there, PlayedToEnd.
+    func assertPlaysAsVOD(_ url: String, seconds: Double, file: StaticString = #filePath, line: UInt = #line) throws {
+        let mark = harness.mark()
+        try harness.start([url])
+        try harness.waitForStatus("Playing")
+        try harness.waitForItemStatus("readyToPlay", timeout: 15)
+        let length = try XCTUnwrap(try harness.metadata["mpris:length"]?.int64, "no mpris:length", file: file, line: line)
+        XCTAssertEqual(Double(length) / 1e6, seconds, accuracy: 0.5, file: file, line: line)
+        XCTAssertEqual(try harness.get(H.extensionInterface, "IsLive").bool, false, file: file, line: line)
+        XCTAssertEqual(try harness.get(H.player, "CanSeek").bool, true, file: file, line: line)
+        let track = try XCTUnwrap(try harness.trackID)
+        let seekMark = harness.mark()
+        try harness.call(H.player, "SetPosition", "ox", [track, "\(Int64(seconds / 2 * 1e6))"])
+        let seeked = try harness.waitForSeeked(from: seekMark, timeout: 15)
+        XCTAssertEqual(Double(seeked) / 1e6, seconds / 2, accuracy: 0.5, file: file, line: line)
+        try harness.waitForSignal(H.extensionInterface, "PlayedToEnd", from: mark, timeout: seconds + 15)
+        XCTAssertFalse(harness.watcher.messages(from: mark).contains { $0.member == "ItemFailed" }, file: file, line: line)
+    }
+
+    func testAVariantPlaylistPlays() throws {
+        let generator = try media.generator
+        _ = try generator.hlsStream("low", seconds: 8, segments: 4)
+        _ = try generator.hlsStream("high", seconds: 8, segments: 4)
+        _ = try generator.hlsVariants("master.m3u8", [("low/index.m3u8", 64_000), ("high/index.m3u8", 128_000)])
+        let server = try HTTPServer(directory: generator.directory)
+        try assertPlaysAsVOD(server.url("master.m3u8"), seconds: 8)
+        XCTAssertTrue(server.requests.contains { $0.path.hasSuffix("/index.m3u8") && $0.status == 200 },
+                      "a variant's playlist was fetched: \(server.requests)")
+    }
+
+    func testFragmentedMP4SegmentsPlay() throws {
+        let generator = try media.generator
+        _ = try generator.hlsFragmentedMP4("fmp4", seconds: 8)
+        let server = try HTTPServer(directory: generator.directory)
+        try assertPlaysAsVOD(server.url("fmp4/index.m3u8"), seconds: 8)
+        XCTAssertTrue(server.requests.contains { $0.path == "fmp4/init.mp4" }, "\(server.requests)")
+        XCTAssertTrue(server.requests.contains { $0.path.hasSuffix(".m4s") }, "\(server.requests)")
+    }
+}
