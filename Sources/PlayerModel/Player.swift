@@ -17,12 +17,12 @@ public final class Player: @unchecked Sendable {
     private var machine: PlayerMachine
     private var observers: [UInt64: (PlayerEvent) -> Void] = [:]
     private var nextObserverID: UInt64 = 0
-    /// The reconnect timer, only while a reconnect waits (nothing ticks otherwise: rule 7).
-    private var reconnectTimer: (any DispatchSourceTimer)?
+    /// The machine's timers, each only while what it waits for is pending (nothing ticks otherwise: rule 7).
+    private var timers: [PlayerTimer: any DispatchSourceTimer] = [:]
 
     public var configuration: PlayerConfiguration { machine.configuration }
 
-    deinit { reconnectTimer?.cancel() }
+    deinit { timers.values.forEach { $0.cancel() } }
 
     public init(engine: PlaybackEngine, configuration: PlayerConfiguration = PlayerConfiguration(),
                 queue: DispatchQueue = DispatchQueue(label: "tonearm.player"), metadataReader: MetadataReader? = nil) {
@@ -66,23 +66,21 @@ public final class Player: @unchecked Sendable {
                 for id in observers.keys.sorted() { observers[id]?(event) }
             case .engine(let command):
                 engine.perform(command)
-            case .scheduleReconnect(let delay):
-                reconnectTimer?.cancel()
+            case .startTimer(let kind, let delay):
+                timers[kind]?.cancel()
                 // a timer source, not asyncAfter: cancelled, it leaves libdispatch's timer heap at once
                 let timer = DispatchSource.makeTimerSource(queue: queue)
                 timer.setEventHandler { [weak self] in
                     guard let self else { return }
-                    self.reconnectTimer?.cancel()
-                    self.reconnectTimer = nil
-                    self.update { $0.reconnectDue() }
+                    self.timers.removeValue(forKey: kind)?.cancel()
+                    self.update { $0.timerFired(kind) }
                 }
                 let (seconds, attoseconds) = delay.components
                 timer.schedule(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
                 timer.resume()
-                reconnectTimer = timer
-            case .cancelReconnect:
-                reconnectTimer?.cancel()
-                reconnectTimer = nil
+                timers[kind] = timer
+            case .cancelTimer(let kind):
+                timers.removeValue(forKey: kind)?.cancel()
             case .readMetadata(let id, let uri):
                 guard let metadataReader else { continue }
                 metadataReader.read(uri) { [weak self] result in

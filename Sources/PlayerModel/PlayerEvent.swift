@@ -105,6 +105,8 @@ public struct ReconnectPolicy: Sendable, Equatable {
     public var firstDelay: Duration = .seconds(1)
     public var maximumDelay: Duration = .seconds(16)
     public var steadyAfter: Duration = .seconds(60)
+    /// A buffering pause whose percent does not move for this long counts as a lost connection.
+    public var stallLimit: Duration = .seconds(30)
     public init(attempts: Int = 6, firstDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(16)) {
         self.attempts = attempts
         self.firstDelay = firstDelay
@@ -112,7 +114,8 @@ public struct ReconnectPolicy: Sendable, Equatable {
     }
 
     /// The defaults, overridden by `TONEARM_RECONNECT_ATTEMPTS` (0 turns reconnecting off),
-    /// `TONEARM_RECONNECT_DELAY` and `TONEARM_RECONNECT_MAX_DELAY` (seconds, fractions allowed).
+    /// `TONEARM_RECONNECT_DELAY`, `TONEARM_RECONNECT_MAX_DELAY` and `TONEARM_STALL_TIMEOUT`
+    /// (seconds, fractions allowed).
     /// Throws a message naming the variable for a value that is not a number in range.
     public static func fromEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> ReconnectPolicy {
         var policy = ReconnectPolicy()
@@ -124,6 +127,9 @@ public struct ReconnectPolicy: Sendable, Equatable {
         }
         if let text = environment["TONEARM_RECONNECT_MAX_DELAY"] {
             policy.maximumDelay = try parseSeconds(text, name: "TONEARM_RECONNECT_MAX_DELAY")
+        }
+        if let text = environment["TONEARM_STALL_TIMEOUT"] {
+            policy.stallLimit = try parseSeconds(text, name: "TONEARM_STALL_TIMEOUT")
         }
         return policy
     }

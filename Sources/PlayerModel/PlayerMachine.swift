@@ -4,10 +4,19 @@ public enum PlayerAction: Sendable, Equatable {
     case emit(PlayerEvent)
     case engine(EngineCommand)
     case readMetadata(ItemID, MediaURI)
-    /// Call `reconnectDue()` after this long (one timer: a new one replaces the old).
-    case scheduleReconnect(after: Duration)
-    /// The reconnect timer is not wanted any more.
-    case cancelReconnect
+    /// Call `timerFired(timer)` after this long (one timer of each kind: a new one replaces the old).
+    case startTimer(PlayerTimer, after: Duration)
+    /// That timer is not wanted any more.
+    case cancelTimer(PlayerTimer)
+}
+
+/// The timers the player asks its owner for. Each exists only while what it waits for is pending
+/// (rule 7: an idle or playing service never ticks).
+public enum PlayerTimer: Hashable, Sendable, CaseIterable {
+    /// The wait before a reconnect (`ReconnectPolicy`).
+    case reconnect
+    /// A buffering pause that makes no progress for `ReconnectPolicy.stallLimit`.
+    case bufferingStall
 }
 
 /// The player's rules (design brief, rules 1-7) as a state machine: each input (a client's request,
@@ -38,6 +47,12 @@ public struct PlayerMachine: Sendable {
     private var pipelinePending: PipelineState?
     /// A buffering pause is in force (BUFFERING < 100 while playing was wanted).
     private var bufferingPaused = false
+    /// While a buffering pause waits with playing wanted: when its percent last moved, and whether
+    /// the stall timer runs.
+    private var bufferingProgress: ContinuousClock.Instant?
+    private var stallTimerRuns = false
+    /// The last percent BUFFERING said, announced or not.
+    private var lastBufferingPercent = 100
     private var seekInFlight: SeekRequest?
     private var pendingSeek: SeekRequest?
     /// The last position read from the pipeline (or put there by a seek); nil is 0.
@@ -515,7 +530,7 @@ public struct PlayerMachine: Sendable {
         if loaded != nil { command(.release) }
         loaded = nil
         prepared = nil
-        if let reconnect, reconnect.waiting { actions.append(.cancelReconnect) }
+        if let reconnect, reconnect.waiting { actions.append(.cancelTimer(.reconnect)) }
         reconnect = nil
         resetPipelineTracking()
     }
@@ -524,6 +539,7 @@ public struct PlayerMachine: Sendable {
         pipelineState = .null
         pipelinePending = nil
         bufferingPaused = false
+        stopStallWatch()
         seekInFlight = nil
         pendingSeek = nil
         positionSample = nil
@@ -733,19 +749,74 @@ public struct PlayerMachine: Sendable {
             return true
         }
         reconnect = Reconnect(id: id, attempts: attempts + 1, resumeAt: resumeAt, waiting: true, playingSince: nil)
-        actions.append(.scheduleReconnect(after: configuration.reconnect.delay(before: attempts + 1)))
+        actions.append(.startTimer(.reconnect, after: configuration.reconnect.delay(before: attempts + 1)))
         updateTimeControl()
         return true
     }
 
+    /// A timer asked for with `.startTimer` fired.
+    public mutating func timerFired(_ timer: PlayerTimer, now: ContinuousClock.Instant = .now) {
+        switch timer {
+        case .reconnect: reconnectDue()
+        case .bufferingStall: bufferingStallDue(now: now)
+        }
+    }
+
     /// The reconnect timer fired: the current item is loaded again, and seeks back where it was.
-    public mutating func reconnectDue() {
+    private mutating func reconnectDue() {
         guard var pending = reconnect, pending.waiting, pending.id == playQueue.currentID, loaded == nil,
               intent == .playing else { return }
         pending.waiting = false
         load(pending.id)
         reconnect = pending
         updateTimeControl()
+    }
+
+    // MARK: Buffering that makes no progress
+
+    /// While playing waits on a buffering pause, a timer runs; each move of the percent counts as
+    /// progress. hlsdemux2 (1.22.0) keeps retrying a segment that answers 500 for minutes, buffering
+    /// at 0% meanwhile; a server can also trickle nothing at all while its connection stays open.
+    private mutating func watchStall(moved: Bool) {
+        guard bufferingPaused && intent == .playing else {
+            stopStallWatch()
+            return
+        }
+        if moved || bufferingProgress == nil { bufferingProgress = .now }
+        if !stallTimerRuns {
+            stallTimerRuns = true
+            actions.append(.startTimer(.bufferingStall, after: configuration.reconnect.stallLimit))
+        }
+    }
+
+    private mutating func stopStallWatch() {
+        if stallTimerRuns { actions.append(.cancelTimer(.bufferingStall)) }
+        stallTimerRuns = false
+        bufferingProgress = nil
+    }
+
+    /// The stall timer fired: with no progress for the limit, the item failed as a network error
+    /// that may go away (so it reconnects, where that can succeed); with some, it waits on.
+    private mutating func bufferingStallDue(now: ContinuousClock.Instant) {
+        stallTimerRuns = false
+        guard bufferingPaused, intent == .playing, let since = bufferingProgress, let item = playQueue.current else {
+            bufferingProgress = nil
+            return
+        }
+        let limit = configuration.reconnect.stallLimit
+        if now - since < limit {
+            stallTimerRuns = true
+            actions.append(.startTimer(.bufferingStall, after: limit - (now - since)))
+            return
+        }
+        // failing releases the pipeline that waits (or reconnects with a fresh one)
+        fail(item.id, ItemError(.network, "network error: no data from \(item.uri.displayPath) for \(Self.seconds(limit)) "
+                                + "while buffering", isTransient: true))
+    }
+
+    private static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        return attoseconds == 0 ? "\(seconds) s" : String(format: "%.1f s", Double(seconds) + Double(attoseconds) / 1e18)
     }
 
     // MARK: Engine events
@@ -951,6 +1022,8 @@ public struct PlayerMachine: Sendable {
                 applyTargetState()
             }
         }
+        watchStall(moved: percent != lastBufferingPercent)
+        lastBufferingPercent = percent
         // Clients hear steps of at least `bufferingStep` points, and 100 always: queue2 (1.22.0)
         // posts BUFFERING at every point and flaps between 0 and 1 while wavparse reads a header
         // over HTTP (50 messages in a second), which would be as many PropertiesChanged.

@@ -17,7 +17,7 @@ struct Tonearmd: ParsableCommand {
         discussion: """
             Drive it with any MPRIS client, for example `playerctl -p tonearm play`.
             Environment: DBUS_SESSION_BUS_ADDRESS (the bus), TONEARM_AUDIO_SINK, TONEARM_PIPELINE,
-            TONEARM_RECONNECT_ATTEMPTS, TONEARM_RECONNECT_DELAY, TONEARM_RECONNECT_MAX_DELAY, TONEARM_NETWORK_TIMEOUT.
+            TONEARM_RECONNECT_ATTEMPTS, TONEARM_RECONNECT_DELAY, TONEARM_RECONNECT_MAX_DELAY, TONEARM_NETWORK_TIMEOUT, TONEARM_STALL_TIMEOUT.
             """,
         version: "0.1.0")
 
@@ -47,6 +47,9 @@ struct Tonearmd: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The longest wait between reconnects, in seconds (default 16). Also TONEARM_RECONNECT_MAX_DELAY.", valueName: "seconds"))
     var reconnectMaxDelay: String?
 
+    @Option(name: .long, help: ArgumentHelp("Seconds a stream may wait buffering with no progress before it counts as lost and is reconnected (default 30). Also TONEARM_STALL_TIMEOUT.", valueName: "seconds"))
+    var stallTimeout: String?
+
     @Flag(name: .long, help: "Hand the URIs to a running tonearmd (OpenUri) and exit; start one when none runs.")
     var open = false
 
@@ -60,6 +63,7 @@ struct Tonearmd: ParsableCommand {
             if let reconnectAttempts { policy.attempts = try ReconnectPolicy.parseAttempts(reconnectAttempts, name: "--reconnect-attempts") }
             if let reconnectDelay { policy.firstDelay = try ReconnectPolicy.parseSeconds(reconnectDelay, name: "--reconnect-delay") }
             if let reconnectMaxDelay { policy.maximumDelay = try ReconnectPolicy.parseSeconds(reconnectMaxDelay, name: "--reconnect-max-delay") }
+            if let stallTimeout { policy.stallLimit = try ReconnectPolicy.parseSeconds(stallTimeout, name: "--stall-timeout") }
             return policy
         } catch {
             throw ValidationError(error.description)

@@ -111,7 +111,7 @@ final class StreamRulesTests: XCTestCase {
         }
 
         var failures: [ItemError] { actions.compactMap { if case .emit(.itemFailed(_, let error)) = $0 { error } else { nil } } }
-        var delays: [Duration] { actions.compactMap { if case .scheduleReconnect(let delay) = $0 { delay } else { nil } } }
+        var delays: [Duration] { actions.compactMap { if case .startTimer(.reconnect, let delay) = $0 { delay } else { nil } } }
     }
 
     func playing(_ policy: ReconnectPolicy) throws -> Machine {
@@ -136,13 +136,13 @@ final class StreamRulesTests: XCTestCase {
         XCTAssertEqual(m.machine.state.intent, .playing)
         var expected: [Duration] = [.seconds(2), .seconds(3)]
         for _ in 0..<2 {
-            m.machine.reconnectDue()
+            m.machine.timerFired(.reconnect)
             XCTAssertTrue(m.take().contains { if case .engine(.load) = $0 { true } else { false } })
             // while the server is down, even a refused connection is part of the same outage
             m.send(.failed(ItemError(.network, "connection refused")))
             XCTAssertEqual(m.delays, [expected.removeFirst()])
         }
-        m.machine.reconnectDue()
+        m.machine.timerFired(.reconnect)
         _ = m.take()
         m.send(.failed(dropped))
         XCTAssertEqual(m.failures, [dropped], "after the attempts the item fails")
@@ -152,7 +152,7 @@ final class StreamRulesTests: XCTestCase {
     func testAReconnectResumesWhereItWas() throws {
         var m = try playing(ReconnectPolicy(attempts: 3))
         m.send(.failed(dropped))
-        m.machine.reconnectDue()
+        m.machine.timerFired(.reconnect)
         _ = m.take()
         m.send(.asyncDone(EngineSnapshot(position: PositionSample(.zero), duration: .seconds(60), isSeekable: true, loadedRanges: [])))
         let seeks = m.actions.compactMap { if case .engine(.seek(.position(let at), _, _)) = $0 { at } else { nil } }
@@ -173,9 +173,9 @@ final class StreamRulesTests: XCTestCase {
         m.send(.failed(dropped))
         XCTAssertEqual(m.delays.count, 1)
         m.machine.stop()
-        XCTAssertTrue(m.take().contains(.cancelReconnect))
+        XCTAssertTrue(m.take().contains(.cancelTimer(.reconnect)))
         XCTAssertEqual(m.machine.state.timeControlStatus, .paused)
-        m.machine.reconnectDue()
+        m.machine.timerFired(.reconnect)
         XCTAssertFalse(m.take().contains { if case .engine(.load) = $0 { true } else { false } }, "a late timer loads nothing")
     }
 
@@ -188,5 +188,32 @@ final class StreamRulesTests: XCTestCase {
         XCTAssertThrowsError(try ReconnectPolicy.fromEnvironment(["TONEARM_RECONNECT_DELAY": "soon"])) { error in
             XCTAssertTrue("\(error)".contains("TONEARM_RECONNECT_DELAY"), "\(error)")
         }
+    }
+
+    func testBufferingThatMakesNoProgressCountsAsALostConnection() throws {
+        var policy = ReconnectPolicy(attempts: 2)
+        policy.stallLimit = .seconds(30)
+        var m = try playing(policy)
+        m.send(.buffering(percent: 10, loadedRanges: []))
+        XCTAssertTrue(m.actions.contains(.startTimer(.bufferingStall, after: .seconds(30))), "\(m.actions)")
+        // progress since the timer started: it waits on for what is left of the limit
+        m.send(.buffering(percent: 20, loadedRanges: []))
+        XCTAssertFalse(m.actions.contains { if case .startTimer(.bufferingStall, _) = $0 { true } else { false } }, "one timer, not one per message")
+        m.machine.timerFired(.bufferingStall, now: .now + .seconds(20))
+        let rearmed = m.take().compactMap { if case .startTimer(.bufferingStall, let after) = $0 { after } else { nil } }
+        XCTAssertEqual(rearmed.count, 1)
+        XCTAssertLessThanOrEqual(rearmed.first ?? .zero, .seconds(10) + .milliseconds(100))
+        // no progress for the whole limit: a lost connection, which reconnects
+        m.machine.timerFired(.bufferingStall, now: .now + .seconds(31))
+        _ = m.take()
+        XCTAssertEqual(m.machine.state.timeControlStatus, .waitingToPlay(.reconnecting))
+        XCTAssertTrue(m.failures.isEmpty)
+    }
+
+    func testBufferingThatReachesAHundredStopsTheStallTimer() throws {
+        var m = try playing(ReconnectPolicy())
+        m.send(.buffering(percent: 10, loadedRanges: []))
+        m.send(.buffering(percent: 100, loadedRanges: []))
+        XCTAssertTrue(m.actions.contains(.cancelTimer(.bufferingStall)), "\(m.actions)")
     }
 }
