@@ -559,7 +559,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             }
         case .endOfStream:
             // hlsdemux (1.22.0) gives up on a segment that keeps failing (HTTP 404, 500) with EOS,
-            // not an error: the stream ended because of it, and the item failed
+            // not an error (gst-launch-1.0 -m playbin on such a stream: four http-headers with the
+            // status, then EOS): the stream ended because of it, and the item failed
             if let failure = failedResponses.last, let uri, !uri.isFile {
                 logger.info("the stream ended after a failed request", metadata: ["uri": "\(failure.uri)", "status": "\(failure.status)"])
                 retire()

@@ -776,7 +776,8 @@ public struct PlayerMachine: Sendable {
 
     /// While playing waits on a buffering pause, a timer runs; each move of the percent counts as
     /// progress. hlsdemux2 (1.22.0) keeps retrying a segment that answers 500 for minutes, buffering
-    /// at 0% meanwhile; a server can also trickle nothing at all while its connection stays open.
+    /// at 0% meanwhile (NetworkServiceTests on playbin3: three minutes before its error); a server
+    /// can also send nothing at all while its connection stays open.
     private mutating func watchStall(moved: Bool) {
         guard bufferingPaused && intent == .playing else {
             stopStallWatch()
@@ -1026,7 +1027,8 @@ public struct PlayerMachine: Sendable {
         lastBufferingPercent = percent
         // Clients hear steps of at least `bufferingStep` points, and 100 always: queue2 (1.22.0)
         // posts BUFFERING at every point and flaps between 0 and 1 while wavparse reads a header
-        // over HTTP (50 messages in a second), which would be as many PropertiesChanged.
+        // over HTTP (50 messages in a second, gst-launch-1.0 -m playbin on a WAV served at
+        // 120 kB/s), which would be as many PropertiesChanged.
         let announced = item.bufferingPercent
         if percent == 100 && announced != 100 || abs(percent - announced) >= Self.bufferingStep {
             playQueue.update(id) {
