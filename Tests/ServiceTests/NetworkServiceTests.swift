@@ -63,6 +63,30 @@ final class NetworkServiceTests: ServiceTestCase {
         XCTAssertEqual(try harness.get(H.extensionInterface, "TimeControlStatus").string, "playing")
     }
 
+    func testALiveStreamWhosePlaylistGoesAwayReconnectsAtTheLiveEdge() throws {
+        let (generator, segments) = try hlsFolder()
+        let server = try HTTPServer(directory: generator.directory)
+        try server.liveHLS(at: "hls/live.m3u8", segments: segments, segmentSeconds: 2)
+        let mark = harness.mark()
+        try harness.start(["--reconnect-delay", "0.5", server.url("hls/live.m3u8")])
+        try harness.waitForChange(H.extensionInterface, "TimeControlStatus playing", from: mark, timeout: 15) {
+            $0["TimeControlStatus"]?.string == "playing"
+        }
+        // the playlist answers 503 for a while: the stream runs dry, reconnects, and plays on live
+        let outage = harness.mark()
+        try server.fault("hls/live.m3u8", .init(status: 503, times: 6))
+        try harness.waitForChange(H.extensionInterface, "WaitingReason reconnecting", from: outage, timeout: 40) {
+            $0["WaitingReason"]?.string == "reconnecting"
+        }
+        try harness.waitForChange(H.extensionInterface, "TimeControlStatus playing again", from: outage, timeout: 40) {
+            $0["TimeControlStatus"]?.string == "playing"
+        }
+        XCTAssertFalse(harness.watcher.messages(from: mark).contains { $0.member == "ItemFailed" })
+        XCTAssertEqual(try harness.get(H.extensionInterface, "IsLive").bool, true)
+        XCTAssertEqual(try harness.playbackStatus, "Playing")
+        XCTAssertFalse(harness.watcher.messages(from: outage).contains { $0.member == "Seeked" }, "a live stream resumes at its edge, not by a seek")
+    }
+
     /// Waits for ItemFailed and checks what a client sees: the signal, ItemStatus and ItemError,
     /// all saying network and naming `url` and `status`.
     func assertNetworkFailure(from mark: Int, naming url: String, status: String?, timeout: TimeInterval = 30,
