@@ -408,7 +408,11 @@ public final class MPRISService: @unchecked Sendable {
                     }
                     // Rate 0 pauses (MPRIS: "a value of 0.0 ... should act as though Pause was called")
                     if rate == 0 { player.pause(); return }
-                    do { try player.setRate(rate) } catch { throw DBusError.invalidArgs(error.message) }
+                    do throws(PlayerError) { try player.setRate(rate) } catch {
+                        // out of range is a wrong argument; a live stream's refusal is ours
+                        if error.code == .rateOutOfRange { throw DBusError.invalidArgs(error.message) }
+                        throw ServiceError(error)
+                    }
                 }),
                 .init("Shuffle", "b", get: { [player] in .bool(player.state.isShuffled) }, set: { [player] value, _ in
                     player.setShuffle(value.boolValue ?? false)
