@@ -55,11 +55,9 @@ import time  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "..", "Tests", "PySupport"))
 from tonearm_testkit import (  # noqa: E402
-    EXT, OBJ, PEER, PROPS, TRACKLIST, Client, Service, add_match, call_msg, file_uri, render_tones, reply_kind,
-    tail, wait_for_owner)
+    EXT, OBJ, PEER, PROPS, TRACKLIST, Client, RawClient, Service, add_match, call_msg, file_uri, render_tones,
+    reply_kind, tail, wait_for_owner)
 from jeepney import HeaderFields  # noqa: E402
-from jeepney.io.blocking import open_dbus_connection  # noqa: E402
-from jeepney.low_level import Parser  # noqa: E402
 
 REPO = os.path.normpath(os.path.join(HERE, ".."))
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -131,49 +129,6 @@ def make_folder(workdir, count, cover_bytes):
     for name in names:
         os.link(seed, os.path.join(big, name))
     return big, names
-
-
-class RawClient:
-    """A blocking connection that times a call until its reply's last byte arrived, then parses it."""
-
-    def __init__(self, address):
-        self.conn = open_dbus_connection(address)
-        self.sock = self.conn.sock
-        self.buffer = b""
-        self.serial = 1 << 20
-
-    def call(self, msg):
-        self.serial += 1
-        data = msg.serialise(self.serial)
-        start = time.perf_counter()
-        self.sock.sendall(data)
-        while True:
-            raw = self._next_raw()
-            if raw[1] in (2, 3):  # METHOD_RETURN, ERROR (a signal, such as NameAcquired, is skipped)
-                elapsed = time.perf_counter() - start
-                parser = Parser()
-                parser.add_data(raw)
-                return elapsed, parser.get_next_message()
-
-    def _next_raw(self):
-        """The bytes of the next whole message: its length is in the fixed 16-byte header (body
-        length at 4, header-field array length at 12, fields padded to 8: D-Bus specification,
-        "Message Format")."""
-        while True:
-            if len(self.buffer) >= 16:
-                order = "<" if self.buffer[:1] == b"l" else ">"
-                body, _, fields = struct.unpack(order + "III", self.buffer[4:16])
-                total = 16 + fields + (-fields % 8) + body
-                if len(self.buffer) >= total:
-                    raw, self.buffer = self.buffer[:total], self.buffer[total:]
-                    return raw
-            chunk = self.sock.recv(1 << 20)
-            if not chunk:
-                raise EOFError("tonearmd closed the connection")
-            self.buffer += chunk
-
-    def close(self):
-        self.conn.close()
 
 
 class Bench:
