@@ -4,6 +4,7 @@
 #   make test-tsan, make test-asan   the same tests built with the thread / address sanitizer
 #   make fuzz   builds tonearmd (release) and runs the hostile-client fuzzer (Tests/Fuzz/fuzz.py)
 #   make soak   builds tonearmd (release) and runs DURATION of ordinary use against it (Tests/Soak/soak.py)
+#   make bench  builds tonearmd (release) and measures it beside its floors (Benchmarks/bench.py)
 # swift from PATH; failing that, where toolchains are usually unpacked
 SWIFT ?= $(or $(shell command -v swift 2>/dev/null),$(firstword $(wildcard /opt/swift/usr/bin/swift \
 	/usr/share/swift/usr/bin/swift /usr/local/swift/usr/bin/swift $(HOME)/.local/share/swiftly/bin/swift)),swift)
@@ -11,7 +12,7 @@ export SWIFT
 DEMO_DIR := .build/demo
 DEMO := $(DEMO_DIR)/tonearm-demo.ogg
 
-.PHONY: all deps build run test test-tsan test-asan demo fuzz soak clean
+.PHONY: all deps build run test test-tsan test-asan demo fuzz soak bench clean
 
 all: build
 
@@ -72,6 +73,20 @@ soak: deps
 	$(SWIFT) build -c release --product tonearmd
 	$(FUZZ_PYTHON) Tests/Soak/soak.py --duration $(DURATION) $(if $(SEED),--seed $(SEED)) \
 	  $(if $(PIPELINE),--pipeline $(PIPELINE)) --tonearmd $(TONEARMD)
+
+# The benchmarks (README, Benchmarks): every figure of issue 11 for tonearmd beside its floors in
+# the same run (a libdbus echo service and bare playbin, compiled or started by the driver), then
+# the queue at 10,000 items. PEERS=mpv,vlc also runs mpv and VLC (installed from Debian when
+# missing); QUEUE=0 leaves the queue out; BENCH_ARGS passes more (--quick, --pairs 5, ...).
+# The table goes to the terminal; JSON and a PNG to .build/bench/.
+PEERS ?=
+QUEUE ?= 1
+BENCH_ARGS ?=
+
+bench: deps
+	$(SWIFT) build -c release --product tonearmd
+	$(FUZZ_PYTHON) Benchmarks/bench.py --tonearmd $(TONEARMD) $(if $(PIPELINE),--pipeline $(PIPELINE)) \
+	  $(if $(PEERS),--peers $(PEERS)) $(if $(filter 0,$(QUEUE)),--no-queue) $(BENCH_ARGS)
 
 clean:
 	rm -rf .build
