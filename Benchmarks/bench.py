@@ -112,6 +112,19 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
+def run_ns(pid):
+    """Nanoseconds each thread has run (/proc/PID/task/TID/schedstat, first field): {tid: ns}.
+    Finer than utime + stime (clock ticks of 10 ms), but only for threads alive when read."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                out[tid] = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
+
+
 def switches(pid):
     """Voluntary + nonvoluntary context switches of each thread: {tid: count}."""
     out = {}
@@ -400,15 +413,16 @@ class Bench:
         return ours, floor
 
     async def playing_window(self, pid, window):
-        cpu0, sw0, t0 = cpu_seconds(pid), switches(pid), time.monotonic()
+        cpu0, ns0, sw0, t0 = cpu_seconds(pid), run_ns(pid), switches(pid), time.monotonic()
         await asyncio.sleep(window)
-        cpu1, sw1, t1 = cpu_seconds(pid), switches(pid), time.monotonic()
+        cpu1, ns1, sw1, t1 = cpu_seconds(pid), run_ns(pid), switches(pid), time.monotonic()
+        ran = sum(switches_between(ns0, ns1).values()) / 1e9
         moved = switches_between(sw0, sw1)
         names = thread_names(pid, moved)
         by_name = {}
         for tid, n in moved.items():
             by_name[names[tid]] = by_name.get(names[tid], 0) + n / (t1 - t0)
-        return {"cpu_s": cpu1 - cpu0, "cpu_share": (cpu1 - cpu0) / (t1 - t0),
+        return {"cpu_s": cpu1 - cpu0, "cpu_share": (cpu1 - cpu0) / (t1 - t0), "run_s": ran,
                 "switches_per_s": sum(moved.values()) / (t1 - t0), "threads": by_name}
 
     async def cpu_pairs(self, player, uri):
@@ -434,9 +448,10 @@ class Bench:
                     gst.wait()
                 await asyncio.sleep(0.5)
             pair["ratio"] = pair["player"]["cpu_s"] / max(pair["floor"]["cpu_s"], 1 / TICKS)
+            pair["run_ratio"] = pair["player"]["run_s"] / max(pair["floor"]["run_s"], 1e-9)
             pair["switch_ratio"] = pair["player"]["switches_per_s"] / max(pair["floor"]["switches_per_s"], 1e-9)
             log(f"  {player.name} pair {i + 1}: CPU {pair['player']['cpu_s']:.2f} s vs floor {pair['floor']['cpu_s']:.2f} s "
-                f"(ratio {pair['ratio']:.2f}); switches/s {pair['player']['switches_per_s']:.0f} vs "
+                f"(ratio {pair['ratio']:.2f}; schedstat {pair['run_ratio']:.2f}); switches/s {pair['player']['switches_per_s']:.0f} vs "
                 f"{pair['floor']['switches_per_s']:.0f}")
             pairs.append(pair)
         return pairs
@@ -682,6 +697,7 @@ def summarize(results):
         f = {}
         pairs = r["cpu_pairs"]
         f["cpu_ratio"] = stats([p["ratio"] for p in pairs])
+        f["run_ratio"] = stats([p["run_ratio"] for p in pairs])
         f["cpu_share"] = stats([p["player"]["cpu_share"] for p in pairs])
         f["floor_cpu_share"] = stats([p["floor"]["cpu_share"] for p in pairs])
         f["switches_per_s"] = stats([p["player"]["switches_per_s"] for p in pairs])
@@ -707,7 +723,7 @@ def summarize(results):
     return s
 
 
-def table(summary, results, queue):
+def table(summary, results, queues):
     names = list(summary)
     t = summary[names[0]]
     rows = []
@@ -720,6 +736,8 @@ def table(summary, results, queue):
 
     row("CPU playing the MP3, ratio to gst-launch playbin, median (range) of pairs", "1.00",
         *each(lambda f: f"{f['cpu_ratio']['median']:.2f} ({f['cpu_ratio']['min']:.2f}-{f['cpu_ratio']['max']:.2f})"))
+    row("  the same from schedstat (ns; threads alive at both ends)", "1.00",
+        *each(lambda f: f"{f['run_ratio']['median']:.2f} ({f['run_ratio']['min']:.2f}-{f['run_ratio']['max']:.2f})"))
     row("  CPU share of a core playing", f"{t['floor_cpu_share']['median'] * 100:.2f}%",
         *each(lambda f: f"{f['cpu_share']['median'] * 100:.2f}%"))
     row("context switches/s playing (median of pairs)", f"{t['floor_switches_per_s']['median']:.0f}",
@@ -744,17 +762,22 @@ def table(summary, results, queue):
         row("gapless gap, frames (flac, wav, ogg)", "0",
             ", ".join("?" if g[k]["gap_frames"] is None else str(g[k]["gap_frames"]) for k in ("flac", "wav", "ogg")),
             *["-"] * (len(names) - 1))
-    if queue:
+    if queues:
+        def per(fn):
+            return [fn(queues[n]) if n in queues else "-" for n in names]
+        q0 = next(iter(queues.values()))
         for label, key in (("AddTrack at 10 / 10,000, median ms", "AddTrack"), ("RemoveTrack at 10 / 10,000, median ms", "RemoveTrack"),
                            ("GoTo at 10 / 10,000, median ms", "GoTo")):
-            row(label, f"{queue['edits_10']['Ping']['median_ms']:.2f} (Ping)",
-                f"{queue['edits_10'][key]['median_ms']:.2f} / {queue['edits_' + str(queue['items'])][key]['median_ms']:.2f}",
-                *["-"] * (len(names) - 1))
-        row("GetTracksMetadata(100) at 10,000, median ms", "-", f"{queue['get_tracks_metadata_100']['median_ms']:.2f}", *["-"] * (len(names) - 1))
-        row("Get(Tracks) at 10,000, median ms (p95)", "-",
-            f"{queue['get_tracks']['median_ms']:.2f} ({queue['get_tracks']['p95_ms']:.2f})", *["-"] * (len(names) - 1))
-        row("Enqueue of 10,000 files: CPU s until idle", "-", f"{queue['enqueue_cpu_s']:.2f}", *["-"] * (len(names) - 1))
-        row("RssAnon per queued item, bytes", "-", f"{queue['rss_anon_per_item_bytes']:.0f}", *["-"] * (len(names) - 1))
+            row(label, f"{q0['edits_10']['Ping']['median_ms']:.2f} (Ping)",
+                *per(lambda q: f"{q['edits_10'][key]['median_ms']:.2f} / {q['edits_' + str(q['items'])][key]['median_ms']:.2f}"))
+        row("GetTracksMetadata(100) at 10,000, median ms", "-", *per(lambda q: f"{q['get_tracks_metadata_100']['median_ms']:.2f}"))
+        row("Get(Tracks) at 10,000, median ms (p95)",
+            " / ".join(f"{q['get_tracks_echo']['median_ms']:.2f}" for q in queues.values() if "get_tracks_echo" in q) + " (echo)",
+            *per(lambda q: f"{q['get_tracks']['median_ms']:.2f} ({q['get_tracks']['p95_ms']:.2f})"))
+        row("  ratio to the echo beside it, median", "1.00",
+            *per(lambda q: f"{q['get_tracks']['median_ms'] / q['get_tracks_echo']['median_ms']:.2f}" if "get_tracks_echo" in q else "-"))
+        row("Enqueue of 10,000 files: CPU s until idle", "-", *per(lambda q: f"{q['enqueue_cpu_s']:.2f}"))
+        row("RssAnon per queued item, bytes", "-", *per(lambda q: f"{q['rss_anon_per_item_bytes']:.0f}"))
     head = ("figure", "floor (same run)") + tuple(names)
     widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
     lines = ["| " + " | ".join(str(h).ljust(w) for h, w in zip(head, widths)) + " |",
@@ -850,6 +873,10 @@ def main():
     p.add_argument("--floor-pipeline", dest="pipeline_floor", default="playbin",
                    help="the element the floors play with (default playbin)")
     p.add_argument("--peers", default="", help="comma-separated: mpv, vlc")
+    p.add_argument("--also-pipeline", action="append", default=[], choices=["playbin", "playbin3"],
+                   help="also measure a tonearmd on this pipeline, as one more column (repeatable)")
+    p.add_argument("--baseline", help="another tonearmd build (say, before a change) measured as one more column, "
+                                      "queue included")
     p.add_argument("--starts", type=int, default=20)
     p.add_argument("--opens", type=int, default=20)
     p.add_argument("--open-blocks", type=int, default=4)
@@ -880,6 +907,12 @@ def main():
     if args.pipeline != "default":
         argv += ["--pipeline", args.pipeline]
     players = [Player("tonearmd", argv, "org.mpris.MediaPlayer2.tonearm", clear=(EXT, "Clear"))]
+    for kind in args.also_pipeline:
+        players.append(Player(f"tonearmd {kind}", [os.path.abspath(args.tonearmd), "--audio-sink", SINK, "--pipeline", kind],
+                              "org.mpris.MediaPlayer2.tonearm", clear=(EXT, "Clear")))
+    if args.baseline:
+        players.append(Player("tonearmd before", [os.path.abspath(args.baseline)] + argv[1:], "org.mpris.MediaPlayer2.tonearm",
+                              clear=(EXT, "Clear")))
     players += [peer_player(n) for n in peers]
     started = datetime.datetime.now(datetime.timezone.utc)
     bench = Bench(args, floors, files)
@@ -889,32 +922,35 @@ def main():
         for player in players:
             Bench.stop(player)
         bench.close()
-    queue = None
-    if not args.no_queue:
-        log("the queue at 10,000 items (Benchmarks/queue.py)")
-        qjson = os.path.join(args.out, "queue.json")
+    queues = {}
+    for player in players if not args.no_queue else []:
+        if not player.name.startswith("tonearmd") or "--pipeline" in player.argv[3:]:
+            continue  # the queue's code is the same whatever the pipeline
+        log(f"the queue at 10,000 items (Benchmarks/queue.py), {player.name}")
+        qjson = os.path.join(args.out, f"queue-{player.name.replace(' ', '-')}.json")
         qargs = ["--calls", "60", "--reads", "300"] if args.quick else []
-        done = subprocess.run([sys.executable, os.path.join(HERE, "queue.py"), "--tonearmd", args.tonearmd,
-                               "--json", qjson] + qargs + (["--pipeline", args.pipeline] if args.pipeline != "default" else []),
+        done = subprocess.run([sys.executable, os.path.join(HERE, "queue.py"), "--tonearmd", player.argv[0],
+                               "--json", qjson, "--echo", floors["echo"]] + qargs
+                              + (["--pipeline", args.pipeline] if args.pipeline != "default" else []),
                               stdout=subprocess.PIPE, text=True)
         print(done.stdout, file=sys.stderr)
         if done.returncode == 0:
             with open(qjson) as f:
-                queue = json.load(f)
+                queues[player.name] = json.load(f)
     summary = summarize(bench.results)
     stamp = started.strftime("%Y%m%dT%H%M%SZ")
     info = machine()
     head = (f"make bench, {started:%Y-%m-%d %H:%M} UTC; {info['cpu']}, {info['cores']} cores, load "
             f"{info['load'][0]:.1f} at the end; {info['gstreamer']}; tonearmd pipeline: {args.pipeline}")
     print(head)
-    print(table(summary, bench.results, queue))
+    print(table(summary, bench.results, queues))
     verdicts = checks(summary, bench.results)
     for label, ok in verdicts:
         print(f"{'PASS' if ok else 'MISS'}  {label}")
     print("context switches/s playing by thread (median of pairs): " + ", ".join(
         f"{t} {v:.0f}" for t, v in list(summary["tonearmd"]["switches_by_thread"].items())[:8]))
     out = {"started": started.isoformat(), "machine": info, "args": vars(args), "summary": summary,
-           "samples": bench.results, "queue": queue, "checks": [{"label": l, "pass": ok} for l, ok in verdicts]}
+           "samples": bench.results, "queue": queues, "checks": [{"label": l, "pass": ok} for l, ok in verdicts]}
     path = os.path.join(args.out, f"bench-{stamp}.json")
     with open(path, "w") as f:
         json.dump(out, f, indent=1, default=str)

@@ -31,7 +31,11 @@ Ping on the same connection is printed as the floor the others stand on. The las
 table; --json writes the figures too.
 
   Benchmarks/queue.py [--tonearmd .build/release/tonearmd] [--items 10000] [--calls 300] [--reads 1000]
-                      [--compare-readers] [--json FILE]
+                      [--compare-readers] [--json FILE] [--echo Benchmarks/floor/echo built]
+
+With --echo, Get(Tracks) is also asked, call by call beside tonearmd's, of a minimal libdbus
+service that answers it with as many paths from memory (Benchmarks/floor/echo.c): the floor of
+that figure on the same bus.
 
 Needs python3-jeepney (Debian), dbus-daemon and gst-launch-1.0. Build first:
   swift build -c release --product tonearmd
@@ -51,6 +55,7 @@ import json  # noqa: E402
 import shutil  # noqa: E402
 import statistics  # noqa: E402
 import struct  # noqa: E402
+import subprocess  # noqa: E402
 import time  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "..", "Tests", "PySupport"))
@@ -60,6 +65,7 @@ from tonearm_testkit import (  # noqa: E402
 from jeepney import HeaderFields  # noqa: E402
 
 REPO = os.path.normpath(os.path.join(HERE, ".."))
+ECHO_NAME = "io.github.tonearm.BenchEcho"
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -220,6 +226,10 @@ class Bench:
         svc = self.svc
         svc.start_bus()
         svc.start_tonearmd()
+        self.echo = None
+        if self.args.echo:
+            self.echo = subprocess.Popen([self.args.echo, ECHO_NAME, str(len(self.names))], stdin=subprocess.DEVNULL,
+                                         env=dict(os.environ, DBUS_SESSION_BUS_ADDRESS=svc.address))
         self.added = asyncio.Queue()
 
         def on_signal(msg):
@@ -264,12 +274,18 @@ class Bench:
 
         # 3. reads and edits at N
         log(f"reads at {n} items")
-        samples = []
+        samples, floor = [], []
         for _ in range(self.args.calls):
             seconds, body = await self.timed(PROPS, "Get", "ss", (TRACKLIST, "Tracks"))
             samples.append(seconds)
+            if self.echo:  # the floor, call by call beside ours
+                seconds, reply = self.raw.call(call_msg(ECHO_NAME, OBJ, PROPS, "Get", "ss", (TRACKLIST, "Tracks")))
+                assert reply_kind(reply) == "return" and len(reply.body[0][1]) == n, "the echo floor's Tracks"
+                floor.append(seconds)
         assert body[0][1] == ids, "Tracks differs from the ids Enqueue returned"
         f["get_tracks"] = summary(samples)
+        if floor:
+            f["get_tracks_echo"] = summary(floor)
         samples = []
         for i in range(self.args.calls):
             first = 10 + (i * 100) % max(min(self.args.reads, n - 10) - 100, 1)
@@ -299,6 +315,9 @@ class Bench:
         await self.client.close()
         await pinger.close()
         self.raw.close()
+        if self.echo:
+            self.echo.terminate()
+            self.echo.wait()
         return f
 
     async def readers_only(self):
@@ -322,6 +341,8 @@ def table(f, small):
         rows.append((f"{member} at {n}", f[f"edits_{n}"][member]))
     rows.append((f"GetTracksMetadata(100) at {n}", f["get_tracks_metadata_100"]))
     rows.append((f"Get(Tracks) at {n}", f["get_tracks"]))
+    if "get_tracks_echo" in f:
+        rows.append((f"Get(Tracks) at {n}, libdbus echo floor", f["get_tracks_echo"]))
     rows.append((f"Ping during Enqueue of {n}", f["ping_during_enqueue"]))
     lines = [f"{'call':<34} {'median ms':>10} {'p95 ms':>10}"]
     for name, s in rows:
@@ -351,6 +372,8 @@ def main():
     p.add_argument("--pipeline", default="default")
     p.add_argument("--workdir", default=os.path.join(REPO, ".build", "bench-queue"))
     p.add_argument("--json", help="also write the figures here")
+    p.add_argument("--echo", help="Benchmarks/floor/echo.c built: Get(Tracks) of as many paths from it, call by call "
+                                  "beside tonearmd's, is the floor of that figure (bench.py passes it)")
     args = p.parse_args()
     if not os.access(args.tonearmd, os.X_OK):
         sys.exit(f"queue: no tonearmd at {args.tonearmd} (swift build -c release --product tonearmd)")

@@ -1,17 +1,22 @@
 /* The D-Bus floor of `make bench` (Benchmarks/bench.py): the least a service over libdbus can do.
  * It connects to the session bus, owns the name given as its argument (DO_NOT_QUEUE), and answers
  * org.freedesktop.DBus.Properties.Get(org.mpris.MediaPlayer2.Player, PlaybackStatus) on
- * /org/mpris/MediaPlayer2 with a string it keeps in memory. libdbus answers Peer.Ping itself.
- * Nothing else: its start-up time and round trip are what tonearmd's are compared with.
+ * /org/mpris/MediaPlayer2 with a string it keeps in memory, and Get(org.mpris.MediaPlayer2.TrackList,
+ * Tracks) with TRACKS object paths named as tonearmd names its track ids, made once at start.
+ * libdbus answers Peer.Ping itself. Nothing else: its start-up time and round trips are what
+ * tonearmd's are compared with.
  *
  *   cc -O2 -o echo echo.c $(pkg-config --cflags --libs dbus-1)
- *   DBUS_SESSION_BUS_ADDRESS=... ./echo io.github.tonearm.BenchEcho
+ *   DBUS_SESSION_BUS_ADDRESS=... ./echo io.github.tonearm.BenchEcho [TRACKS]
  */
 #include <dbus/dbus.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *playback_status = "Playing";
+static char **tracks;
+static int track_count;
 
 static DBusHandlerResult on_message(DBusConnection *connection, DBusMessage *message, void *data) {
     (void)data;
@@ -29,6 +34,16 @@ static DBusHandlerResult on_message(DBusConnection *connection, DBusMessage *mes
         dbus_message_iter_open_container(&iter, DBUS_TYPE_VARIANT, "s", &variant);
         dbus_message_iter_append_basic(&variant, DBUS_TYPE_STRING, &playback_status);
         dbus_message_iter_close_container(&iter, &variant);
+    } else if (strcmp(interface, "org.mpris.MediaPlayer2.TrackList") == 0 && strcmp(property, "Tracks") == 0) {
+        reply = dbus_message_new_method_return(message);
+        DBusMessageIter iter, variant, array;
+        dbus_message_iter_init_append(reply, &iter);
+        dbus_message_iter_open_container(&iter, DBUS_TYPE_VARIANT, "ao", &variant);
+        dbus_message_iter_open_container(&variant, DBUS_TYPE_ARRAY, "o", &array);
+        for (int i = 0; i < track_count; i++)
+            dbus_message_iter_append_basic(&array, DBUS_TYPE_OBJECT_PATH, &tracks[i]);
+        dbus_message_iter_close_container(&variant, &array);
+        dbus_message_iter_close_container(&iter, &variant);
     } else {
         reply = dbus_message_new_error(message, DBUS_ERROR_UNKNOWN_PROPERTY, property);
     }
@@ -38,9 +53,15 @@ static DBusHandlerResult on_message(DBusConnection *connection, DBusMessage *mes
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: echo BUS-NAME\n");
+    if (argc < 2) {
+        fprintf(stderr, "usage: echo BUS-NAME [TRACKS]\n");
         return 2;
+    }
+    track_count = argc > 2 ? atoi(argv[2]) : 0;
+    tracks = calloc(track_count ? track_count : 1, sizeof *tracks);
+    for (int i = 0; i < track_count; i++) {
+        tracks[i] = malloc(48);
+        snprintf(tracks[i], 48, "/io/github/tonearm/Track/%d", i + 1);
     }
     DBusError error;
     dbus_error_init(&error);
