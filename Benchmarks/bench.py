@@ -248,7 +248,15 @@ class Bench:
         sock = os.path.join(self.workdir, "bus")
         if os.path.exists(sock):
             os.unlink(sock)
-        self.bus = subprocess.Popen(["dbus-daemon", "--session", "--print-address", "--nofork",
+        # the session bus's rules, and one more: any user may connect (VLC refuses to run as root, so
+        # when the bench runs as root, VLC runs as nobody on root's bus)
+        config = os.path.join(self.workdir, "bus.conf")
+        with open(config, "w") as f:
+            f.write('<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN" '
+                    '"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">\n<busconfig>\n'
+                    '  <include>/usr/share/dbus-1/session.conf</include>\n'
+                    '  <policy context="default"><allow user="*"/></policy>\n</busconfig>\n')
+        self.bus = subprocess.Popen(["dbus-daemon", f"--config-file={config}", "--print-address", "--nofork",
                                      f"--address=unix:path={sock}"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.address = self.bus.stdout.readline().decode().strip()
         if not self.address:
@@ -339,6 +347,15 @@ class Bench:
         while self.status(player) != wanted:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{player.name}: not {wanted} after {limit} s")
+            await asyncio.sleep(0.02)
+
+    async def until_playing(self, player, limit=10):
+        """Until Position is above 0 after an OpenUri: mpv-mpris 0.7.1 says Stopped while a file
+        opened in --idle mode plays, until its pause flag first changes."""
+        deadline = time.monotonic() + limit
+        while self.get(player, PLAYER, "Position")[1] <= 0:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{player.name}: Position still 0 after {limit} s")
             await asyncio.sleep(0.02)
 
     def sender_is(self, player):
@@ -434,7 +451,7 @@ class Bench:
                     if player.clear:
                         self.call(player, *player.clear)
                     self.call(player, PLAYER, "OpenUri", "s", (uri,))
-                    await self.until_status(player, "Playing")
+                    await self.until_playing(player)
                     await asyncio.sleep(2)
                     pair["player"] = await self.playing_window(player.proc.pid, self.args.cpu_window)
                     self.call(player, PLAYER, "Stop")
@@ -524,7 +541,7 @@ class Bench:
         r["cpu_pairs"] = await self.cpu_pairs(player, mp3)
         log(f"{player.name}: PlayPause and SetPosition")
         self.call(player, PLAYER, "OpenUri", "s", (mp3,))
-        await self.until_status(player, "Playing")
+        await self.until_playing(player)
         await asyncio.sleep(1)
         r["playpause_s"], r["seeked_s"] = await self.controls(player)
         self.call(player, PLAYER, "Pause")
@@ -651,7 +668,7 @@ def measure_gap(captured, a, b, probe=256, tolerance=2):
 # Peers
 
 
-PEER_PACKAGES = {"mpv": ["mpv", "mpv-mpris"], "vlc": ["vlc-bin", "vlc-plugin-base", "vlc-plugin-dbus"]}
+PEER_PACKAGES = {"mpv": ["mpv", "mpv-mpris"], "vlc": ["vlc-bin", "vlc-plugin-base"]}
 
 
 def install_peers(names):
@@ -670,7 +687,7 @@ def install_peers(names):
     subprocess.run(root + ["apt-get", "install", "-y", "--no-install-recommends"] + wanted, env=env, check=True)
 
 
-def peer_player(name):
+def peer_player(name, workdir):
     if name == "mpv":
         script = next((p for p in ("/usr/lib/mpv-mpris/mpris.so", "/etc/mpv/scripts/mpris.so")
                        if os.path.exists(p)), None)
@@ -679,8 +696,15 @@ def peer_player(name):
         return Player("mpv", ["mpv", "--no-config", "--idle=yes", "--no-video", "--no-terminal", "--ao=null",
                               f"--script={script}"], "org.mpris.MediaPlayer2.mpv")
     if name == "vlc":
-        return Player("vlc", ["vlc", "-I", "dummy", "--control", "dbus", "--no-video", "--aout", "adummy",
-                              "--no-qt-privacy-ask"], "org.mpris.MediaPlayer2.vlc")
+        argv = ["vlc", "-I", "dummy", "--control", "dbus", "--no-video", "--aout", "adummy"]
+        env = {}
+        if os.geteuid() == 0:  # "VLC is not supposed to be run as root": as nobody, with a home of its own
+            home = os.path.join(workdir, "vlc-home")
+            os.makedirs(home, exist_ok=True)
+            os.chmod(home, 0o777)
+            argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + argv
+            env = {"HOME": home, "XDG_CONFIG_HOME": os.path.join(home, ".config"), "XDG_CACHE_HOME": os.path.join(home, ".cache")}
+        return Player("vlc", argv, "org.mpris.MediaPlayer2.vlc", env=env)
     sys.exit(f"bench: unknown peer {name} (mpv, vlc)")
 
 
@@ -913,7 +937,7 @@ def main():
     if args.baseline:
         players.append(Player("tonearmd before", [os.path.abspath(args.baseline)] + argv[1:], "org.mpris.MediaPlayer2.tonearm",
                               clear=(EXT, "Clear")))
-    players += [peer_player(n) for n in peers]
+    players += [peer_player(n, args.workdir) for n in peers]
     started = datetime.datetime.now(datetime.timezone.utc)
     bench = Bench(args, floors, files)
     try:
