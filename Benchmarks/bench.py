@@ -439,7 +439,7 @@ class Bench:
         by_name = {}
         for tid, n in moved.items():
             by_name[names[tid]] = by_name.get(names[tid], 0) + n / (t1 - t0)
-        return {"cpu_s": cpu1 - cpu0, "cpu_share": (cpu1 - cpu0) / (t1 - t0), "run_s": ran,
+        return {"cpu_s": cpu1 - cpu0, "cpu_share": (cpu1 - cpu0) / (t1 - t0), "run_s": ran, "memory_kib": memory_kib(pid),
                 "switches_per_s": sum(moved.values()) / (t1 - t0), "threads": by_name}
 
     async def cpu_pairs(self, player, uri):
@@ -732,6 +732,10 @@ def summarize(results):
             for t, v in p["player"]["threads"].items():
                 threads.setdefault(t, []).append(v)
         f["switches_by_thread"] = {t: statistics.median(v) for t, v in sorted(threads.items(), key=lambda kv: -max(kv[1]))}
+        f["rss_playing_mib"] = statistics.median(p["player"]["memory_kib"]["VmRSS"] / 1024 for p in pairs)
+        f["rss_anon_playing_mib"] = statistics.median(p["player"]["memory_kib"]["RssAnon"] / 1024 for p in pairs)
+        f["floor_rss_playing_mib"] = statistics.median(p["floor"]["memory_kib"]["VmRSS"] / 1024 for p in pairs)
+        f["floor_rss_anon_playing_mib"] = statistics.median(p["floor"]["memory_kib"]["RssAnon"] / 1024 for p in pairs)
         m = r["memory_paused_kib"]
         f["rss_paused_mib"], f["rss_anon_paused_mib"] = m["VmRSS"] / 1024, m["RssAnon"] / 1024
         f["threads_paused"] = m["Threads"]
@@ -766,6 +770,8 @@ def table(summary, results, queues):
         *each(lambda f: f"{f['cpu_share']['median'] * 100:.2f}%"))
     row("context switches/s playing (median of pairs)", f"{t['floor_switches_per_s']['median']:.0f}",
         *each(lambda f: f"{f['switches_per_s']['median']:.0f}"))
+    row("RSS playing, MiB (RssAnon), end of the CPU windows", f"{t['floor_rss_playing_mib']:.1f} ({t['floor_rss_anon_playing_mib']:.1f})",
+        *each(lambda f: f"{f['rss_playing_mib']:.1f} ({f['rss_anon_playing_mib']:.1f})"))
     row("RSS paused, MiB (RssAnon)", "-", *each(lambda f: f"{f['rss_paused_mib']:.1f} ({f['rss_anon_paused_mib']:.1f})"))
     row("start -> name owned, median ms (first start)",
         f"{t['echo_start_ms']['median']:.1f} (echo)", *each(lambda f: f"{f['start_ms']['median']:.1f} ({f['start_first_ms']:.0f})"))
