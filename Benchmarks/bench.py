@@ -187,7 +187,11 @@ def build_floors(workdir):
         flags = subprocess.run(["pkg-config", "--cflags", "--libs", pkg], capture_output=True, text=True)
         if flags.returncode != 0:
             sys.exit(f"bench: pkg-config knows no {pkg} (packaging/install-build-deps.sh installs it)")
-        done = subprocess.run(["cc", "-O2", "-Wall", "-o", exe, src] + flags.stdout.split(), capture_output=True, text=True)
+        # cc when the system has one, else the clang that comes with the Swift toolchain
+        compiler = shutil.which("cc") or shutil.which("clang") or shutil.which("gcc")
+        if not compiler:
+            sys.exit("bench: no C compiler (cc, clang or gcc) to build the floors")
+        done = subprocess.run([compiler, "-O2", "-Wall", "-o", exe, src] + flags.stdout.split(), capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"bench: cannot compile {src}:\n{done.stderr}")
         out[name] = exe
