@@ -210,7 +210,7 @@ public final class MPRISService: @unchecked Sendable {
     static let replacingAbove = 64
 
     private func replaced(by ids: [ItemID]) {
-        emit(MPRIS.trackList, "TrackListReplaced", [.objectPathArray(ids.map(TrackIDs.path)),
+        emit(MPRIS.trackList, "TrackListReplaced", [TrackIDs.paths(ids),
                                                     .objectPath(player.currentItem.map { TrackIDs.path($0.id) } ?? MPRIS.noTrack)])
     }
 
@@ -490,7 +490,7 @@ public final class MPRISService: @unchecked Sendable {
             ],
             properties: [
                 .init("Tracks", "ao", emitsChanged: .invalidates) { [player] in
-                    .objectPathArray(player.ids.map(TrackIDs.path))
+                    TrackIDs.paths(player.ids)
                 },
                 .init("CanEditTracks", "b") { .bool(true) },
             ],
@@ -565,7 +565,7 @@ public final class MPRISService: @unchecked Sendable {
                     return try queueing(arguments[0].stringArrayValue ?? [], context) { [player] uris in
                         do {
                             let ids = playNow ? try player.open(uris) : try player.enqueue(uris)
-                            return [.objectPathArray(ids.map(TrackIDs.path))]
+                            return [TrackIDs.paths(ids)]
                         } catch {
                             throw ServiceError(error)
                         }
