@@ -6,6 +6,7 @@
 #   make soak   builds tonearmd (release) and runs DURATION of ordinary use against it (Tests/Soak/soak.py)
 #   make install PREFIX=/usr/local DESTDIR=   both programs, units, completions, man pages (README, "Installing")
 #   make deb    the Debian package, in .build/deb/;  make deb-test  checks it (installs it when run as root)
+#   make bench  builds tonearmd (release) and measures it beside its floors (Benchmarks/bench.py)
 # swift from PATH; failing that, where toolchains are usually unpacked
 SWIFT ?= $(or $(shell command -v swift 2>/dev/null),$(firstword $(wildcard /opt/swift/usr/bin/swift \
 	/usr/share/swift/usr/bin/swift /usr/local/swift/usr/bin/swift $(HOME)/.local/share/swiftly/bin/swift)),swift)
@@ -13,7 +14,7 @@ export SWIFT
 DEMO_DIR := .build/demo
 DEMO := $(DEMO_DIR)/tonearm-demo.ogg
 
-.PHONY: all deps build run test test-tsan test-asan demo fuzz soak clean release generated install uninstall deb deb-test
+.PHONY: all deps build run test test-tsan test-asan demo fuzz soak bench clean release generated install uninstall deb deb-test
 
 all: build
 
@@ -144,6 +145,20 @@ deb: release
 # root also installs it, starts the service by D-Bus activation with a client call, and removes it.
 deb-test: deb
 	bash Tests/Packaging/deb-test.sh
+
+# The benchmarks (README, Benchmarks): every figure of issue 11 for tonearmd beside its floors in
+# the same run (a libdbus echo service and bare playbin, compiled or started by the driver), then
+# the queue at 10,000 items. PEERS=mpv,vlc also runs mpv and VLC (installed from Debian when
+# missing); QUEUE=0 leaves the queue out; BENCH_ARGS passes more (--quick, --pairs 5, ...).
+# The table goes to the terminal; JSON and a PNG to .build/bench/.
+PEERS ?=
+QUEUE ?= 1
+BENCH_ARGS ?=
+
+bench: deps
+	$(SWIFT) build -c release --product tonearmd
+	$(FUZZ_PYTHON) Benchmarks/bench.py --tonearmd $(TONEARMD) $(if $(PIPELINE),--pipeline $(PIPELINE)) \
+	  $(if $(PEERS),--peers $(PEERS)) $(if $(filter 0,$(QUEUE)),--no-queue) $(BENCH_ARGS)
 
 clean:
 	rm -rf .build

@@ -31,7 +31,11 @@ Ping on the same connection is printed as the floor the others stand on. The las
 table; --json writes the figures too.
 
   Benchmarks/queue.py [--tonearmd .build/release/tonearmd] [--items 10000] [--calls 300] [--reads 1000]
-                      [--compare-readers] [--json FILE]
+                      [--compare-readers] [--json FILE] [--echo Benchmarks/floor/echo built]
+
+With --echo, Get(Tracks) is also asked, call by call beside tonearmd's, of a minimal libdbus
+service that answers it with as many paths from memory (Benchmarks/floor/echo.c): the floor of
+that figure on the same bus.
 
 Needs python3-jeepney (Debian), dbus-daemon and gst-launch-1.0. Build first:
   swift build -c release --product tonearmd
@@ -51,17 +55,17 @@ import json  # noqa: E402
 import shutil  # noqa: E402
 import statistics  # noqa: E402
 import struct  # noqa: E402
+import subprocess  # noqa: E402
 import time  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "..", "Tests", "PySupport"))
 from tonearm_testkit import (  # noqa: E402
-    EXT, OBJ, PEER, PROPS, TRACKLIST, Client, Service, add_match, call_msg, file_uri, render_tones, reply_kind,
-    tail, wait_for_owner)
+    EXT, OBJ, PEER, PROPS, TRACKLIST, Client, RawClient, Service, add_match, call_msg, file_uri, render_tones,
+    reply_kind, tail, wait_for_owner)
 from jeepney import HeaderFields  # noqa: E402
-from jeepney.io.blocking import open_dbus_connection  # noqa: E402
-from jeepney.low_level import Parser  # noqa: E402
 
 REPO = os.path.normpath(os.path.join(HERE, ".."))
+ECHO_NAME = "io.github.tonearm.BenchEcho"
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -131,49 +135,6 @@ def make_folder(workdir, count, cover_bytes):
     for name in names:
         os.link(seed, os.path.join(big, name))
     return big, names
-
-
-class RawClient:
-    """A blocking connection that times a call until its reply's last byte arrived, then parses it."""
-
-    def __init__(self, address):
-        self.conn = open_dbus_connection(address)
-        self.sock = self.conn.sock
-        self.buffer = b""
-        self.serial = 1 << 20
-
-    def call(self, msg):
-        self.serial += 1
-        data = msg.serialise(self.serial)
-        start = time.perf_counter()
-        self.sock.sendall(data)
-        while True:
-            raw = self._next_raw()
-            if raw[1] in (2, 3):  # METHOD_RETURN, ERROR (a signal, such as NameAcquired, is skipped)
-                elapsed = time.perf_counter() - start
-                parser = Parser()
-                parser.add_data(raw)
-                return elapsed, parser.get_next_message()
-
-    def _next_raw(self):
-        """The bytes of the next whole message: its length is in the fixed 16-byte header (body
-        length at 4, header-field array length at 12, fields padded to 8: D-Bus specification,
-        "Message Format")."""
-        while True:
-            if len(self.buffer) >= 16:
-                order = "<" if self.buffer[:1] == b"l" else ">"
-                body, _, fields = struct.unpack(order + "III", self.buffer[4:16])
-                total = 16 + fields + (-fields % 8) + body
-                if len(self.buffer) >= total:
-                    raw, self.buffer = self.buffer[:total], self.buffer[total:]
-                    return raw
-            chunk = self.sock.recv(1 << 20)
-            if not chunk:
-                raise EOFError("tonearmd closed the connection")
-            self.buffer += chunk
-
-    def close(self):
-        self.conn.close()
 
 
 class Bench:
@@ -265,6 +226,10 @@ class Bench:
         svc = self.svc
         svc.start_bus()
         svc.start_tonearmd()
+        self.echo = None
+        if self.args.echo:
+            self.echo = subprocess.Popen([self.args.echo, ECHO_NAME, str(len(self.names))], stdin=subprocess.DEVNULL,
+                                         env=dict(os.environ, DBUS_SESSION_BUS_ADDRESS=svc.address))
         self.added = asyncio.Queue()
 
         def on_signal(msg):
@@ -309,12 +274,18 @@ class Bench:
 
         # 3. reads and edits at N
         log(f"reads at {n} items")
-        samples = []
+        samples, floor = [], []
         for _ in range(self.args.calls):
             seconds, body = await self.timed(PROPS, "Get", "ss", (TRACKLIST, "Tracks"))
             samples.append(seconds)
+            if self.echo:  # the floor, call by call beside ours
+                seconds, reply = self.raw.call(call_msg(ECHO_NAME, OBJ, PROPS, "Get", "ss", (TRACKLIST, "Tracks")))
+                assert reply_kind(reply) == "return" and len(reply.body[0][1]) == n, "the echo floor's Tracks"
+                floor.append(seconds)
         assert body[0][1] == ids, "Tracks differs from the ids Enqueue returned"
         f["get_tracks"] = summary(samples)
+        if floor:
+            f["get_tracks_echo"] = summary(floor)
         samples = []
         for i in range(self.args.calls):
             first = 10 + (i * 100) % max(min(self.args.reads, n - 10) - 100, 1)
@@ -344,6 +315,9 @@ class Bench:
         await self.client.close()
         await pinger.close()
         self.raw.close()
+        if self.echo:
+            self.echo.terminate()
+            self.echo.wait()
         return f
 
     async def readers_only(self):
@@ -367,6 +341,8 @@ def table(f, small):
         rows.append((f"{member} at {n}", f[f"edits_{n}"][member]))
     rows.append((f"GetTracksMetadata(100) at {n}", f["get_tracks_metadata_100"]))
     rows.append((f"Get(Tracks) at {n}", f["get_tracks"]))
+    if "get_tracks_echo" in f:
+        rows.append((f"Get(Tracks) at {n}, libdbus echo floor", f["get_tracks_echo"]))
     rows.append((f"Ping during Enqueue of {n}", f["ping_during_enqueue"]))
     lines = [f"{'call':<34} {'median ms':>10} {'p95 ms':>10}"]
     for name, s in rows:
@@ -396,6 +372,8 @@ def main():
     p.add_argument("--pipeline", default="default")
     p.add_argument("--workdir", default=os.path.join(REPO, ".build", "bench-queue"))
     p.add_argument("--json", help="also write the figures here")
+    p.add_argument("--echo", help="Benchmarks/floor/echo.c built: Get(Tracks) of as many paths from it, call by call "
+                                  "beside tonearmd's, is the floor of that figure (bench.py passes it)")
     args = p.parse_args()
     if not os.access(args.tonearmd, os.X_OK):
         sys.exit(f"queue: no tonearmd at {args.tonearmd} (swift build -c release --product tonearmd)")

@@ -65,6 +65,20 @@ static inline gulong tonearm_connect_about_to_finish(GstElement *playbin,
     return g_signal_connect(playbin, "about-to-finish", G_CALLBACK(callback), data);
 }
 // g_signal_connect is a macro and G_CALLBACK a cast Swift cannot express for this signature.
+static inline gulong tonearm_connect_source_setup(GstElement *playbin,
+                                                  void (*callback)(GstElement *, GstElement *, gpointer),
+                                                  gpointer data) {
+    return g_signal_connect(playbin, "source-setup", G_CALLBACK(callback), data);
+}
+// G_OBJECT_GET_CLASS is a macro.
+static inline gboolean tonearm_has_property(gpointer object, const char *name) {
+    return g_object_class_find_property(G_OBJECT_GET_CLASS(object), name) != NULL;
+}
+// g_object_set is variadic.
+static inline void tonearm_set_uint(gpointer object, const char *name, guint value) {
+    g_object_set(object, name, value, NULL);
+}
+// g_signal_connect is a macro and G_CALLBACK a cast Swift cannot express for this signature.
 static inline gulong tonearm_connect_pad_added(GstElement *element,
                                                void (*callback)(GstElement *, GstPad *, gpointer),
                                                gpointer data) {
@@ -78,6 +92,8 @@ static inline GstObject *tonearm_message_src(GstMessage *message) {
 static inline GstMessageType tonearm_message_type(GstMessage *message) {
     return GST_MESSAGE_TYPE(message);
 }
+// GST_VALUE_HOLDS_STRUCTURE is a macro over G_TYPE_CHECK_VALUE_TYPE.
+static inline gboolean tonearm_value_holds_structure(const GValue *value) { return GST_VALUE_HOLDS_STRUCTURE(value); }
 // gst_message_unref is a static inline over a cast Swift does not see through.
 static inline void tonearm_message_unref(GstMessage *message) { gst_message_unref(message); }
 // gst_query_unref is a static inline over a cast.

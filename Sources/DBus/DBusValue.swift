@@ -30,10 +30,11 @@ public enum DBusValue: Hashable, Sendable {
     indirect case dictionary(key: Signature, value: Signature, [DictionaryEntry])
     /// `(...)`: one or more fields.
     case structure([DBusValue])
-    /// `ao` held as the paths themselves, with no value per element: what a track list of
-    /// 10,000 ids is built and encoded as. `objectPathArray` makes one and decoding an `ao` gives
-    /// one, so values compare equal whichever side made them; `arrayValue` reads it as values.
-    case objectPaths([ObjectPath])
+    /// `ao` held as the paths themselves (or as numbers under one prefix), with no value per
+    /// element: what a track list of 10,000 ids is built and encoded as. `objectPathArray` makes
+    /// one and decoding an `ao` gives one, so values compare equal whichever side made them;
+    /// `arrayValue` reads it as values.
+    case objectPaths(ObjectPathList)
     /// `v`: any single value with its type.
     indirect case variant(DBusValue)
 
@@ -95,7 +96,12 @@ extension DBusValue {
     public static func stringArray(_ strings: [String]) -> DBusValue { .array(element: .string, strings.map { .string($0) }) }
 
     /// `ao`
-    public static func objectPathArray(_ paths: [ObjectPath]) -> DBusValue { .objectPaths(paths) }
+    public static func objectPathArray(_ paths: [ObjectPath]) -> DBusValue { .objectPaths(ObjectPathList(paths)) }
+
+    /// `ao` of `prefix/n` for each number `n`, written out only when encoded (see `ObjectPathList`).
+    public static func objectPathArray(numbered numbers: [UInt64], under prefix: ObjectPath) -> DBusValue {
+        .objectPaths(ObjectPathList(numbered: numbers, under: prefix))
+    }
 
     /// `a{sv}` with entries sorted by key, so that equal dictionaries encode and compare equal.
     /// Values are wrapped in `.variant` unless they already are one.

@@ -81,7 +81,10 @@ private func append(_ value: DBusValue, to iter: inout DBusMessageIter) {
         }
     case .objectPaths(let paths):
         withContainer(&iter, TypeCode.array, "o") { sub in
-            for path in paths { appendString(&sub, TypeCode.objectPath, path.rawValue) }
+            paths.forEachCString { cString in
+                var pointer: UnsafePointer<CChar>? = cString
+                checkMemory(dbus_message_iter_append_basic(&sub, TypeCode.objectPath, &pointer), "dbus_message_iter_append_basic")
+            }
         }
     case .structure(let fields):
         withContainer(&iter, TypeCode.structure, nil) { sub in
@@ -183,7 +186,7 @@ private func decodeValue(_ iter: inout DBusMessageIter) throws -> DBusValue {
                 paths.append(ObjectPath(unchecked: readString(&sub)))
                 dbus_message_iter_next(&sub)
             }
-            return .objectPaths(paths)
+            return .objectPaths(ObjectPathList(paths))
         }
         var items: [DBusValue] = []
         while dbus_message_iter_get_arg_type(&sub) != TypeCode.invalid {

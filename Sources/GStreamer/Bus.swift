@@ -58,6 +58,10 @@ public struct Message: Sendable {
         case missingPlugin(description: String)
         case clockLost
         case requestState(ElementState)
+        /// An HTTP source got a response (souphttpsrc's `http-headers` element message: the URI it
+        /// asked for and the status code). hlsdemux's fragment downloads post it too.
+        /// With the response's `Content-Type` and `Content-Length` when it has them.
+        case httpResponse(uri: String, status: Int, contentType: String?, contentLength: Int?)
         case latency
         case other(String)
     }
@@ -85,8 +89,16 @@ public struct Message: Sendable {
                 if let error { g_error_free(error) }
                 g_free(debug)
             }
-            let copied = error.map { GStreamerError($0, debug: debug.map { String(utf8Repairing: $0) }, source: source) }
+            var copied = error.map { GStreamerError($0, debug: debug.map { String(utf8Repairing: $0) }, source: source) }
                 ?? GStreamerError(domain: GStreamerError.coreDomain, code: 0, message: "unknown error", source: source)
+            var details: UnsafePointer<GstStructure>?
+            if type == GST_MESSAGE_ERROR { gst_message_parse_error_details(message, &details) }
+            else { gst_message_parse_warning_details(message, &details) }
+            if let details {  // owned by the message
+                var status: guint = 0
+                if gst_structure_get_uint(details, "http-status-code", &status) != 0, status > 0 { copied.httpStatus = Int(status) }
+                copied.httpURI = gst_structure_get_string(details, "uri").map { String(utf8Repairing: $0) }
+            }
             kind = type == GST_MESSAGE_ERROR ? .error(copied) : .warning(copied)
         case GST_MESSAGE_TAG:
             var list: UnsafeMutablePointer<GstTagList>?
@@ -123,6 +135,24 @@ public struct Message: Sendable {
             let description = gst_missing_plugin_message_get_description(message)
             defer { g_free(description) }
             kind = .missingPlugin(description: description.map { String(utf8Repairing: $0) } ?? "unknown plugin")
+        case GST_MESSAGE_ELEMENT where gst_message_has_name(message, "http-headers") != 0:
+            let structure = gst_message_get_structure(message)
+            var status: guint = 0
+            gst_structure_get_uint(structure, "http-status-code", &status)
+            let uri = gst_structure_get_string(structure, "uri").map { String(utf8Repairing: $0) } ?? ""
+            // souphttpsrc keeps the response's headers as a structure of strings, named as sent
+            var contentType: String?, contentLength: Int?
+            if let value = gst_structure_get_value(structure, "response-headers"),
+               tonearm_value_holds_structure(value) != 0, let headers = gst_value_get_structure(value) {
+                for index in 0..<gst_structure_n_fields(headers) {
+                    guard let field = gst_structure_nth_field_name(headers, guint(index)) else { continue }
+                    let name = String(cString: field).lowercased()
+                    guard name == "content-type" || name == "content-length",
+                          let text = gst_structure_get_string(headers, field).map({ String(utf8Repairing: $0) }) else { continue }
+                    if name == "content-type" { contentType = text } else { contentLength = Int(text) }
+                }
+            }
+            kind = .httpResponse(uri: uri, status: Int(status), contentType: contentType, contentLength: contentLength)
         default:
             kind = .other(gst_message_type_get_name(type).map { String(cString: $0) } ?? "unknown")
         }

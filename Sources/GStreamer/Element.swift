@@ -227,16 +227,29 @@ public final class Element: @unchecked Sendable {
     }
 }
 
+/// One handler connected to a signal of an element, until `disconnect()`.
+public class SignalConnection: @unchecked Sendable {
+    // @unchecked: `handlerID` is written once at connect and read at disconnect, both by the
+    // element's owner.
+    fileprivate var handlerID: gulong = 0
+    fileprivate let element: Element
+    fileprivate init(_ element: Element) { self.element = element }
+
+    /// `g_signal_handler_disconnect`. Idempotent.
+    public func disconnect() {
+        guard handlerID != 0 else { return }
+        g_signal_handler_disconnect(UnsafeMutableRawPointer(element.pointer), handlerID)
+        handlerID = 0
+    }
+}
+
 /// A `playbin`/`playbin3` and its `about-to-finish` signal.
-public final class AboutToFinish: @unchecked Sendable {
-    // @unchecked: `handler` is immutable; `handlerID` is written once at connect and read at disconnect,
-    // both by the element's owner.
+public final class AboutToFinish: SignalConnection, @unchecked Sendable {
+    // @unchecked: `handler` is immutable.
     private let handler: @Sendable () -> Void
-    private var handlerID: gulong = 0
-    private let element: Element
     private init(_ element: Element, _ handler: @escaping @Sendable () -> Void) {
-        self.element = element
         self.handler = handler
+        super.init(element)
     }
 
     /// Connects `handler` to `about-to-finish` on `playbin`. It runs on a streaming thread: it may
@@ -252,11 +265,31 @@ public final class AboutToFinish: @unchecked Sendable {
         box.handlerID = tonearm_connect_about_to_finish(playbin.pointer, callback, Unmanaged.passUnretained(box).toOpaque())
         return box
     }
+}
 
-    /// `g_signal_handler_disconnect`. Idempotent.
-    public func disconnect() {
-        guard handlerID != 0 else { return }
-        g_signal_handler_disconnect(UnsafeMutableRawPointer(element.pointer), handlerID)
-        handlerID = 0
+/// Sets unsigned integer properties on each source element playbin makes, where the source has
+/// them (`source-setup`): souphttpsrc's `timeout` for one. Like `AboutToFinish`, the returned object
+/// must outlive the connection; `disconnect()` once the element is in NULL.
+public final class SourceSetup: SignalConnection, @unchecked Sendable {
+    // @unchecked: `values` is immutable.
+    private let values: [(name: String, value: UInt32)]
+    private init(_ element: Element, _ values: [(name: String, value: UInt32)]) {
+        self.values = values
+        super.init(element)
+    }
+
+    public static func connect(_ playbin: Element, unsignedProperties values: [(name: String, value: UInt32)]) -> SourceSetup {
+        let box = SourceSetup(playbin, values)
+        // source-setup runs on whichever thread builds the source (a state change, a streaming
+        // thread): it only sets properties on the new element, which nothing else uses yet
+        let callback: @convention(c) (UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { _, source, data in
+            guard let source, let data else { return }
+            let box = Unmanaged<SourceSetup>.fromOpaque(data).takeUnretainedValue()
+            for (name, value) in box.values where tonearm_has_property(source, name) != 0 {
+                tonearm_set_uint(source, name, guint(value))
+            }
+        }
+        box.handlerID = tonearm_connect_source_setup(playbin.pointer, callback, Unmanaged.passUnretained(box).toOpaque())
+        return box
     }
 }

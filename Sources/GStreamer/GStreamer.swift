@@ -73,6 +73,11 @@ public struct GStreamerError: Error, Sendable, Equatable, CustomStringConvertibl
     public var message: String
     public var debug: String?
     public var source: String?
+    /// The HTTP status an adaptive demuxer put in the error's details (`http-status-code`:
+    /// adaptivedemux2, hlsdemux2's base, does when fragments cannot be downloaded), and the URI
+    /// when it names one.
+    public var httpStatus: Int?
+    public var httpURI: String?
 
     public init(domain: String, code: Int32, message: String, debug: String? = nil, source: String? = nil) {
         self.domain = domain

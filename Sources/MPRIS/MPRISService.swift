@@ -228,7 +228,7 @@ public final class MPRISService: @unchecked Sendable {
     static let replacingAbove = 64
 
     private func replaced(by ids: [ItemID]) {
-        emit(MPRIS.trackList, "TrackListReplaced", [.objectPathArray(ids.map(TrackIDs.path)),
+        emit(MPRIS.trackList, "TrackListReplaced", [TrackIDs.paths(ids),
                                                     .objectPath(player.currentItem.map { TrackIDs.path($0.id) } ?? MPRIS.noTrack)])
     }
 
@@ -426,7 +426,11 @@ public final class MPRISService: @unchecked Sendable {
                     }
                     // Rate 0 pauses (MPRIS: "a value of 0.0 ... should act as though Pause was called")
                     if rate == 0 { player.pause(); return }
-                    do { try player.setRate(rate) } catch { throw DBusError.invalidArgs(error.message) }
+                    do throws(PlayerError) { try player.setRate(rate) } catch {
+                        // out of range is a wrong argument; a live stream's refusal is ours
+                        if error.code == .rateOutOfRange { throw DBusError.invalidArgs(error.message) }
+                        throw ServiceError(error)
+                    }
                 }),
                 .init("Shuffle", "b", get: { [player] in .bool(player.state.isShuffled) }, set: { [player] value, _ in
                     player.setShuffle(value.boolValue ?? false)
@@ -504,7 +508,7 @@ public final class MPRISService: @unchecked Sendable {
             ],
             properties: [
                 .init("Tracks", "ao", emitsChanged: .invalidates) { [player] in
-                    .objectPathArray(player.ids.map(TrackIDs.path))
+                    TrackIDs.paths(player.ids)
                 },
                 .init("CanEditTracks", "b") { .bool(true) },
             ],
@@ -677,7 +681,7 @@ public final class MPRISService: @unchecked Sendable {
                     return try queueing(arguments[0].stringArrayValue ?? [], context) { [player] uris in
                         do {
                             let ids = playNow ? try player.open(uris) : try player.enqueue(uris)
-                            return [.objectPathArray(ids.map(TrackIDs.path))]
+                            return [TrackIDs.paths(ids)]
                         } catch {
                             throw ServiceError(error)
                         }

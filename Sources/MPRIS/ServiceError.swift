@@ -22,6 +22,7 @@ struct ServiceError: Error, DBusErrorConvertible, CustomStringConvertible {
         case .noSuchItem: self.init("NoSuchTrack", error.message)
         case .noCurrentItem: self.init("NoCurrentTrack", error.message)
         case .rateOutOfRange: self.init("RateOutOfRange", error.message)
+        case .rateNotSupported: self.init("RateNotSupported", error.message)
         case .retryBudgetExhausted: self.init("RetryBudgetExhausted", error.message)
         case .nothingToRetry: self.init("NothingToRetry", error.message)
         case .queueFull: self.init("QueueFull", error.message)

@@ -8,6 +8,10 @@ enum TrackIDs {
 
     static func path(_ id: ItemID) -> ObjectPath { base.appending(number: id.rawValue) }
 
+    /// The ids as an `ao`, each path written only when the message is encoded: a list of
+    /// 10,000 costs no string per id.
+    static func paths(_ ids: [ItemID]) -> DBusValue { .objectPathArray(numbered: ids.map(\.rawValue), under: base) }
+
     static func item(_ path: ObjectPath) -> ItemID? {
         guard path.rawValue.hasPrefix(prefix), let raw = UInt64(path.rawValue.dropFirst(prefix.count)) else { return nil }
         return ItemID(raw)

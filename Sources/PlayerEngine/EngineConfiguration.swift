@@ -30,6 +30,11 @@ public struct EngineConfiguration: Sendable {
     public var audioSink: String?
     /// Show video when the item has some and a display exists.
     public var video = true
+    /// How long an HTTP source waits for the server before it gives up on the connection
+    /// (souphttpsrc's `timeout`, whole seconds, GStreamer's default 15): a stalled server then
+    /// becomes an error that the player reconnects after. 10 s rides out a Wi-Fi hiccup and does
+    /// not leave a dead connection silent for long.
+    public var networkTimeout: Duration = .seconds(10)
 
     public init(pipeline: PipelineKind = .recommended, audioSink: String? = nil, video: Bool = true) {
         self.pipeline = pipeline
@@ -46,6 +51,15 @@ public struct EngineConfiguration: Sendable {
         if let kind = environment["TONEARM_PIPELINE"].flatMap(PipelineKind.init(rawValue:)) {
             configuration.pipeline = kind
         }
+        if let text = environment["TONEARM_NETWORK_TIMEOUT"], let timeout = parseTimeout(text) {
+            configuration.networkTimeout = timeout
+        }
         return configuration
+    }
+
+    /// A network timeout in whole seconds, 1 to 3600; nil when `text` is not one.
+    public static func parseTimeout(_ text: String) -> Duration? {
+        guard let seconds = Int(text.trimmingCharacters(in: .whitespaces)), (1...3600).contains(seconds) else { return nil }
+        return .seconds(seconds)
     }
 }

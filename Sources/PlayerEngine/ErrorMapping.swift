@@ -9,7 +9,36 @@ enum ErrorMapping {
     private static let streamTypeNotFound: Int32 = 4, streamWrongType: Int32 = 5, streamCodecNotFound: Int32 = 6
     private static let coreMissingPlugin: Int32 = 12, streamFailed: Int32 = 1
 
-    static func itemError(_ error: GStreamerError, uri: MediaURI, missingPlugin: String?) -> ItemError {
+    /// An HTTP response that failed; `uri` is what was asked for (the item's, or a segment of it).
+    struct HTTPFailure: Equatable {
+        var uri: String
+        var status: Int
+    }
+
+    /// A status a server may stop answering soon: a timeout, too many requests, a server error.
+    static func isTransient(status: Int) -> Bool { status == 408 || status == 429 || status >= 500 }
+
+    /// "HTTP 500 (Internal Server Error) for URL", naming the segment and the item when they differ.
+    static func describe(_ failure: HTTPFailure, uri: MediaURI) -> String {
+        let reason = HTTPStatus.reason(failure.status).map { " (\($0))" } ?? ""
+        let part = failure.uri == uri.string ? "" : " (part of \(uri.displayPath))"
+        return "HTTP \(failure.status)\(reason) for \(failure.uri)\(part)"
+    }
+
+    /// The stream ended early because a request kept failing (hlsdemux's EOS after a segment's retries).
+    static func endedByHTTPFailure(_ failure: HTTPFailure, uri: MediaURI) -> ItemError {
+        ItemError(.network, "network error: \(describe(failure, uri: uri)); the stream stopped there",
+                  isTransient: isTransient(status: failure.status))
+    }
+
+    /// A server answered 200 with bytes no demuxer recognises.
+    static func notMedia(uri: MediaURI, contentType: String?) -> ItemError {
+        let type = contentType.map { "Content-Type \($0)" } ?? "no Content-Type"
+        return ItemError(.network, "network error: \(uri.string) answered HTTP 200 with \(type), which is not media GStreamer "
+                         + "recognises (a network's login page, or not a stream's address)")
+    }
+
+    static func itemError(_ error: GStreamerError, uri: MediaURI, missingPlugin: String?, http: HTTPFailure? = nil) -> ItemError {
         let name = uri.displayPath
         let source = error.source ?? ""
         if let missingPlugin {
@@ -24,7 +53,14 @@ enum ErrorMapping {
                 return ItemError(.output, "the audio output failed: \(error.message)")
             }
             if !uri.isFile {
-                return ItemError(.network, "network error for \(name): \(error.message)")
+                if let http {
+                    return ItemError(.network, "network error: \(describe(http, uri: uri))", isTransient: isTransient(status: http.status))
+                }
+                // no answer at all: refused, unreachable, timed out or cut off (a refused
+                // connection is not worth a retry; the others are)
+                let refused = error.message.localizedCaseInsensitiveContains("refused")
+                    || error.message.localizedCaseInsensitiveContains("resolve")
+                return ItemError(.network, "network error for \(name): \(error.message)", isTransient: !refused)
             }
             if error.code == resourceNotAuthorized {
                 return ItemError(.permission, "permission denied: \(name)")
@@ -37,7 +73,10 @@ enum ErrorMapping {
             switch error.code {
             case streamFailed where !uri.isFile:
                 // a source that cannot connect stops the flow: "internal data stream error"
-                return ItemError(.network, "network error for \(name): could not read the stream (\(error.message))")
+                if let http {
+                    return ItemError(.network, "network error: \(describe(http, uri: uri))", isTransient: isTransient(status: http.status))
+                }
+                return ItemError(.network, "network error for \(name): could not read the stream (\(error.message))", isTransient: true)
             case streamTypeNotFound, streamWrongType:
                 return ItemError(.unsupportedFormat, "cannot play \(name): not a media format GStreamer recognises")
             case streamCodecNotFound:
@@ -49,6 +88,27 @@ enum ErrorMapping {
             return ItemError(.missingDecoder, "cannot play \(name): \(error.message)")
         default:
             return ItemError(.other, "cannot play \(name): \(error.message)")
+        }
+    }
+}
+
+/// The reason phrases of the HTTP statuses a media server answers (RFC 9110, section 15).
+enum HTTPStatus {
+    static func reason(_ status: Int) -> String? {
+        switch status {
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 408: "Request Timeout"
+        case 410: "Gone"
+        case 416: "Range Not Satisfiable"
+        case 429: "Too Many Requests"
+        case 500: "Internal Server Error"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        default: nil
         }
     }
 }

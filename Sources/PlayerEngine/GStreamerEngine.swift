@@ -44,6 +44,15 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var generation: Generation?
     private var uri: MediaURI?
     private var missingPlugin: String?
+    /// The current load was reported live (see `.asyncDone` in `handle`).
+    private var reportedLive = false
+    /// The answer to the request of the item's own URI, when it went through souphttpsrc.
+    private var itemResponse: (contentType: String?, contentLength: Int?)?
+    /// HTTP responses of the current load that failed (status 400 and up) and were not answered
+    /// well since, newest last, at most `maximumFailedResponses`: what a network error or an early
+    /// end of the stream is blamed on.
+    private var failedResponses: [ErrorMapping.HTTPFailure] = []
+    private static let maximumFailedResponses = 8
     private var volume = 1.0
     private var muted = false
     /// The stall timer of the preroll under way, if any (see `watchPreroll`).
@@ -135,6 +144,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let bus: Bus
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
+        var sourceSetup: SourceSetup?
         let lock = NSLock()
         var nextUp: (uri: MediaURI, generation: Generation)?
         var switching: (uri: MediaURI, generation: Generation)?
@@ -199,6 +209,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         source.setCancelHandler { withExtendedLifetime(pipeline) {} }
         source.resume()
         pipeline.aboutToFinish = AboutToFinish.connect(playbin) { [weak pipeline] in pipeline?.onAboutToFinish() }
+        pipeline.sourceSetup = SourceSetup.connect(playbin, unsignedProperties: [
+            ("timeout", UInt32(clamping: configuration.networkTimeout.components.seconds)),
+        ])
         return pipeline
     }
 
@@ -255,6 +268,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         pipeline.playbin.setState(.null)
         // in NULL no streaming thread emits about-to-finish any more
         pipeline.aboutToFinish?.disconnect()
+        pipeline.sourceSetup?.disconnect()
         done.signal()
     }
 
@@ -291,6 +305,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         generation = nil
         uri = nil
         missingPlugin = nil
+        reportedLive = false
+        itemResponse = nil
+        failedResponses = []
     }
 
     /// The configured sink, `autoaudiosink` when it finds a device, else a silent sink that keeps
@@ -445,6 +462,19 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                               loadedRanges: loadedRanges(duration: duration))
     }
 
+    /// A live HLS playlist (no EXT-X-ENDLIST) and internet radio preroll like files: souphttpsrc
+    /// and hlsdemux are not live sources, so set_state never answers NO_PREROLL for them (gstplay.c
+    /// reads liveness only from that). They are the network streams with no length once prerolled
+    /// (gstadaptivedemux.c answers the duration query only when the playlist is not live; hlsdemux2
+    /// still says it can seek, within the playlist's window) that are a playlist or an answer with
+    /// no Content-Length (Icecast): an MP3 file over HTTP has no length at preroll either, until
+    /// mpegaudioparse has seen enough frames.
+    private func isLiveStream(_ snapshot: EngineSnapshot) -> Bool {
+        guard let uri, !uri.isFile, snapshot.duration == nil else { return false }
+        guard let itemResponse else { return true }
+        return itemResponse.contentLength == nil || itemResponse.contentType?.lowercased().contains("mpegurl") == true
+    }
+
     // MARK: Bus
 
     private func drainBus(_ drained: Pipeline) {
@@ -472,10 +502,18 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let current = uri.map { ($0, generation) }
         guard var target = pending ?? current else { return }
         logger.debug("pipeline error", metadata: ["error": "\(error)", "debug": "\(error.debug ?? "")"])
-        var itemError = ErrorMapping.itemError(error, uri: target.0, missingPlugin: missingPlugin)
+        // the failed response the source saw, or the status a demuxer put in the error (hlsdemux2
+        // downloads without souphttpsrc, so no http-headers message tells it)
+        let http = failedResponses.last ?? error.httpStatus.map { ErrorMapping.HTTPFailure(uri: error.httpURI ?? target.0.string, status: $0) }
+        var itemError = ErrorMapping.itemError(error, uri: target.0, missingPlugin: missingPlugin, http: http)
         if itemError.kind == .output, pending != nil, let current {
             target = current
-            itemError = ErrorMapping.itemError(error, uri: current.0, missingPlugin: missingPlugin)
+            itemError = ErrorMapping.itemError(error, uri: current.0, missingPlugin: missingPlugin, http: nil)
+        }
+        if itemError.kind == .unsupportedFormat, target.0 == uri, let itemResponse {
+            // the server answered, with something that is not media: on a network, most often a
+            // captive portal's login page or an error page sent with 200
+            itemError = ErrorMapping.notMedia(uri: target.0, contentType: itemResponse.contentType)
         }
         retire()
         deliver(.failed(itemError), target.1)
@@ -496,7 +534,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         case .asyncDone:
             prerollWatch?.cancel()
             prerollWatch = nil
-            deliver(.asyncDone(snapshot()), generation)
+            let snapshot = snapshot()
+            if !reportedLive, isLiveStream(snapshot) {
+                reportedLive = true
+                deliver(.live, generation)
+            }
+            deliver(.asyncDone(snapshot), generation)
         case .streamStart:
             // after about-to-finish, STREAM_START is the boundary to the next item (trap 2)
             let next = pipeline.lock.withLock { () -> (uri: MediaURI, generation: Generation)? in
@@ -507,12 +550,31 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 self.generation = next.generation
                 self.uri = next.uri
                 missingPlugin = nil
+                reportedLive = false
+                itemResponse = nil
+                failedResponses = []
                 deliver(.streamStarted(snapshot()), next.generation)
             } else {
                 deliver(.streamStarted(snapshot()), generation)
             }
         case .endOfStream:
+            // hlsdemux (1.22.0) gives up on a segment that keeps failing (HTTP 404, 500) with EOS,
+            // not an error (gst-launch-1.0 -m playbin on such a stream: four http-headers with the
+            // status, then EOS): the stream ended because of it, and the item failed
+            if let failure = failedResponses.last, let uri, !uri.isFile {
+                logger.info("the stream ended after a failed request", metadata: ["uri": "\(failure.uri)", "status": "\(failure.status)"])
+                retire()
+                deliver(.failed(ErrorMapping.endedByHTTPFailure(failure, uri: uri)), generation)
+                return
+            }
             deliver(.endOfStream, generation)
+        case .httpResponse(let responseURI, let status, let contentType, let contentLength):
+            if responseURI == uri?.string, status < 300 { itemResponse = (contentType, contentLength) }
+            failedResponses.removeAll { $0.uri == responseURI }
+            if status >= 400 {
+                failedResponses.append(ErrorMapping.HTTPFailure(uri: responseURI, status: status))
+                if failedResponses.count > Self.maximumFailedResponses { failedResponses.removeFirst() }
+            }
         case .error(let error):
             fail(error)
         case .warning(let warning):

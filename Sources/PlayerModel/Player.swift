@@ -17,8 +17,12 @@ public final class Player: @unchecked Sendable {
     private var machine: PlayerMachine
     private var observers: [UInt64: (PlayerEvent) -> Void] = [:]
     private var nextObserverID: UInt64 = 0
+    /// The machine's timers, each only while what it waits for is pending (nothing ticks otherwise: rule 7).
+    private var timers: [PlayerTimer: any DispatchSourceTimer] = [:]
 
     public var configuration: PlayerConfiguration { machine.configuration }
+
+    deinit { timers.values.forEach { $0.cancel() } }
 
     public init(engine: PlaybackEngine, configuration: PlayerConfiguration = PlayerConfiguration(),
                 queue: DispatchQueue = DispatchQueue(label: "tonearm.player"), metadataReader: MetadataReader? = nil) {
@@ -62,6 +66,21 @@ public final class Player: @unchecked Sendable {
                 for id in observers.keys.sorted() { observers[id]?(event) }
             case .engine(let command):
                 engine.perform(command)
+            case .startTimer(let kind, let delay):
+                timers[kind]?.cancel()
+                // a timer source, not asyncAfter: cancelled, it leaves libdispatch's timer heap at once
+                let timer = DispatchSource.makeTimerSource(queue: queue)
+                timer.setEventHandler { [weak self] in
+                    guard let self else { return }
+                    self.timers.removeValue(forKey: kind)?.cancel()
+                    self.update { $0.timerFired(kind) }
+                }
+                let (seconds, attoseconds) = delay.components
+                timer.schedule(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
+                timer.resume()
+                timers[kind] = timer
+            case .cancelTimer(let kind):
+                timers.removeValue(forKey: kind)?.cancel()
             case .readMetadata(let id, let uri):
                 guard let metadataReader else { continue }
                 metadataReader.read(uri) { [weak self] result in

@@ -43,6 +43,9 @@ public enum QueueChange: Sendable, Equatable {
 public struct PlayerError: Error, Hashable, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable {
         case noSuchItem, noCurrentItem, rateOutOfRange, retryBudgetExhausted, nothingToRetry, queueFull
+        /// A rate other than 1 on an item that cannot seek (a live stream, internet radio): rate
+        /// changes are seeks, so it would be announced and never played.
+        case rateNotSupported
     }
     public var code: Code
     public var message: String
@@ -80,5 +83,77 @@ public struct PlayerConfiguration: Sendable {
     /// The most items the queue holds: a client that adds more gets an error, not a service that
     /// eats the machine's memory (a 10,000-element Enqueue of a folder is 10,000 folders).
     public var maximumQueueLength = 100_000
+    /// How a network item that played and then lost its connection is tried again.
+    public var reconnect = ReconnectPolicy()
     public init() {}
+}
+
+/// A setting that does not parse, with a message naming it.
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Reconnecting after a network item that had played failed with an error that can go away (a
+/// dropped connection, a timeout, HTTP 5xx): the item is loaded again after a delay that doubles
+/// from `firstDelay` up to `maximumDelay`, at most `attempts` times in a row, resuming where it was
+/// when it can seek. A reconnect that then plays for `steadyAfter` starts the count again, so a
+/// flaky network costs nothing while a dead one fails the item in bounded time (the defaults: 1,
+/// 2, 4, 8, 16 and 16 s, about 47 s of trying).
+public struct ReconnectPolicy: Sendable, Equatable {
+    public var attempts = 6
+    public var firstDelay: Duration = .seconds(1)
+    public var maximumDelay: Duration = .seconds(16)
+    public var steadyAfter: Duration = .seconds(60)
+    /// A buffering pause whose percent does not move for this long counts as a lost connection.
+    public var stallLimit: Duration = .seconds(30)
+    public init(attempts: Int = 6, firstDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(16)) {
+        self.attempts = attempts
+        self.firstDelay = firstDelay
+        self.maximumDelay = maximumDelay
+    }
+
+    /// The defaults, overridden by `TONEARM_RECONNECT_ATTEMPTS` (0 turns reconnecting off),
+    /// `TONEARM_RECONNECT_DELAY`, `TONEARM_RECONNECT_MAX_DELAY` and `TONEARM_STALL_TIMEOUT`
+    /// (seconds, fractions allowed).
+    /// Throws a message naming the variable for a value that is not a number in range.
+    public static func fromEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> ReconnectPolicy {
+        var policy = ReconnectPolicy()
+        if let text = environment["TONEARM_RECONNECT_ATTEMPTS"] {
+            policy.attempts = try parseAttempts(text, name: "TONEARM_RECONNECT_ATTEMPTS")
+        }
+        if let text = environment["TONEARM_RECONNECT_DELAY"] {
+            policy.firstDelay = try parseSeconds(text, name: "TONEARM_RECONNECT_DELAY")
+        }
+        if let text = environment["TONEARM_RECONNECT_MAX_DELAY"] {
+            policy.maximumDelay = try parseSeconds(text, name: "TONEARM_RECONNECT_MAX_DELAY")
+        }
+        if let text = environment["TONEARM_STALL_TIMEOUT"] {
+            policy.stallLimit = try parseSeconds(text, name: "TONEARM_STALL_TIMEOUT")
+        }
+        return policy
+    }
+
+    /// A count of attempts, 0 to 1000.
+    public static func parseAttempts(_ text: String, name: String) throws(ConfigurationError) -> Int {
+        guard let value = Int(text.trimmingCharacters(in: .whitespaces)), (0...1000).contains(value) else {
+            throw ConfigurationError("\(name) must be a whole number from 0 to 1000, not '\(text)'")
+        }
+        return value
+    }
+
+    /// Seconds, 0 to 3600, fractions allowed.
+    public static func parseSeconds(_ text: String, name: String) throws(ConfigurationError) -> Duration {
+        guard let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite, (0...3600).contains(value) else {
+            throw ConfigurationError("\(name) must be a number of seconds from 0 to 3600, not '\(text)'")
+        }
+        return .milliseconds(Int64((value * 1000).rounded()))
+    }
+
+    /// The wait before attempt `attempt` (1, 2, ...).
+    public func delay(before attempt: Int) -> Duration {
+        var delay = max(firstDelay, .zero)
+        for _ in 1..<max(attempt, 1) where delay < maximumDelay { delay = delay * 2 }
+        return min(delay, max(maximumDelay, firstDelay))
+    }
 }

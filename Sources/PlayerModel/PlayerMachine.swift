@@ -4,6 +4,19 @@ public enum PlayerAction: Sendable, Equatable {
     case emit(PlayerEvent)
     case engine(EngineCommand)
     case readMetadata(ItemID, MediaURI)
+    /// Call `timerFired(timer)` after this long (one timer of each kind: a new one replaces the old).
+    case startTimer(PlayerTimer, after: Duration)
+    /// That timer is not wanted any more.
+    case cancelTimer(PlayerTimer)
+}
+
+/// The timers the player asks its owner for. Each exists only while what it waits for is pending
+/// (rule 7: an idle or playing service never ticks).
+public enum PlayerTimer: Hashable, Sendable, CaseIterable {
+    /// The wait before a reconnect (`ReconnectPolicy`).
+    case reconnect
+    /// A buffering pause that makes no progress for `ReconnectPolicy.stallLimit`.
+    case bufferingStall
 }
 
 /// The player's rules (design brief, rules 1-7) as a state machine: each input (a client's request,
@@ -34,10 +47,31 @@ public struct PlayerMachine: Sendable {
     private var pipelinePending: PipelineState?
     /// A buffering pause is in force (BUFFERING < 100 while playing was wanted).
     private var bufferingPaused = false
+    /// While a buffering pause waits with playing wanted: when its percent last moved, and whether
+    /// the stall timer runs.
+    private var bufferingProgress: ContinuousClock.Instant?
+    private var stallTimerRuns = false
+    /// The last percent BUFFERING said, announced or not.
+    private var lastBufferingPercent = 100
     private var seekInFlight: SeekRequest?
     private var pendingSeek: SeekRequest?
     /// The last position read from the pipeline (or put there by a seek); nil is 0.
     private var positionSample: PositionSample?
+    /// A reconnect of the current item under way (see `ReconnectPolicy`), kept until another item
+    /// becomes current, the player stops, or the attempts run out.
+    private var reconnect: Reconnect?
+
+    private struct Reconnect {
+        var id: ItemID
+        /// Attempts made in a row.
+        var attempts: Int
+        /// Where to resume; nil: from the start (a live stream).
+        var resumeAt: Duration?
+        /// The timer runs (`scheduleReconnect`); false while the load is under way or after it played.
+        var waiting: Bool
+        /// When the last attempt prerolled; nil while one is under way.
+        var playingSince: ContinuousClock.Instant?
+    }
 
     private struct SeekRequest {
         var target: SeekTarget
@@ -56,6 +90,8 @@ public struct PlayerMachine: Sendable {
     private var readsInFlight = 0
     private static let maximumReadsInFlight = 2
     private static let upcomingReads = 3
+    /// The smallest change of the buffering percent that is announced (see `buffering`).
+    private static let bufferingStep = 5
 
     private var actions: [PlayerAction] = []
 
@@ -369,6 +405,11 @@ public struct PlayerMachine: Sendable {
                               "rate \(newRate) is outside \(configuration.minimumRate)...\(configuration.maximumRate)")
         }
         guard newRate != rate else { return }
+        if newRate != 1, let item = playQueue.current, item.status == .readyToPlay, !Self.canChangeRate(item) {
+            emit(.rateChanged(rate, .refused))
+            throw PlayerError(.rateNotSupported, "\(item.displayTitle) \(item.isLive ? "is a live stream" : "cannot seek"): "
+                              + "it plays only at rate 1.0")
+        }
         rate = newRate
         if let item = playQueue.current, item.status == .readyToPlay, item.isSeekable {
             request(SeekRequest(target: .current, mode: .exact))
@@ -553,6 +594,8 @@ public struct PlayerMachine: Sendable {
         if loaded != nil { command(.release) }
         loaded = nil
         prepared = nil
+        if let reconnect, reconnect.waiting { actions.append(.cancelTimer(.reconnect)) }
+        reconnect = nil
         resetPipelineTracking()
     }
 
@@ -560,6 +603,7 @@ public struct PlayerMachine: Sendable {
         pipelineState = .null
         pipelinePending = nil
         bufferingPaused = false
+        stopStallWatch()
         seekInFlight = nil
         pendingSeek = nil
         positionSample = nil
@@ -672,6 +716,7 @@ public struct PlayerMachine: Sendable {
             outputFailed(error)
             return
         }
+        if id == playQueue.currentID, tryReconnect(id, after: error) { return }
         markFailed(id, error)
         if id == playQueue.currentID {
             release()
@@ -716,6 +761,8 @@ public struct PlayerMachine: Sendable {
         let status: TimeControlStatus
         if intent != .playing {
             status = .paused
+        } else if let reconnect, reconnect.playingSince == nil {
+            status = .waitingToPlay(.reconnecting)
         } else if let item = playQueue.current, loaded != nil {
             let target = pipelinePending ?? pipelineState
             if bufferingPaused && !item.isLive {
@@ -734,6 +781,107 @@ public struct PlayerMachine: Sendable {
             timeControl = status
             emit(.timeControlStatusChanged(status))
         }
+    }
+
+    // MARK: Reconnecting
+
+    /// Starts or continues a reconnect of the current item after `error`, if the policy allows:
+    /// a network error that can go away, on an item that had played (or is being reconnected), with
+    /// attempts left. Paused, the item is only released, to load again at Play where it was.
+    private mutating func tryReconnect(_ id: ItemID, after error: ItemError) -> Bool {
+        guard error.kind == .network, intent != .stopped, let item = playQueue.item(id) else { return false }
+        var attempts = 0
+        if let reconnect, reconnect.id == id {
+            // a reconnect that has played steadily since is a new outage, not the same one
+            let steady = reconnect.playingSince.map { ContinuousClock.now - $0 >= configuration.reconnect.steadyAfter } ?? false
+            attempts = steady ? 0 : reconnect.attempts
+        } else {
+            // a first failure: only an item that played, and only what can go away (not a 404)
+            guard item.status == .readyToPlay, error.isTransient else { return false }
+        }
+        guard attempts < configuration.reconnect.attempts else { return false }
+        let resumeAt: Duration? = item.isSeekable && !item.isLive
+            ? (reconnect?.playingSince == nil ? reconnect?.resumeAt : nil) ?? position(at: .now) : nil
+        release()
+        playQueue.update(id) { $0.status = .unknown }
+        emit(.itemStatusChanged(id, .unknown))
+        // the load that follows (this reconnect's, or Play's) seeks back there after its preroll
+        if let resumeAt { pendingSeek = SeekRequest(target: .position(resumeAt), mode: .exact) }
+        if intent == .paused {
+            // nothing plays: Play loads it again
+            updateTimeControl()
+            return true
+        }
+        reconnect = Reconnect(id: id, attempts: attempts + 1, resumeAt: resumeAt, waiting: true, playingSince: nil)
+        actions.append(.startTimer(.reconnect, after: configuration.reconnect.delay(before: attempts + 1)))
+        updateTimeControl()
+        return true
+    }
+
+    /// A timer asked for with `.startTimer` fired.
+    public mutating func timerFired(_ timer: PlayerTimer, now: ContinuousClock.Instant = .now) {
+        switch timer {
+        case .reconnect: reconnectDue()
+        case .bufferingStall: bufferingStallDue(now: now)
+        }
+    }
+
+    /// The reconnect timer fired: the current item is loaded again, and seeks back where it was.
+    private mutating func reconnectDue() {
+        guard var pending = reconnect, pending.waiting, pending.id == playQueue.currentID, loaded == nil,
+              intent == .playing else { return }
+        pending.waiting = false
+        load(pending.id)
+        reconnect = pending
+        updateTimeControl()
+    }
+
+    // MARK: Buffering that makes no progress
+
+    /// While playing waits on a buffering pause, a timer runs; each move of the percent counts as
+    /// progress. hlsdemux2 (1.22.0) keeps retrying a segment that answers 500 for minutes, buffering
+    /// at 0% meanwhile (NetworkServiceTests on playbin3: three minutes before its error); a server
+    /// can also send nothing at all while its connection stays open.
+    private mutating func watchStall(moved: Bool) {
+        guard bufferingPaused && intent == .playing else {
+            stopStallWatch()
+            return
+        }
+        if moved || bufferingProgress == nil { bufferingProgress = .now }
+        if !stallTimerRuns {
+            stallTimerRuns = true
+            actions.append(.startTimer(.bufferingStall, after: configuration.reconnect.stallLimit))
+        }
+    }
+
+    private mutating func stopStallWatch() {
+        if stallTimerRuns { actions.append(.cancelTimer(.bufferingStall)) }
+        stallTimerRuns = false
+        bufferingProgress = nil
+    }
+
+    /// The stall timer fired: with no progress for the limit, the item failed as a network error
+    /// that may go away (so it reconnects, where that can succeed); with some, it waits on.
+    private mutating func bufferingStallDue(now: ContinuousClock.Instant) {
+        stallTimerRuns = false
+        guard bufferingPaused, intent == .playing, let since = bufferingProgress, let item = playQueue.current else {
+            bufferingProgress = nil
+            return
+        }
+        let limit = configuration.reconnect.stallLimit
+        if now - since < limit {
+            stallTimerRuns = true
+            actions.append(.startTimer(.bufferingStall, after: limit - (now - since)))
+            return
+        }
+        // failing releases the pipeline that waits (or reconnects with a fresh one)
+        fail(item.id, ItemError(.network, "network error: no data from \(item.uri.displayPath) for \(Self.seconds(limit)) "
+                                + "while buffering", isTransient: true))
+    }
+
+    private static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        return attoseconds == 0 ? "\(seconds) s" : String(format: "%.1f s", Double(seconds) + Double(attoseconds) / 1e18)
     }
 
     // MARK: Engine events
@@ -757,7 +905,11 @@ public struct PlayerMachine: Sendable {
         case .live:
             playQueue.update(id) { $0.isLive = true }
             emitCapabilities(id)
+            // live streams never buffer-pause (gstplay.c buffering_cb): a pause that BUFFERING
+            // messages started before the stream was known to be live ends here
+            bufferingPaused = false
             if intent == .playing { command(.setPlaying(true)) }
+            updateTimeControl()
         case .streamStarted(let snapshot):
             if playQueue.item(id)?.isLive == true, playQueue.item(id)?.status == .unknown {
                 becameReady(id, snapshot)
@@ -867,6 +1019,7 @@ public struct PlayerMachine: Sendable {
     }
 
     private mutating func becameReady(_ id: ItemID, _ snapshot: EngineSnapshot?) {
+        if reconnect?.id == id, reconnect?.playingSince == nil { reconnect?.playingSince = .now }
         playQueue.update(id) { $0.status = .readyToPlay }
         emit(.itemStatusChanged(id, .readyToPlay))
         if let snapshot {
@@ -882,11 +1035,20 @@ public struct PlayerMachine: Sendable {
                 return
             }
             if playQueue.item(id)!.isSeekable { run(seek) }
-        } else if rate != 1, playQueue.item(id)!.isSeekable {
+        } else if rate != 1, Self.canChangeRate(playQueue.item(id)!) {
             run(SeekRequest(target: .current, mode: .exact))
+        } else if rate != 1 {
+            // a rate is a seek: one that cannot seek plays at 1.0, and says so rather than show a
+            // rate it does not play
+            rate = 1
+            emit(.rateChanged(1, .refused))
         }
         applyTargetState()
     }
+
+    /// Rate changes are flushing seeks with a new rate (design brief, trap 5): an item that cannot
+    /// seek, or a live one, plays at 1.0 only.
+    private static func canChangeRate(_ item: Item) -> Bool { item.isSeekable && !item.isLive }
 
     private mutating func refreshCapabilities(_ id: ItemID, _ snapshot: EngineSnapshot) {
         setDuration(id, snapshot.duration)
@@ -925,7 +1087,14 @@ public struct PlayerMachine: Sendable {
                 applyTargetState()
             }
         }
-        if percent != item.bufferingPercent || ranges != item.loadedRanges {
+        watchStall(moved: percent != lastBufferingPercent)
+        lastBufferingPercent = percent
+        // Clients hear steps of at least `bufferingStep` points, and 100 always: queue2 (1.22.0)
+        // posts BUFFERING at every point and flaps between 0 and 1 while wavparse reads a header
+        // over HTTP (50 messages in a second, gst-launch-1.0 -m playbin on a WAV served at
+        // 120 kB/s), which would be as many PropertiesChanged.
+        let announced = item.bufferingPercent
+        if percent == 100 && announced != 100 || abs(percent - announced) >= Self.bufferingStep {
             playQueue.update(id) {
                 $0.bufferingPercent = percent
                 $0.loadedRanges = ranges

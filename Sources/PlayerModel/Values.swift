@@ -131,9 +131,13 @@ public struct ItemError: Error, Hashable, Sendable, CustomStringConvertible {
     }
     public var kind: Kind
     public var message: String
-    public init(_ kind: Kind, _ message: String) {
+    /// A network error that may go away by itself (a dropped connection, a timeout, a server
+    /// error 5xx), where trying again later can succeed; not a 404 or a refused connection.
+    public var isTransient: Bool
+    public init(_ kind: Kind, _ message: String, isTransient: Bool = false) {
         self.kind = kind
         self.message = message
+        self.isTransient = isTransient
     }
     public var description: String { "\(kind.rawValue): \(message)" }
 }
@@ -153,6 +157,8 @@ public enum ItemStatus: Hashable, Sendable {
 /// Why playback that was asked for is not advancing.
 public enum WaitingReason: String, Hashable, Sendable {
     case buffering, evaluatingBuffering, noItem
+    /// A network item lost its connection and is being loaded again (`ReconnectPolicy`).
+    case reconnecting
 }
 
 /// What the transport does right now, apart from what was asked (rule 4).
@@ -185,7 +191,9 @@ public enum RateChangeReason: String, Hashable, Sendable {
     case initial
     /// A client asked for it.
     case client
-    /// A client asked for a rate out of range; the rate is unchanged.
+    /// A client asked for a rate out of range, or other than 1.0 on an item that cannot seek (a
+    /// live stream): the rate is unchanged; or an item that cannot seek became current while the
+    /// rate was not 1.0: the rate is back at 1.0.
     case refused
     /// The sound server paused or resumed the stream (REQUEST_STATE from the sink).
     case soundServer

@@ -18,7 +18,8 @@ struct Tonearmd: ParsableCommand {
         abstract: "The Tonearm player service: plays media and publishes itself on the D-Bus session bus as an MPRIS 2.2 player.",
         discussion: """
             Drive it with any MPRIS client, for example `playerctl -p tonearm play`.
-            Environment: DBUS_SESSION_BUS_ADDRESS (the bus), TONEARM_AUDIO_SINK, TONEARM_PIPELINE, XDG_STATE_HOME (the saved state, in tonearm/), XDG_MUSIC_DIR (playlists in Playlists/).
+            Environment: DBUS_SESSION_BUS_ADDRESS (the bus), TONEARM_AUDIO_SINK, TONEARM_PIPELINE,
+            TONEARM_RECONNECT_ATTEMPTS, TONEARM_RECONNECT_DELAY, TONEARM_RECONNECT_MAX_DELAY, TONEARM_NETWORK_TIMEOUT, TONEARM_STALL_TIMEOUT, XDG_STATE_HOME (the saved state, in tonearm/), XDG_MUSIC_DIR (playlists in Playlists/).
             """,
         version: "0.1.0")
 
@@ -36,6 +37,21 @@ struct Tonearmd: ParsableCommand {
     @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
+    @Option(name: .long, help: ArgumentHelp("Seconds an HTTP connection may stay silent before it counts as lost and is reconnected (1-3600; default 10). Also TONEARM_NETWORK_TIMEOUT.", valueName: "seconds"))
+    var networkTimeout: String?
+
+    @Option(name: .long, help: ArgumentHelp("How often a network stream that lost its connection is loaded again before it fails (0: never; default 6). Also TONEARM_RECONNECT_ATTEMPTS.", valueName: "count"))
+    var reconnectAttempts: String?
+
+    @Option(name: .long, help: ArgumentHelp("Seconds before the first reconnect; each next one waits twice as long (default 1). Also TONEARM_RECONNECT_DELAY.", valueName: "seconds"))
+    var reconnectDelay: String?
+
+    @Option(name: .long, help: ArgumentHelp("The longest wait between reconnects, in seconds (default 16). Also TONEARM_RECONNECT_MAX_DELAY.", valueName: "seconds"))
+    var reconnectMaxDelay: String?
+
+    @Option(name: .long, help: ArgumentHelp("Seconds a stream may wait buffering with no progress before it counts as lost and is reconnected (default 30). Also TONEARM_STALL_TIMEOUT.", valueName: "seconds"))
+    var stallTimeout: String?
+
     @Option(name: .long, help: ArgumentHelp("How to continue the saved queue: play, pause (at the saved position) or none (start empty).",
                                             valueName: "mode"))
     var resume: ResumeMode = .pause
@@ -49,7 +65,28 @@ struct Tonearmd: ParsableCommand {
     @Argument(help: "Files, directories or URIs to play.")
     var uris: [String] = []
 
+    /// The reconnect policy: the defaults, then the environment, then the options.
+    func reconnectPolicy() throws -> ReconnectPolicy {
+        do throws(ConfigurationError) {
+            var policy = try ReconnectPolicy.fromEnvironment(ProcessInfo.processInfo.environment)
+            if let reconnectAttempts { policy.attempts = try ReconnectPolicy.parseAttempts(reconnectAttempts, name: "--reconnect-attempts") }
+            if let reconnectDelay { policy.firstDelay = try ReconnectPolicy.parseSeconds(reconnectDelay, name: "--reconnect-delay") }
+            if let reconnectMaxDelay { policy.maximumDelay = try ReconnectPolicy.parseSeconds(reconnectMaxDelay, name: "--reconnect-max-delay") }
+            if let stallTimeout { policy.stallLimit = try ReconnectPolicy.parseSeconds(stallTimeout, name: "--stall-timeout") }
+            return policy
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
     func validate() throws {
+        _ = try reconnectPolicy()
+        if let networkTimeout, EngineConfiguration.parseTimeout(networkTimeout) == nil {
+            throw ValidationError("--network-timeout must be a whole number of seconds from 1 to 3600, not '\(networkTimeout)'")
+        }
+        if let text = ProcessInfo.processInfo.environment["TONEARM_NETWORK_TIMEOUT"], EngineConfiguration.parseTimeout(text) == nil {
+            throw ValidationError("TONEARM_NETWORK_TIMEOUT must be a whole number of seconds from 1 to 3600, not '\(text)'")
+        }
         if let instance, instance.isEmpty || !instance.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) || instance.first!.isNumber {
             throw ValidationError("--instance takes letters, digits and '_', not starting with a digit: \(instance)")
         }
@@ -84,6 +121,9 @@ struct Tonearmd: ParsableCommand {
         var engineConfiguration = EngineConfiguration.fromEnvironment()
         if let audioSink { engineConfiguration.audioSink = audioSink }
         if let pipeline { engineConfiguration.pipeline = pipeline }
+        if let timeout = networkTimeout.flatMap(EngineConfiguration.parseTimeout) { engineConfiguration.networkTimeout = timeout }
+        var playerConfiguration = PlayerConfiguration()
+        playerConfiguration.reconnect = try reconnectPolicy()
         // a file-size limit (ulimit -f) makes a write fail with EFBIG instead of killing the
         // process with SIGXFSZ (setrlimit(2), RLIMIT_FSIZE): the store says so and goes on
         signal(SIGXFSZ, SIG_IGN)
@@ -91,8 +131,9 @@ struct Tonearmd: ParsableCommand {
         // before the name is taken, so the first GetAll shows it
         let store = StateStore(directory: StateStore.defaultDirectory(), instance: instance, logger: logger)
         let service = try queue.sync {
-            try Service(address: address, engine: engineConfiguration, instance: instance, store: store, resume: resume,
-                        playlists: playlists.map { URL(fileURLWithPath: $0) }, queue: queue, logger: logger)
+            try Service(address: address, engine: engineConfiguration, player: playerConfiguration, instance: instance,
+                        store: store, resume: resume, playlists: playlists.map { URL(fileURLWithPath: $0) }, queue: queue,
+                        logger: logger)
         }
         try queue.sync { try service.start(playing: uris) }
         withExtendedLifetime(service) { dispatchMain() }
@@ -132,8 +173,8 @@ final class Service: @unchecked Sendable {
     private let recorder: StateRecorder
     private let resume: ResumeMode
 
-    init(address: String, engine configuration: EngineConfiguration, instance: String?, store: StateStore, resume: ResumeMode,
-         playlists: URL?, queue: DispatchQueue, logger: Logger) throws {
+    init(address: String, engine configuration: EngineConfiguration, player playerConfiguration: PlayerConfiguration,
+         instance: String?, store: StateStore, resume: ResumeMode, playlists: URL?, queue: DispatchQueue, logger: Logger) throws {
         self.queue = queue
         self.logger = logger
         self.store = store
@@ -142,7 +183,7 @@ final class Service: @unchecked Sendable {
         let covers = CoverCache(directory: CoverCache.defaultDirectory())
         engine = try GStreamerEngine(configuration: configuration, covers: covers, logger: logger)
         engine.whenPipelinesReleased(giveBackFreedMemory)
-        player = Player(engine: engine, queue: queue, metadataReader: TagMetadataReader(method: TagMetadataReader.method(), covers: covers))
+        player = Player(engine: engine, configuration: playerConfiguration, queue: queue, metadataReader: TagMetadataReader(method: TagMetadataReader.method(), covers: covers))
         let capabilities = MediaCapabilities()
         var options = MPRISService.Options()
         options.instanceName = instance

@@ -87,6 +87,25 @@ final class ValueTests: XCTestCase {
         XCTAssertThrowsError(try signal.append([.int32(1)]))
     }
 
+    /// A numbered `ao` (track ids) is written out only when encoded; it equals, hashes and decodes
+    /// as the same paths held one by one.
+    func testNumberedObjectPathsAreThePathsTheyName() throws {
+        let numbers: [UInt64] = [1, 9, 10, 12_345, 0, .max]
+        for prefix: ObjectPath in ["/io/github/tonearm/Track", .root] {
+            let numbered = DBusValue.objectPathArray(numbered: numbers, under: prefix)
+            let paths = DBusValue.objectPathArray(numbers.map { prefix.appending(number: $0) })
+            XCTAssertEqual(numbered, paths)
+            XCTAssertEqual(numbered.hashValue, paths.hashValue)
+            XCTAssertEqual(numbered.signature, "ao")
+            XCTAssertEqual(numbered.arrayValue, paths.arrayValue)
+            let message = try Message.signal(path: "/a", interface: "io.x.Y", member: "Z", arguments: [numbered, .variant(numbered)])
+            XCTAssertEqual(try message.arguments(), [paths, .variant(paths)])
+        }
+        XCTAssertNotEqual(DBusValue.objectPathArray(numbered: [1, 2], under: "/a"), .objectPathArray(numbered: [1, 2], under: "/b"))
+        XCTAssertNotEqual(DBusValue.objectPathArray(numbered: [1, 2], under: "/a"), .objectPathArray(["/a/1"]))
+        XCTAssertEqual(DBusValue.objectPathArray(numbered: [], under: "/a"), .objectPathArray([]))
+    }
+
     func testEveryTypeRoundTripsThroughAMessage() throws {
         let values: [DBusValue] = ServiceTests.allValues + [
             .byte(255), .int16(-2), .uint16(3), .uint64(.max), .signature("a{sv}"),

@@ -16,6 +16,8 @@ final class NetworkTests: XCTestCase {
             try harness.waitForTimeControl(.playing)
             let metadata = try harness.recorder.wait(for: "title") { $0.metadata?.1.title != nil ? $0.metadata?.1 : nil }
             XCTAssertEqual(metadata.title, "Over HTTP")
+            // a file over HTTP has no length at preroll (mpegaudioparse needs frames), and is not live
+            XCTAssertEqual(harness.player.currentItem?.isLive, false)
             XCTAssertEqual(try harness.recorder.wait(for: "end") { $0.playedToEnd }, ids[0])
         }
     }

@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -26,6 +27,8 @@ from urllib.parse import quote
 try:
     from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
     from jeepney.io.asyncio import open_dbus_connection
+    from jeepney.io.blocking import open_dbus_connection as open_blocking_connection
+    from jeepney.low_level import Parser
 except ImportError:  # pragma: no cover
     sys.exit(f"{os.path.basename(sys.argv[0])}: python3-jeepney is missing (apt-get install python3-jeepney; "
              "run with /usr/bin/python3 if another python3 comes first on PATH)")
@@ -364,6 +367,50 @@ class Client:
     async def close(self):
         self.task.cancel()
         self.conn.writer.close()
+
+
+class RawClient:
+    """A blocking connection that times a call until its reply's last byte arrived, then parses it."""
+
+    def __init__(self, address):
+        self.conn = open_blocking_connection(address)
+        self.sock = self.conn.sock
+        self.buffer = b""
+        self.serial = 1 << 20
+
+    def call(self, msg):
+        self.serial += 1
+        data = msg.serialise(self.serial)
+        start = time.perf_counter()
+        self.sock.sendall(data)
+        while True:
+            raw = self._next_raw()
+            if raw[1] in (2, 3):  # METHOD_RETURN, ERROR (a signal, such as NameAcquired, is skipped)
+                elapsed = time.perf_counter() - start
+                parser = Parser()
+                parser.add_data(raw)
+                return elapsed, parser.get_next_message()
+
+    def _next_raw(self):
+        """The bytes of the next whole message: its length is in the fixed 16-byte header (body
+        length at 4, header-field array length at 12, fields padded to 8: D-Bus specification,
+        "Message Format")."""
+        while True:
+            if len(self.buffer) >= 16:
+                order = "<" if self.buffer[:1] == b"l" else ">"
+                body, _, fields = struct.unpack(order + "III", self.buffer[4:16])
+                total = 16 + fields + (-fields % 8) + body
+                if len(self.buffer) >= total:
+                    raw, self.buffer = self.buffer[:total], self.buffer[total:]
+                    return raw
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise EOFError("tonearmd closed the connection")
+            self.buffer += chunk
+
+    def close(self):
+        self.conn.close()
+
 
 
 async def wait_for_owner(client, svc, tag="fuzz", timeout=15):

@@ -151,6 +151,56 @@ public final class MediaGenerator: @unchecked Sendable {
         return index
     }
 
+    /// A VOD HLS stream of fragmented MP4 (AAC) in `directory/name/`: mp4mux's fragments of 2 s
+    /// become the segments (`segmentN.m4s`, each a moof and its mdat), its ftyp and moov the
+    /// `EXT-X-MAP` init segment, and `index.m3u8` lists them.
+    public func hlsFragmentedMP4(_ name: String, seconds: Double) throws -> URL {
+        let folder = url(name)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let whole = folder.appendingPathComponent("whole.mp4")
+        try gstLaunch("audiotestsrc num-buffers=\(Int(seconds * 100)) samplesperbuffer=441 ! audio/x-raw,rate=44100,channels=2"
+                      + " ! avenc_aac ! aacparse ! mp4mux fragment-duration=2000 streamable=true ! filesink location=\(whole.path)")
+        let data = try Data(contentsOf: whole)
+        try FileManager.default.removeItem(at: whole)
+        // top-level boxes: a 32-bit size (1: a 64-bit one follows the type) and a four-letter type
+        var boxes: [(type: String, range: Range<Int>)] = []
+        var offset = 0
+        while offset + 8 <= data.count {
+            func be(_ at: Int, _ count: Int) -> Int { data[at..<at + count].reduce(0) { $0 << 8 | Int($1) } }
+            var size = be(offset, 4)
+            if size == 1 { size = be(offset + 8, 8) } else if size == 0 { size = data.count - offset }
+            guard size >= 8, offset + size <= data.count else { break }
+            boxes.append((String(decoding: data[offset + 4..<offset + 8], as: UTF8.self), offset..<offset + size))
+            offset += size
+        }
+        guard let moov = boxes.first(where: { $0.type == "moov" }) else { throw TestError("mp4mux wrote no moov") }
+        try data[0..<moov.range.upperBound].write(to: folder.appendingPathComponent("init.mp4"))
+        let fragments = boxes.indices.filter { boxes[$0].type == "moof" && $0 + 1 < boxes.count && boxes[$0 + 1].type == "mdat" }
+        var playlist = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:2\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-MAP:URI=\"init.mp4\"\n"
+        for (number, index) in fragments.enumerated() {
+            let segment = "segment\(number).m4s"
+            try data[boxes[index].range.lowerBound..<boxes[index + 1].range.upperBound].write(to: folder.appendingPathComponent(segment))
+            let length = min(2, seconds - 2 * Double(number))
+            playlist += "#EXTINF:\(String(format: "%.3f", max(length, 0.001))),\n\(segment)\n"
+        }
+        playlist += "#EXT-X-ENDLIST\n"
+        let index = folder.appendingPathComponent("index.m3u8")
+        try playlist.write(to: index, atomically: true, encoding: .utf8)
+        return index
+    }
+
+    /// A master playlist `name` in the directory offering `variants` (paths of media playlists
+    /// relative to it) at the given bandwidths, all AAC audio.
+    public func hlsVariants(_ name: String, _ variants: [(playlist: String, bandwidth: Int)]) throws -> URL {
+        var master = "#EXTM3U\n"
+        for variant in variants {
+            master += "#EXT-X-STREAM-INF:BANDWIDTH=\(variant.bandwidth),CODECS=\"mp4a.40.2\"\n\(variant.playlist)\n"
+        }
+        let index = url(name)
+        try master.write(to: index, atomically: true, encoding: .utf8)
+        return index
+    }
+
     /// Bytes no demuxer recognises.
     public func garbage(_ name: String) throws -> URL {
         let output = url(name)

@@ -1,0 +1,219 @@
+import Dispatch
+import PlayerModel
+import TestSupport
+import XCTest
+
+/// The rules for network streams (issue 12) against a scripted engine.
+final class StreamRulesTests: XCTestCase {
+    var queue: DispatchQueue!
+    var engine: ScriptedEngine!
+    var player: Player!
+    var events: EventRecorder!
+    let radio = try! MediaURI("http://radio.example/stream")
+    let file = MediaURI(fileURL: URL(fileURLWithPath: "/music/a.flac"))
+
+    override func setUp() {
+        queue = DispatchQueue(label: "test.player")
+        engine = ScriptedEngine(queue: queue)
+        player = Player(engine: engine, queue: queue)
+        events = EventRecorder(player)
+    }
+
+    /// Plays `uri` as a live stream: no length, no seeking.
+    func startLive(_ uri: MediaURI) throws -> ItemID {
+        engine.duration = nil
+        engine.isSeekable = false
+        let id = try player.enqueue([uri])[0]
+        player.play()
+        engine.send(.live)
+        engine.preroll()
+        engine.send(.stateChanged(.playing, pending: nil))
+        XCTAssertEqual(player.currentItem?.isLive, true)
+        XCTAssertEqual(player.currentItem?.status, .readyToPlay)
+        return id
+    }
+
+    func testALiveStreamRefusesARateOtherThanOne() throws {
+        _ = try startLive(radio)
+        engine.clearCalls()
+        let before = events.count
+        XCTAssertThrowsError(try player.setRate(1.5)) { error in
+            XCTAssertEqual((error as? PlayerError)?.code, .rateNotSupported)
+            XCTAssertTrue((error as? PlayerError)?.message.contains("live stream") == true, "\(error)")
+        }
+        XCTAssertEqual(player.state.rate, 1)
+        XCTAssertEqual(Array(events.events.dropFirst(before)), [.rateChanged(1, .refused)])
+        XCTAssertTrue(engine.calls.isEmpty, "nothing was asked of the pipeline: \(engine.calls)")
+        // 1.0 itself is no change and no error
+        XCTAssertNoThrow(try player.setRate(1))
+    }
+
+    func testAStreamThatCannotSeekBecomingCurrentTakesTheRateBackToOne() throws {
+        try player.setRate(2)
+        XCTAssertEqual(player.state.rate, 2)
+        let before = events.count
+        _ = try startLive(radio)
+        XCTAssertEqual(player.state.rate, 1)
+        XCTAssertTrue(events.events.dropFirst(before).contains(.rateChanged(1, .refused)))
+        XCTAssertFalse(engine.calls.contains { if case .seek = $0 { true } else { false } },
+                       "no rate seek on a stream that cannot seek: \(engine.calls)")
+    }
+
+    func testASeekableFileStillTakesARate() throws {
+        _ = try player.enqueue([file])
+        player.play()
+        engine.preroll()
+        XCTAssertNoThrow(try player.setRate(1.5))
+        XCTAssertEqual(player.state.rate, 1.5)
+    }
+
+    // a BUFFERING below 100 can come before the engine knows the stream is live; live streams
+    // never buffer-pause, so that pause must not outlive the news
+    func testABufferingPauseFromBeforeTheStreamWasKnownLiveEnds() throws {
+        engine.duration = nil
+        engine.isSeekable = false
+        _ = try player.enqueue([radio])
+        player.play()
+        engine.send(.buffering(percent: 0))
+        XCTAssertEqual(player.state.timeControlStatus, .waitingToPlay(.buffering))
+        engine.clearCalls()
+        engine.send(.live)
+        engine.preroll()
+        engine.send(.buffering(percent: 100))
+        XCTAssertEqual(engine.calls.last { if case .setPlaying = $0 { true } else { false } }, .setPlaying(true))
+        engine.send(.stateChanged(.playing, pending: nil))
+        XCTAssertEqual(player.state.timeControlStatus, .playing)
+    }
+
+    // MARK: Reconnecting, on the machine itself (its timer is an action)
+
+    struct Machine {
+        var machine: PlayerMachine
+        var generation = Generation(0)
+        var actions: [PlayerAction] = []
+
+        init(_ policy: ReconnectPolicy) {
+            var configuration = PlayerConfiguration()
+            configuration.reconnect = policy
+            machine = PlayerMachine(configuration: configuration)
+        }
+
+        /// Takes the actions, remembering the generation of the last load among them.
+        mutating func take() -> [PlayerAction] {
+            actions = machine.takeActions()
+            for case .engine(.load(_, let loaded)) in actions { generation = loaded }
+            return actions
+        }
+
+        mutating func send(_ event: EngineEvent) {
+            machine.handle(event, of: generation)
+            _ = take()
+        }
+
+        var failures: [ItemError] { actions.compactMap { if case .emit(.itemFailed(_, let error)) = $0 { error } else { nil } } }
+        var delays: [Duration] { actions.compactMap { if case .startTimer(.reconnect, let delay) = $0 { delay } else { nil } } }
+    }
+
+    func playing(_ policy: ReconnectPolicy) throws -> Machine {
+        var m = Machine(policy)
+        _ = try m.machine.enqueue([radio], at: .end)
+        m.machine.play()
+        _ = m.take()
+        m.send(.asyncDone(EngineSnapshot(position: PositionSample(.seconds(3)), duration: .seconds(60), isSeekable: true, loadedRanges: [])))
+        m.send(.stateChanged(.playing, pending: nil, position: PositionSample(.seconds(3))))
+        XCTAssertEqual(m.machine.state.timeControlStatus, .playing)
+        return m
+    }
+
+    let dropped = ItemError(.network, "connection lost", isTransient: true)
+
+    func testReconnectsWithADoublingBoundedDelayThenFails() throws {
+        var m = try playing(ReconnectPolicy(attempts: 3, firstDelay: .seconds(1), maximumDelay: .seconds(3)))
+        m.send(.failed(dropped))
+        XCTAssertEqual(m.delays, [.seconds(1)])
+        XCTAssertTrue(m.failures.isEmpty)
+        XCTAssertEqual(m.machine.state.timeControlStatus, .waitingToPlay(.reconnecting))
+        XCTAssertEqual(m.machine.state.intent, .playing)
+        var expected: [Duration] = [.seconds(2), .seconds(3)]
+        for _ in 0..<2 {
+            m.machine.timerFired(.reconnect)
+            XCTAssertTrue(m.take().contains { if case .engine(.load) = $0 { true } else { false } })
+            // while the server is down, even a refused connection is part of the same outage
+            m.send(.failed(ItemError(.network, "connection refused")))
+            XCTAssertEqual(m.delays, [expected.removeFirst()])
+        }
+        m.machine.timerFired(.reconnect)
+        _ = m.take()
+        m.send(.failed(dropped))
+        XCTAssertEqual(m.failures, [dropped], "after the attempts the item fails")
+        XCTAssertTrue(m.delays.isEmpty)
+    }
+
+    func testAReconnectResumesWhereItWas() throws {
+        var m = try playing(ReconnectPolicy(attempts: 3))
+        m.send(.failed(dropped))
+        m.machine.timerFired(.reconnect)
+        _ = m.take()
+        m.send(.asyncDone(EngineSnapshot(position: PositionSample(.zero), duration: .seconds(60), isSeekable: true, loadedRanges: [])))
+        let seeks = m.actions.compactMap { if case .engine(.seek(.position(let at), _, _)) = $0 { at } else { nil } }
+        XCTAssertEqual(seeks.count, 1)
+        XCTAssertGreaterThanOrEqual(seeks.first ?? .zero, .seconds(3))
+    }
+
+    func testAnErrorThatWillNotGoAwayFailsAtOnce() throws {
+        var m = try playing(ReconnectPolicy())
+        let notFound = ItemError(.network, "HTTP 404 (Not Found)")
+        m.send(.failed(notFound))
+        XCTAssertEqual(m.failures, [notFound])
+        XCTAssertTrue(m.delays.isEmpty)
+    }
+
+    func testStopCancelsTheReconnectTimer() throws {
+        var m = try playing(ReconnectPolicy())
+        m.send(.failed(dropped))
+        XCTAssertEqual(m.delays.count, 1)
+        m.machine.stop()
+        XCTAssertTrue(m.take().contains(.cancelTimer(.reconnect)))
+        XCTAssertEqual(m.machine.state.timeControlStatus, .paused)
+        m.machine.timerFired(.reconnect)
+        XCTAssertFalse(m.take().contains { if case .engine(.load) = $0 { true } else { false } }, "a late timer loads nothing")
+    }
+
+    func testPolicyFromTheEnvironment() throws {
+        let policy = try ReconnectPolicy.fromEnvironment(["TONEARM_RECONNECT_ATTEMPTS": "2", "TONEARM_RECONNECT_DELAY": "0.25",
+                                                          "TONEARM_RECONNECT_MAX_DELAY": "4"])
+        XCTAssertEqual(policy.attempts, 2)
+        XCTAssertEqual(policy.delay(before: 1), .milliseconds(250))
+        XCTAssertEqual(policy.delay(before: 5), .seconds(4))
+        XCTAssertThrowsError(try ReconnectPolicy.fromEnvironment(["TONEARM_RECONNECT_DELAY": "soon"])) { error in
+            XCTAssertTrue("\(error)".contains("TONEARM_RECONNECT_DELAY"), "\(error)")
+        }
+    }
+
+    func testBufferingThatMakesNoProgressCountsAsALostConnection() throws {
+        var policy = ReconnectPolicy(attempts: 2)
+        policy.stallLimit = .seconds(30)
+        var m = try playing(policy)
+        m.send(.buffering(percent: 10, loadedRanges: []))
+        XCTAssertTrue(m.actions.contains(.startTimer(.bufferingStall, after: .seconds(30))), "\(m.actions)")
+        // progress since the timer started: it waits on for what is left of the limit
+        m.send(.buffering(percent: 20, loadedRanges: []))
+        XCTAssertFalse(m.actions.contains { if case .startTimer(.bufferingStall, _) = $0 { true } else { false } }, "one timer, not one per message")
+        m.machine.timerFired(.bufferingStall, now: .now + .seconds(20))
+        let rearmed = m.take().compactMap { if case .startTimer(.bufferingStall, let after) = $0 { after } else { nil } }
+        XCTAssertEqual(rearmed.count, 1)
+        XCTAssertLessThanOrEqual(rearmed.first ?? .zero, .seconds(10) + .milliseconds(100))
+        // no progress for the whole limit: a lost connection, which reconnects
+        m.machine.timerFired(.bufferingStall, now: .now + .seconds(31))
+        _ = m.take()
+        XCTAssertEqual(m.machine.state.timeControlStatus, .waitingToPlay(.reconnecting))
+        XCTAssertTrue(m.failures.isEmpty)
+    }
+
+    func testBufferingThatReachesAHundredStopsTheStallTimer() throws {
+        var m = try playing(ReconnectPolicy())
+        m.send(.buffering(percent: 10, loadedRanges: []))
+        m.send(.buffering(percent: 100, loadedRanges: []))
+        XCTAssertTrue(m.actions.contains(.cancelTimer(.bufferingStall)), "\(m.actions)")
+    }
+}
