@@ -22,6 +22,9 @@ let package = Package(
         .systemLibrary(
             name: "CDBus", pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
 
         // Thin Swift wrappers: no policy.
         .target(name: "GStreamer", dependencies: ["CGStreamer"]),
@@ -35,10 +38,19 @@ let package = Package(
             name: "PlayerEngine",
             dependencies: ["GStreamer", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
 
+        // The saved state (resume after a restart): SQLite through a thin wrapper, and what the
+        // player's events become in it.
+        .target(
+            name: "Store",
+            dependencies: ["CSQLite", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
+
+        // Playlist files (M3U, M3U8, PLS, XSPF) and the folders that hold them, watched with inotify.
+        .target(name: "Playlists", dependencies: ["PlayerModel", .product(name: "Logging", package: "swift-log")]),
+
         // MPRIS adapter: org.mpris.* and io.github.tonearm.Player1 over the model.
         .target(
             name: "MPRIS",
-            dependencies: ["DBus", "PlayerModel", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["DBus", "PlayerModel", "Playlists", .product(name: "Logging", package: "swift-log")],
             // the introspection XML of dbus/ is compiled in, so Introspect answers with exactly it
             exclude: ["dbus/org.mpris.MediaPlayer2.tonearm.service"],
             resources: [
@@ -65,7 +77,7 @@ let package = Package(
         .executableTarget(
             name: "tonearmd",
             dependencies: [
-                "PlayerEngine", "PlayerModel", "MPRIS", "DBus", "TonearmClient",
+                "PlayerEngine", "PlayerModel", "MPRIS", "DBus", "TonearmClient", "Store",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
@@ -81,6 +93,8 @@ let package = Package(
         .testTarget(
             name: "ServiceTests",
             dependencies: ["TestSupport", "DBus", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "PlayerModel", "TestSupport"]),
+        .testTarget(name: "PlaylistFileTests", dependencies: ["Playlists", "PlayerModel"]),
         // the built tonearm against a tonearmd on a private bus; TonearmClient for its pure parts (DBus
         // for the property values they take)
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "TonearmClient", "DBus"]),

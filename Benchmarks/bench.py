@@ -58,6 +58,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -305,7 +306,11 @@ class Bench:
         taken = self.expect(self.name_taken(player.prefix))
         err = open(os.path.join(self.workdir, f"{player.name}.err"), "ab")
         start = time.perf_counter()
-        player.proc = subprocess.Popen(list(player.argv) + list(extra), env=dict(self.env, **player.env, **(env or {})),
+        # a fresh saved state and no playlists for every start: tonearmd would otherwise resume the
+        # queue of the run before it (issue 14), and measure that instead of a cold start
+        fresh = {"XDG_STATE_HOME": tempfile.mkdtemp(prefix="state-", dir=self.workdir),
+                 "XDG_MUSIC_DIR": os.path.join(self.workdir, "music")}
+        player.proc = subprocess.Popen(list(player.argv) + list(extra), env=dict(self.env, **fresh, **player.env, **(env or {})),
                                        cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
         err.close()
         try:

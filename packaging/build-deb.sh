@@ -1,7 +1,7 @@
 #!/bin/bash
 # Builds the Debian package of Tonearm from this tree: `make install PREFIX=/usr` into a staging
 # root, man pages compressed as Debian does, runtime dependencies from dpkg-shlibdeps (the shared
-# libraries the programs link: GStreamer, libdbus, libc) plus Debian's GStreamer plugin packages and
+# libraries the programs link: GStreamer, libdbus, SQLite, libc) plus Debian's GStreamer plugin packages and
 # a session bus, then dpkg-deb. The Swift runtime is linked into the programs (make release builds
 # with --static-swift-stdlib), so the package needs no toolchain.
 #   packaging/build-deb.sh [OUTPUT-DIRECTORY]     (default .build/deb; prints the package's path)

@@ -18,6 +18,7 @@ PACKAGES=(
     libgstreamer1.0-dev
     libgstreamer-plugins-base1.0-dev
     libdbus-1-dev
+    libsqlite3-dev
     # the Swift 6.3 toolchain does not start without it
     libncurses6
     # run: GStreamer plugins and tools (gst-launch-1.0, gst-inspect-1.0, gst-discoverer-1.0)
@@ -28,6 +29,8 @@ PACKAGES=(
     gstreamer1.0-libav
     gstreamer1.0-tools
     gstreamer1.0-plugins-base-apps
+    # the saved state (resume after a restart): SQLite 3
+    libsqlite3-0
     # real audio sinks: without one, autoaudiosink silently falls back to a fake sink
     gstreamer1.0-pulseaudio
     gstreamer1.0-alsa
@@ -47,6 +50,9 @@ PACKAGES=(
     python3
     python3-jeepney
     python3-matplotlib
+    # tests of the saved state: sqlite3 writes a file from a newer schema (setpriv and prlimit
+    # come with util-linux, which every Debian has)
+    sqlite3
     # man pages and the Debian package: man renders the generated pages in the tests;
     # dpkg-shlibdeps finds the package's library dependencies (make deb)
     man-db

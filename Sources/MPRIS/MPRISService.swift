@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Logging
 import PlayerModel
+import Playlists
 
 /// The player on D-Bus: `org.mpris.MediaPlayer2`, `.Player`, `.TrackList`, `.Playlists` and our
 /// extension `io.github.tonearm.Player1` on `/org/mpris/MediaPlayer2`. It only adapts: every
@@ -21,6 +22,8 @@ public final class MPRISService: @unchecked Sendable {
         /// Checks a URI before it is queued: a missing file fails here, a directory becomes its
         /// playable files in order. Nil: every URI is queued as it is.
         public var resolve: (@Sendable (MediaURI) throws(ItemError) -> [MediaURI])?
+        /// The playlist files behind org.mpris.MediaPlayer2.Playlists and SaveQueue; nil: none.
+        public var playlists: PlaylistCatalog?
         public init() {}
     }
 
@@ -42,6 +45,10 @@ public final class MPRISService: @unchecked Sendable {
     /// a change: a word per track a client asked about, not a copy of its dictionary. (Two
     /// different dictionaries with the same hash, a chance of 2^-64, would hide one change.)
     private var announcedMetadata: [ItemID: Int] = [:]
+    /// The playlists as the catalog last listed them, in the order it found them.
+    private var playlists: [PlaylistEntry] = []
+    /// The playlist whose activation filled the queue; nil once the queue is cleared or it is gone.
+    private var activePlaylist: PlaylistEntry?
     /// Called when a client asks the service to quit.
     public var onQuit: (() -> Void)?
     public private(set) var busName: String?
@@ -64,6 +71,13 @@ public final class MPRISService: @unchecked Sendable {
         subscribing = true
         subscription = player.subscribe { [weak self] event in self?.handle(event) }
         subscribing = false
+        if let catalog = options.playlists {
+            let queue = connection.queue
+            // listed now, before the name is taken; later changes come from inotify on its queue
+            playlists = catalog.start { [weak self] list, rewritten in
+                queue.async { [weak self] in self?.playlistsChanged(list, rewritten: rewritten) }
+            }
+        }
         var name = MPRIS.busName + (options.instanceName.map { ".\($0)" } ?? "")
         if try connection.requestName(name) != .primaryOwner {
             name = MPRIS.busName + ".instance\(getpid())"
@@ -124,6 +138,10 @@ public final class MPRISService: @unchecked Sendable {
             object.propertiesMayHaveChanged(interface: MPRIS.player)
             if reason != .initial { emit(MPRIS.tonearm, "RateChanged", [.double(rate), .string(reason.rawValue)]) }
         case .queueChanged(let change):
+            if case .replaced(let ids) = change, ids.isEmpty, activePlaylist != nil {
+                activePlaylist = nil  // Clear: the queue is no playlist's any more
+                object.propertiesMayHaveChanged(interface: MPRIS.playlists)
+            }
             trackListChanged(change)
             object.propertiesMayHaveChanged(interface: MPRIS.player)
         case .metadataChanged(let id, _), .durationChanged(let id, _):
@@ -503,24 +521,100 @@ public final class MPRISService: @unchecked Sendable {
             introspectionXML: MPRIS.trackListXML)
     }
 
-    // MARK: org.mpris.MediaPlayer2.Playlists (we keep no playlists yet)
+    // MARK: org.mpris.MediaPlayer2.Playlists
+
+    /// The orderings GetPlaylists takes (MPRIS Playlist_Ordering): by name, by the file's
+    /// modification time, and "user defined", the order the files were found in.
+    static let orderings = ["Alphabetical", "ModifiedDate", "UserDefined"]
+
+    private func playlistsChanged(_ list: [PlaylistEntry], rewritten: [PlaylistEntry]) {
+        dispatchPrecondition(condition: .onQueue(connection.queue))
+        playlists = list
+        if let active = activePlaylist {
+            activePlaylist = list.first { $0.id == active.id }
+        }
+        object?.propertiesMayHaveChanged(interface: MPRIS.playlists)
+        // MPRIS PlaylistChanged: a playlist's data changed; here, its file was rewritten
+        for entry in rewritten { emit(MPRIS.playlists, "PlaylistChanged", [playlistValue(entry)]) }
+    }
+
+    private static let playlistBase: ObjectPath = "/io/github/tonearm/Playlist"
+
+    private func playlistValue(_ entry: PlaylistEntry) -> DBusValue {
+        .structure([.objectPath(Self.playlistBase.appending(number: entry.id)), .string(entry.name), .string("")])
+    }
+
+    private func playlist(_ value: DBusValue) -> PlaylistEntry? {
+        guard let path = value.objectPathValue?.rawValue, path.hasPrefix(Self.playlistBase.rawValue + "/"),
+              let id = UInt64(path.dropFirst(Self.playlistBase.rawValue.count + 1)) else { return nil }
+        return playlists.first { $0.id == id }
+    }
 
     private func playlistsInterface() -> InterfaceDescription {
         InterfaceDescription(
             name: MPRIS.playlists,
             methods: [
-                .init("ActivatePlaylist", in: "o") { arguments, _ in
-                    throw ServiceError("NoSuchPlaylist", "no playlist \(arguments[0].objectPathValue?.rawValue ?? "")")
+                .init("ActivatePlaylist", in: "o") { [unowned self] arguments, context in
+                    guard let entry = playlist(arguments[0]), let catalog = options.playlists else {
+                        throw ServiceError("NoSuchPlaylist", "no playlist \(arguments[0].objectPathValue?.rawValue ?? "")")
+                    }
+                    // the file is read and parsed on the catalog's queue; the queue is replaced
+                    // here, only once it parsed: a malformed file changes nothing
+                    let reply = context.deferReply()
+                    let queue = connection.queue
+                    catalog.async {
+                        let parsed = Result { () throws(PlaylistError) in try PlaylistFile.read(entry.path) }
+                        queue.async { [weak self] in
+                            guard let self else { return }
+                            do {
+                                let file = try parsed.get()
+                                guard !file.entries.isEmpty else { throw PlaylistError("\(entry.path) has no entries") }
+                                try player.replace(with: file.entries)
+                                activePlaylist = entry
+                                object.propertiesMayHaveChanged(interface: MPRIS.playlists)
+                                reply.succeed([])
+                            } catch let error as PlaylistError {
+                                reply.fail(ServiceError("MalformedPlaylist", error.message))
+                            } catch {
+                                reply.fail(ServiceError(error))
+                            }
+                        }
+                    }
+                    return []
                 },
-                .init("GetPlaylists", in: "uusb", out: "a(oss)") { _, _ in
-                    [.array(element: "(oss)", [])]
+                .init("GetPlaylists", in: "uusb", out: "a(oss)") { [unowned self] arguments, _ in
+                    guard let index = arguments[0].uint32Value, let count = arguments[1].uint32Value,
+                          let order = arguments[2].stringValue, let reverse = arguments[3].boolValue else { return [] }
+                    guard Self.orderings.contains(order) else {
+                        throw DBusError.invalidArgs("Order is one of \(Self.orderings.joined(separator: ", ")), not \(order)")
+                    }
+                    var sorted: [PlaylistEntry]
+                    switch order {
+                    case "Alphabetical":
+                        sorted = playlists.sorted {
+                            let compared = $0.name.localizedStandardCompare($1.name)
+                            return compared == .orderedSame ? $0.id < $1.id : compared == .orderedAscending
+                        }
+                    case "ModifiedDate":
+                        sorted = playlists.sorted { $0.modified == $1.modified ? $0.id < $1.id : $0.modified < $1.modified }
+                    default:
+                        sorted = playlists
+                    }
+                    if reverse { sorted.reverse() }
+                    let start = min(Int(index), sorted.count)
+                    let page = sorted[start..<min(start + Int(count), sorted.count)]
+                    return [.array(element: "(oss)", page.map(playlistValue))]
                 },
             ],
             properties: [
-                .init("PlaylistCount", "u") { .uint32(0) },
-                .init("Orderings", "as") { .stringArray(["UserDefined"]) },
-                .init("ActivePlaylist", "(b(oss))") {
-                    .structure([.bool(false), .structure([.objectPath("/"), .string(""), .string("")])])
+                .init("PlaylistCount", "u") { [unowned self] in .uint32(UInt32(clamping: playlists.count)) },
+                .init("Orderings", "as") { .stringArray(Self.orderings) },
+                .init("ActivePlaylist", "(b(oss))") { [unowned self] in
+                    // MPRIS Maybe_Playlist: false and any playlist when none is active
+                    guard let active = activePlaylist else {
+                        return .structure([.bool(false), .structure([.objectPath("/"), .string(""), .string("")])])
+                    }
+                    return .structure([.bool(true), playlistValue(active)])
                 },
             ],
             signals: [.init("PlaylistChanged", "(oss)", argumentNames: ["Playlist"])],
@@ -558,6 +652,28 @@ public final class MPRISService: @unchecked Sendable {
                 },
                 .init("Clear") { [player] _, _ in
                     player.clear()
+                    return []
+                },
+                .init("SaveQueue", in: "s") { [unowned self] arguments, context in
+                    guard let name = arguments[0].stringValue else { return [] }
+                    // a file name in the saved-queues folder: no path, nothing hidden, no control characters
+                    guard !name.isEmpty, name.utf8.count <= 200, !name.hasPrefix("."), !name.contains("/"),
+                          !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                        throw DBusError.invalidArgs("a saved queue's name is 1 to 200 bytes, without '/', control characters or a leading '.': \(name.prefix(64))")
+                    }
+                    guard let catalog = options.playlists else { throw ServiceError("Failed", "this tonearmd keeps no playlists") }
+                    let uris = player.items.map(\.uri)
+                    let reply = context.deferReply()
+                    let queue = connection.queue
+                    catalog.async {
+                        let saved = Result { () throws(PlaylistError) in try catalog.save(name: name, entries: uris) }
+                        queue.async {
+                            switch saved {
+                            case .success: reply.succeed([])
+                            case .failure(let error): reply.fail(ServiceError("Failed", error.message))
+                            }
+                        }
+                    }
                     return []
                 },
                 .init("Enqueue", in: "asb", out: "ao") { [unowned self] arguments, context in

@@ -107,6 +107,22 @@ public struct PlayQueue: Sendable {
         return ids
     }
 
+    /// Fills an empty queue with saved entries, keeping their ids and order; new ids continue
+    /// from `nextID` (or past the largest restored id), so none is reused.
+    mutating func restore(_ entries: [(id: ItemID, uri: MediaURI)], nextID: UInt64) {
+        precondition(isEmpty, "restoring into a queue that has items")
+        var previous: Int32 = -1
+        slotOf.reserveCapacity(entries.count)
+        for entry in entries where slotOf[entry.id] == nil {
+            let slot = take(Slot(id: entry.id, previous: previous, next: -1), Item(id: entry.id, uri: entry.uri))
+            if previous >= 0 { slots[Int(previous)].next = slot } else { first = slot }
+            previous = slot
+            nextRawID = max(nextRawID, entry.id.rawValue &+ 1)
+        }
+        last = previous
+        nextRawID = max(nextRawID, nextID)
+    }
+
     /// A free slot (or a new one) holding `slot` and `item`.
     private mutating func take(_ slot: Slot, _ item: Item) -> Int32 {
         let index: Int32

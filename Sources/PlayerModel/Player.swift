@@ -158,11 +158,19 @@ public final class Player: @unchecked Sendable {
         try update { m throws(PlayerError) in try m.move(id, after: after) }
     }
     public func clear() { update { $0.clear() } }
+    /// Replaces the whole queue with `uris` and plays the first (a playlist activated).
+    @discardableResult
+    public func replace(with uris: [MediaURI]) throws(PlayerError) -> [ItemID] {
+        try update { m throws(PlayerError) in try m.replace(with: uris) }
+    }
     /// Asks for the tags of items that have not played (a client shows them): read in the
     /// background, each once; `metadataChanged` follows for those that have tags.
     public func wantMetadata(_ ids: [ItemID]) { update { $0.wantMetadata(ids) } }
     /// Makes `id` current, keeping the transport's intent (playing plays it, paused loads it paused).
     public func jump(to id: ItemID) throws(PlayerError) { try update { m throws(PlayerError) in try m.jump(to: id) } }
+
+    /// Restores a saved state into an empty player; see `PlayerMachine.restore(_:resume:)`.
+    public func restore(_ saved: SavedState, resume: ResumeMode) { update { $0.restore(saved, resume: resume) } }
 
     // MARK: Transport
 

@@ -238,10 +238,74 @@ public struct PlayerMachine: Sendable {
         emit(.queueChanged(.replaced([])))
     }
 
+    /// Replaces the whole queue with `uris` (a playlist activated) and plays the first: one
+    /// `.replaced` for observers, not an emptied list and then a filled one.
+    public mutating func replace(with uris: [MediaURI]) throws(PlayerError) -> [ItemID] {
+        guard uris.count <= configuration.maximumQueueLength else {
+            throw PlayerError(.queueFull, "the queue holds at most \(configuration.maximumQueueLength) items; \(uris.count) were asked for")
+        }
+        unloadCurrent()
+        playQueue.removeAll()
+        retries.removeAll()
+        wanted.removeAll()
+        wantedStart = 0
+        asked.removeAll()
+        let ids = playQueue.insert(uris, at: .end)
+        emit(.queueChanged(.replaced(ids)))
+        if let first = ids.first {
+            setIntent(.playing)
+            makeCurrent(first, load: true)
+        }
+        return ids
+    }
+
     /// Makes `id` current, keeping the transport's intent (playing plays it, paused loads it paused).
     public mutating func jump(to id: ItemID) throws(PlayerError) {
         guard playQueue.item(id) != nil else { throw PlayerError(.noSuchItem, "no item \(id) in the queue") }
         go(to: id)
+    }
+
+    /// Restores a saved state into an empty player (at start, before anyone is told anything):
+    /// the queue with its ids and order, the current item, the settings; items whose files are
+    /// gone come back failed with `notFound`. `.pause` loads the current item paused at the saved
+    /// position (a stopped player stays stopped), `.play` plays it from there, `.none` does nothing.
+    public mutating func restore(_ saved: SavedState, resume: ResumeMode) {
+        guard resume != .none, playQueue.isEmpty else { return }
+        playQueue.restore(saved.items.map { ($0.id, $0.uri) }, nextID: saved.nextID)
+        for entry in saved.items where entry.fileIsMissing && playQueue.contains(entry.id) {
+            // the same words as a file that is missing when it is queued (LocalFiles)
+            playQueue.update(entry.id) { $0.status = .failed(ItemError(.notFound, "no such file: \(entry.uri.displayPath)")) }
+            lastFailed = entry.id
+        }
+        let settings = saved.settings
+        if settings.volume.isFinite, settings.volume != volume { setVolume(settings.volume) }
+        if settings.isMuted != muted { setMuted(settings.isMuted) }
+        loopMode = settings.loopMode
+        if settings.rate.isFinite, (configuration.minimumRate...configuration.maximumRate).contains(settings.rate) {
+            rate = settings.rate
+        }
+        if let id = settings.currentID, let item = playQueue.item(id) {
+            playQueue.setCurrent(id)
+            if item.error == nil, let duration = settings.currentDuration, duration > .zero {
+                playQueue.update(id) { $0.duration = duration }
+            }
+        }
+        if settings.isShuffled { playQueue.setShuffled(true) }
+        for event in currentValues { emit(event) }
+        guard let item = playQueue.current else { return }
+        let wanted: TransportIntent = resume == .play ? .playing : settings.intent == .stopped ? .stopped : .paused
+        guard wanted != .stopped else { return }
+        if item.error != nil {
+            // a current item whose file is gone does not load; Play moves on from it
+            setIntent(.paused)
+            if wanted == .playing { play() }
+            return
+        }
+        if settings.position > .zero {
+            pendingSeek = SeekRequest(target: .position(settings.position), mode: .exact)
+        }
+        setIntent(wanted)
+        load(item.id)
     }
 
     // MARK: Transport

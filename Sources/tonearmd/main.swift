@@ -6,6 +6,8 @@ import Logging
 import MPRIS
 import PlayerEngine
 import PlayerModel
+import Playlists
+import Store
 import TonearmClient
 
 /// tonearmd: the player service. It wires configuration, engine, player and the MPRIS service
@@ -17,7 +19,7 @@ struct Tonearmd: ParsableCommand {
         discussion: """
             Drive it with any MPRIS client, for example `playerctl -p tonearm play`.
             Environment: DBUS_SESSION_BUS_ADDRESS (the bus), TONEARM_AUDIO_SINK, TONEARM_PIPELINE,
-            TONEARM_RECONNECT_ATTEMPTS, TONEARM_RECONNECT_DELAY, TONEARM_RECONNECT_MAX_DELAY, TONEARM_NETWORK_TIMEOUT, TONEARM_STALL_TIMEOUT.
+            TONEARM_RECONNECT_ATTEMPTS, TONEARM_RECONNECT_DELAY, TONEARM_RECONNECT_MAX_DELAY, TONEARM_NETWORK_TIMEOUT, TONEARM_STALL_TIMEOUT, XDG_STATE_HOME (the saved state, in tonearm/), XDG_MUSIC_DIR (playlists in Playlists/).
             """,
         version: "0.1.0")
 
@@ -49,6 +51,13 @@ struct Tonearmd: ParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Seconds a stream may wait buffering with no progress before it counts as lost and is reconnected (default 30). Also TONEARM_STALL_TIMEOUT.", valueName: "seconds"))
     var stallTimeout: String?
+
+    @Option(name: .long, help: ArgumentHelp("How to continue the saved queue: play, pause (at the saved position) or none (start empty).",
+                                            valueName: "mode"))
+    var resume: ResumeMode = .pause
+
+    @Option(name: .long, help: ArgumentHelp("A folder of playlist files to offer besides $XDG_MUSIC_DIR/Playlists.", valueName: "directory"))
+    var playlists: String?
 
     @Flag(name: .long, help: "Hand the URIs to a running tonearmd (OpenUri) and exit; start one when none runs.")
     var open = false
@@ -115,8 +124,16 @@ struct Tonearmd: ParsableCommand {
         if let timeout = networkTimeout.flatMap(EngineConfiguration.parseTimeout) { engineConfiguration.networkTimeout = timeout }
         var playerConfiguration = PlayerConfiguration()
         playerConfiguration.reconnect = try reconnectPolicy()
+        // a file-size limit (ulimit -f) makes a write fail with EFBIG instead of killing the
+        // process with SIGXFSZ (setrlimit(2), RLIMIT_FSIZE): the store says so and goes on
+        signal(SIGXFSZ, SIG_IGN)
+        // read before the service answers anything, on this thread: the restored queue is there
+        // before the name is taken, so the first GetAll shows it
+        let store = StateStore(directory: StateStore.defaultDirectory(), instance: instance, logger: logger)
         let service = try queue.sync {
-            try Service(address: address, engine: engineConfiguration, player: playerConfiguration, instance: instance, queue: queue, logger: logger)
+            try Service(address: address, engine: engineConfiguration, player: playerConfiguration, instance: instance,
+                        store: store, resume: resume, playlists: playlists.map { URL(fileURLWithPath: $0) }, queue: queue,
+                        logger: logger)
         }
         try queue.sync { try service.start(playing: uris) }
         withExtendedLifetime(service) { dispatchMain() }
@@ -152,11 +169,16 @@ final class Service: @unchecked Sendable {
     private var signalSources: [DispatchSourceSignal] = []
     private var log: Subscription?
     private var systemBus: Connection?
+    private let store: StateStore
+    private let recorder: StateRecorder
+    private let resume: ResumeMode
 
     init(address: String, engine configuration: EngineConfiguration, player playerConfiguration: PlayerConfiguration,
-         instance: String?, queue: DispatchQueue, logger: Logger) throws {
+         instance: String?, store: StateStore, resume: ResumeMode, playlists: URL?, queue: DispatchQueue, logger: Logger) throws {
         self.queue = queue
         self.logger = logger
+        self.store = store
+        self.resume = resume
         connection = try Connection(address: address, queue: queue, logger: logger)
         let covers = CoverCache(directory: CoverCache.defaultDirectory())
         engine = try GStreamerEngine(configuration: configuration, covers: covers, logger: logger)
@@ -168,12 +190,18 @@ final class Service: @unchecked Sendable {
         options.supportedURISchemes = capabilities.supportedURISchemes
         options.supportedMIMETypes = capabilities.supportedMIMETypes
         options.resolve = { uri throws(ItemError) in try LocalFiles.resolve(uri, capabilities: capabilities) }
+        // saved queues live beside the saved state
+        options.playlists = PlaylistCatalog(directories: [PlaylistCatalog.musicPlaylists()] + (playlists.map { [$0] } ?? []),
+                                            savedQueues: StateStore.defaultDirectory().appendingPathComponent("queues"),
+                                            logger: logger)
         mpris = try MPRISService(player: player, connection: connection, options: options, logger: logger)
+        recorder = StateRecorder(player: player, store: store)
     }
 
     func start(playing uris: [String]) throws {
         connection.onDisconnect = { [weak self] error in
             self?.logger.critical("lost the session bus connection (\(error.message)): tonearmd stops (exit status 69)")
+            self?.recorder.finish()
             // EX_UNAVAILABLE (sysexits.h): not a crash; systemd's Restart=on-failure starts it again
             exit(69)
         }
@@ -185,6 +213,11 @@ final class Service: @unchecked Sendable {
             source.resume()
             signalSources.append(source)
         }
+        if let saved = store.loaded, resume != .none {
+            player.restore(saved, resume: resume)
+            logger.info("restored \(saved.items.count) item(s) from \(store.path)", metadata: ["resume": "\(resume.rawValue)"])
+        }
+        recorder.start(rewrite: store.loaded != nil && resume == .none)
         try mpris.start()
         watchSleep()
         log = player.subscribe { [logger, player] event in
@@ -245,6 +278,9 @@ final class Service: @unchecked Sendable {
     /// Says Stopped, releases the name, closes the connection, exits 0.
     private func quit(reason: String) {
         logger.info("quitting: \(reason)")
+        // what the user left it doing, before the shutdown stops the player
+        recorder.finish()
+        store.close()
         mpris.shutDown()
         connection.close()
         systemBus?.close()
@@ -287,6 +323,7 @@ private let trimQueue = DispatchQueue(label: "tonearm.malloc-trim", qos: .utilit
 }
 
 extension EngineConfiguration.PipelineKind: ExpressibleByArgument {}
+extension ResumeMode: ExpressibleByArgument {}
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 Tonearmd.main()

@@ -28,6 +28,9 @@ final class CLIHarness: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         environment["XDG_CACHE_HOME"] = directory.appendingPathComponent("cache").path
+        // a state of its own: no test resumes another's queue
+        environment["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
+        environment["XDG_MUSIC_DIR"] = directory.appendingPathComponent("music").path
         environment.removeValue(forKey: "TONEARM_AUDIO_SINK")
         return environment
     }
@@ -35,7 +38,8 @@ final class CLIHarness: @unchecked Sendable {
     /// Starts tonearmd on `files` and waits for it to own its name (`gdbus wait`: the bus says so).
     func startService(_ files: [URL] = []) throws {
         daemon = try Daemon.launch(on: bus, arguments: files.map(\.path), cacheHome: directory.appendingPathComponent("cache"),
-                                   log: daemonLog)
+                                   stateHome: directory.appendingPathComponent("state"),
+                                   musicDirectory: directory.appendingPathComponent("music"), log: daemonLog)
         let wait = try Tool.run("gdbus", ["wait", "--address", bus.address, "--timeout", "20", Self.name], timeout: 30)
         guard wait.status == 0 else { throw TestError("tonearmd did not take \(Self.name): \(wait.stderr)\n\(logs)") }
     }

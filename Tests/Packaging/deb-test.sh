@@ -99,6 +99,9 @@ install_test() {
     fi
     check "apt-get installs it with its dependencies" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$package"
     check "dpkg lists its files" bash -c "dpkg -L tonearm | grep -qx /usr/bin/tonearmd"
+    # a saved state and playlists of this run only: the service the bus activates inherits the
+    # bus's environment, and would otherwise resume what an earlier run left in ~/.local/state
+    export XDG_STATE_HOME="$work/state" XDG_MUSIC_DIR="$work/music"
     # a fresh session bus with the standard configuration, which reads /usr/share/dbus-1/services
     dbus-daemon --session --fork --nopidfile --print-address=3 --print-pid=4 3>"$work/address" 4>"$work/pid"
     bus_pid=$(head -n 1 "$work/pid")

@@ -20,6 +20,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from urllib.parse import quote
 
@@ -171,8 +172,11 @@ class Service:
             raise SystemExit(f"{self.tag}: dbus-daemon did not start")
 
     def start_tonearmd(self):
+        # a fresh saved state for every start: a replay never resumes the run before it
         env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=self.address,
-                   XDG_CACHE_HOME=os.path.join(self.workdir, "cache"))
+                   XDG_CACHE_HOME=os.path.join(self.workdir, "cache"),
+                   XDG_STATE_HOME=tempfile.mkdtemp(prefix="state-", dir=self.workdir),
+                   XDG_MUSIC_DIR=os.path.join(self.workdir, "music"))
         env.pop("TONEARM_PIPELINE", None)
         if self.pipeline != "default":  # else tonearmd's own choice for this GStreamer
             env["TONEARM_PIPELINE"] = self.pipeline

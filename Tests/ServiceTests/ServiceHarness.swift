@@ -81,13 +81,19 @@ final class ServiceHarness: @unchecked Sendable {
     let directory: URL
     /// XDG_CACHE_HOME of the service: cover art goes under `tonearm/` in it.
     let cacheHome: URL
+    /// XDG_STATE_HOME of the service: its saved state goes under `tonearm/` in it. One per
+    /// harness, so that no test resumes another's queue; the daemons of one test share it.
+    let stateHome: URL
+    /// XDG_MUSIC_DIR of the service: playlist files go in its `Playlists/`.
+    var musicDirectory: URL { directory.appendingPathComponent("music") }
     private(set) var daemons: [Daemon] = []
     private var followers: [FollowingProcess] = []
 
-    /// The first tonearmd started.
+    /// The first tonearmd started that still runs (after a restart, the new one); the last one
+    /// started when none runs.
     var daemon: Daemon {
-        guard let first = daemons.first else { fatalError("no tonearmd started") }
-        return first
+        guard let last = daemons.last else { fatalError("no tonearmd started") }
+        return daemons.first { $0.isRunning } ?? last
     }
 
     var busName: String { daemon.busName }
@@ -95,6 +101,7 @@ final class ServiceHarness: @unchecked Sendable {
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-svc-\(UUID().uuidString)")
         cacheHome = directory.appendingPathComponent("cache")
+        stateHome = directory.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: cacheHome, withIntermediateDirectories: true)
         bus = try PrivateBus()
         // everything on the MPRIS object, and the bus's own name changes (names appearing and going)
@@ -118,13 +125,16 @@ final class ServiceHarness: @unchecked Sendable {
     static func executable() throws -> URL { try BuiltProduct.executable("tonearmd", override: "TONEARMD") }
 
     /// Starts tonearmd with `arguments` (files or URIs, options) on the private bus with a silent
-    /// real-time sink, and waits for it to own its name.
+    /// real-time sink (through `launcher` when given: see `Daemon.launch`), and waits for it to
+    /// own its name.
     @discardableResult
-    func start(_ arguments: [String] = [], sink: String = "fakesink sync=true", timeout: TimeInterval = 20) throws -> Daemon {
+    func start(_ arguments: [String] = [], sink: String = "fakesink sync=true", timeout: TimeInterval = 20,
+               launcher: [String] = []) throws -> Daemon {
         let mark = watcher.count
         let log = directory.appendingPathComponent("tonearmd-\(daemons.count).log")
         let watcher = self.watcher
-        let daemon = try Daemon.launch(on: bus, arguments: arguments, sink: sink, cacheHome: cacheHome, log: log,
+        let daemon = try Daemon.launch(on: bus, arguments: arguments, sink: sink, cacheHome: cacheHome, stateHome: stateHome,
+                                       musicDirectory: musicDirectory, launcher: launcher, log: log,
                                        onExit: { watcher.poke() })
         daemons.append(daemon)
         let pid = daemon.pid

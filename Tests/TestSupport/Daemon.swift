@@ -75,22 +75,33 @@ public final class Daemon: @unchecked Sendable {
     }
 
     /// Starts the built `tonearmd` on `bus` with a sink of its own (`sink`: silent and real time by
-    /// default), debug logs to `log`, covers under `cacheHome`, and `arguments` (files, options).
-    /// The environment is this process's, less `TONEARM_AUDIO_SINK`; `TONEARM_TEST_PIPELINE` picks the
-    /// pipeline, and under `make test-asan` tonearmd gets `TONEARMD_ASAN_OPTIONS` (scripts/test.sh).
+    /// default), debug logs to `log`, covers under `cacheHome`, its saved state under `stateHome`
+    /// and playlists in `musicDirectory`/Playlists (a test's own: no test resumes another's queue),
+    /// and `arguments` (files, options). The environment is this process's, less
+    /// `TONEARM_AUDIO_SINK`; `TONEARM_TEST_PIPELINE` picks the pipeline, and under `make test-asan`
+    /// tonearmd gets `TONEARMD_ASAN_OPTIONS` (scripts/test.sh). `launcher`: a command that runs
+    /// tonearmd in its place (exec, so the pid stays), with its arguments:
+    /// `["/usr/bin/prlimit", "--fsize=65536", "--"]` starts it with a file-size limit.
     public static func launch(on bus: PrivateBus, arguments: [String] = [], sink: String = "fakesink sync=true",
-                              cacheHome: URL, log: URL, onExit: @escaping @Sendable () -> Void = {}) throws -> Daemon {
+                              cacheHome: URL, stateHome: URL, musicDirectory: URL, launcher: [String] = [], log: URL,
+                              onExit: @escaping @Sendable () -> Void = {}) throws -> Daemon {
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         environment["XDG_CACHE_HOME"] = cacheHome.path
+        environment["XDG_STATE_HOME"] = stateHome.path
+        environment["XDG_MUSIC_DIR"] = musicDirectory.path
         environment.removeValue(forKey: "TONEARM_AUDIO_SINK")
         // make test-asan checks tonearmd for leaks at its exit, not this test runner (scripts/test.sh)
         if let options = environment["TONEARMD_ASAN_OPTIONS"] { environment["ASAN_OPTIONS"] = options }
         var arguments = arguments
         // the same tests run against legacy playbin: TONEARM_TEST_PIPELINE=playbin
         if let pipeline = environment["TONEARM_TEST_PIPELINE"], !pipeline.isEmpty { arguments = ["--pipeline", pipeline] + arguments }
-        return try Daemon(executable: try BuiltProduct.executable("tonearmd", override: "TONEARMD"),
-                          arguments: ["--audio-sink", sink, "--log-level", "debug"] + arguments,
-                          environment: environment, log: log, onExit: onExit)
+        var executable = try BuiltProduct.executable("tonearmd", override: "TONEARMD")
+        arguments = ["--audio-sink", sink, "--log-level", "debug"] + arguments
+        if let first = launcher.first {
+            arguments = Array(launcher.dropFirst()) + [executable.path] + arguments
+            executable = URL(fileURLWithPath: first)
+        }
+        return try Daemon(executable: executable, arguments: arguments, environment: environment, log: log, onExit: onExit)
     }
 }

@@ -1,0 +1,67 @@
+/// What the player was doing when its state was last saved, to be restored when the service
+/// starts again (issue 14): the queue with its ids and order, the current item, the position and
+/// the settings. Saving and loading it is the store's business; restoring it is the machine's.
+public struct SavedState: Sendable, Equatable {
+    /// One queue entry as saved: its stable id and URI, and whether its file was gone when the
+    /// state was loaded (then it comes back failed with `notFound`, not dropped).
+    public struct Entry: Sendable, Equatable {
+        public var id: ItemID
+        public var uri: MediaURI
+        public var fileIsMissing: Bool
+        public init(id: ItemID, uri: MediaURI, fileIsMissing: Bool = false) {
+            self.id = id
+            self.uri = uri
+            self.fileIsMissing = fileIsMissing
+        }
+    }
+
+    /// The queue, in order.
+    public var items: [Entry]
+    public var settings: SavedSettings
+    /// The id the next new item gets: ids are never reused across restarts.
+    public var nextID: UInt64
+
+    public init(items: [Entry], settings: SavedSettings, nextID: UInt64) {
+        self.items = items
+        self.settings = settings
+        self.nextID = nextID
+    }
+}
+
+/// The player's state apart from the queue's entries: one row, written whole at every change.
+public struct SavedSettings: Sendable, Equatable {
+    public var currentID: ItemID?
+    public var position: Duration
+    /// The current item's length when known, so that the restored item shows it at once.
+    public var currentDuration: Duration?
+    public var intent: TransportIntent
+    public var volume: Double
+    public var isMuted: Bool
+    public var loopMode: LoopMode
+    public var isShuffled: Bool
+    public var rate: Double
+
+    public init(currentID: ItemID? = nil, position: Duration = .zero, currentDuration: Duration? = nil,
+                intent: TransportIntent = .stopped, volume: Double = 1, isMuted: Bool = false,
+                loopMode: LoopMode = .none, isShuffled: Bool = false, rate: Double = 1) {
+        self.currentID = currentID
+        self.position = position
+        self.currentDuration = currentDuration
+        self.intent = intent
+        self.volume = volume
+        self.isMuted = isMuted
+        self.loopMode = loopMode
+        self.isShuffled = isShuffled
+        self.rate = rate
+    }
+}
+
+/// How a restored state continues (`tonearmd --resume`).
+public enum ResumeMode: String, Sendable, CaseIterable {
+    /// Plays the restored item from the saved position.
+    case play
+    /// Loads the restored item paused at the saved position (stopped stays stopped).
+    case pause
+    /// Restores nothing: the service starts empty.
+    case none
+}

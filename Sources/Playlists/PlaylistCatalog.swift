@@ -1,0 +1,211 @@
+import Foundation
+import Logging
+import PlayerModel
+
+/// One playlist the catalog knows: a file in one of its folders.
+public struct PlaylistEntry: Sendable, Equatable {
+    /// Stable while the service runs: the same file keeps its id.
+    public var id: UInt64
+    public var path: String
+    /// The file's name without its extension.
+    public var name: String
+    public var modified: Date
+}
+
+/// The playlist files in a few folders (`$XDG_MUSIC_DIR/Playlists`, a configured one, the saved
+/// queues), kept current through inotify: a file that is added, rewritten, renamed or deleted is
+/// noticed by its own event, never by listing a folder again (only an overflowed event queue,
+/// IN_Q_OVERFLOW, lists them again). Everything here runs on its own queue (`tonearm.playlists`),
+/// never on the one that answers D-Bus; changes go to `onChange` as a whole list (a few hundred
+/// entries at most) and the entries that were rewritten.
+public final class PlaylistCatalog: @unchecked Sendable {
+    // @unchecked: every mutable field is confined to `queue`.
+    public let directories: [URL]
+    /// Where SaveQueue writes (one of `directories`).
+    public let savedQueues: URL
+    private let logger: Logger
+    private let queue = DispatchQueue(label: "tonearm.playlists", qos: .utility)
+    private var entries: [String: PlaylistEntry] = [:]
+    private var nextID: UInt64 = 1
+    private var inotify: Int32 = -1
+    private var watches: [Int32: String] = [:]
+    private var source: DispatchSourceRead?
+    private var onChange: (@Sendable ([PlaylistEntry], [PlaylistEntry]) -> Void)?
+    /// Saved queues written here whose inotify event has not come yet.
+    private var savedHere: Set<String> = []
+
+    public init(directories: [URL], savedQueues: URL, logger: Logger) {
+        var unique: [URL] = []
+        for directory in directories + [savedQueues] where !unique.contains(where: { $0.standardizedFileURL == directory.standardizedFileURL }) {
+            unique.append(directory)
+        }
+        self.directories = unique
+        self.savedQueues = savedQueues
+        self.logger = logger
+    }
+
+    deinit {
+        source?.cancel()
+    }
+
+    /// `$XDG_MUSIC_DIR/Playlists`: XDG_MUSIC_DIR from the environment, else from
+    /// `$XDG_CONFIG_HOME/user-dirs.dirs` (xdg-user-dirs: `XDG_MUSIC_DIR="$HOME/Music"`), else ~/Music.
+    public static func musicPlaylists(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        if let music = environment["XDG_MUSIC_DIR"], music.hasPrefix("/") {
+            return URL(fileURLWithPath: music).appendingPathComponent("Playlists")
+        }
+        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.config"
+        if let text = try? String(contentsOfFile: config + "/user-dirs.dirs", encoding: .utf8) {
+            for line in text.split(separator: "\n") where line.hasPrefix("XDG_MUSIC_DIR=") {
+                let value = line.dropFirst("XDG_MUSIC_DIR=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                let path = value.replacingOccurrences(of: "$HOME", with: home)
+                if path.hasPrefix("/") { return URL(fileURLWithPath: path).appendingPathComponent("Playlists") }
+            }
+        }
+        return URL(fileURLWithPath: home).appendingPathComponent("Music/Playlists")
+    }
+
+    /// Lists the folders once and starts watching them; waits for it (at start, before the service
+    /// answers, so that the first GetAll counts them). The saved-queues folder is created.
+    public func start(onChange: @escaping @Sendable ([PlaylistEntry], [PlaylistEntry]) -> Void) -> [PlaylistEntry] {
+        queue.sync {
+            self.onChange = onChange
+            try? FileManager.default.createDirectory(at: savedQueues, withIntermediateDirectories: true,
+                                                     attributes: [.posixPermissions: 0o700])
+            watch()
+            scanAll()
+            return list
+        }
+    }
+
+    private var list: [PlaylistEntry] { entries.values.sorted { $0.id < $1.id } }
+
+    /// Runs `body` on the catalog's queue (file-system work: reading a playlist, writing one).
+    public func async(_ body: @escaping @Sendable () -> Void) { queue.async(execute: body) }
+
+    /// Writes a saved queue as `<name>.m3u8` in the saved-queues folder (write, then rename: a
+    /// reader never sees half of it) and adds it at once. Call on the catalog's queue (`async`).
+    public func save(name: String, entries uris: [MediaURI]) throws(PlaylistError) -> PlaylistEntry {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let path = savedQueues.appendingPathComponent(name + ".m3u8").path
+        // RFC 8216 4.3.1.1 (EXTM3U first); #PLAYLIST: is the extended M3U name directive
+        var text = "#EXTM3U\n#PLAYLIST:\(name)\n"
+        for uri in uris { text += uri.string + "\n" }
+        let temporary = savedQueues.appendingPathComponent(".\(name).m3u8.\(getpid()).tmp").path
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: temporary))
+            guard rename(temporary, path) == 0 else { throw PlaylistError(String(cString: strerror(errno))) }
+        } catch {
+            unlink(temporary)
+            throw PlaylistError("cannot save the queue as \(path): \(error)")
+        }
+        let existed = entries[path] != nil
+        update(path)
+        savedHere.insert(path)
+        // announced now, ahead of the reply that the caller queues after this returns (its
+        // inotify event comes later and finds the file known and unchanged)
+        let entry = entries[path]!
+        onChange?(list, existed ? [entry] : [])
+        return entry
+    }
+
+    // MARK: Watching
+
+    private func watch() {
+        inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard inotify >= 0 else {
+            logger.error("cannot watch playlist folders (inotify_init1: \(String(cString: strerror(errno)))): changes are seen at the next start")
+            return
+        }
+        let mask = UInt32(IN_CREATE | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF)
+        for directory in directories {
+            let watch = inotify_add_watch(inotify, directory.path, mask)
+            if watch >= 0 {
+                watches[watch] = directory.path
+            } else {
+                logger.debug("no playlist folder \(directory.path) to watch: \(String(cString: strerror(errno)))")
+            }
+        }
+        let source = DispatchSource.makeReadSource(fileDescriptor: inotify, queue: queue)
+        source.setEventHandler { [weak self] in self?.readEvents() }
+        source.setCancelHandler { [inotify] in close(inotify) }
+        source.resume()
+        self.source = source
+    }
+
+    /// Reads what inotify queued (struct inotify_event: wd, mask, cookie, len, then len bytes of
+    /// name; inotify(7)) and updates the files it names, one stat each.
+    private func readEvents() {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var changed: [String] = []
+        var rewritten: Set<String> = []
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            var offset = 0
+            while offset + 16 <= count {
+                let (watch, mask, length) = buffer.withUnsafeBytes { bytes in
+                    (bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self),
+                     bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
+                     Int(bytes.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
+                }
+                let nameBytes = buffer[(offset + 16)..<min(offset + 16 + length, count)].prefix { $0 != 0 }
+                offset += 16 + length
+                if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                    // events were lost: the one case where the folders are listed again
+                    scanAll()
+                    continue
+                }
+                guard let directory = watches[watch], !nameBytes.isEmpty else { continue }
+                let path = directory + "/" + String(decoding: nameBytes, as: UTF8.self)
+                changed.append(path)
+                if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO) != 0, entries[path] != nil {
+                    // a saved queue was announced when it was written
+                    if savedHere.remove(path) == nil { rewritten.insert(path) }
+                }
+            }
+        }
+        guard !changed.isEmpty else { return }
+        var touched: [PlaylistEntry] = []
+        for path in Set(changed) {
+            update(path)
+            if rewritten.contains(path), let entry = entries[path] { touched.append(entry) }
+        }
+        onChange?(list, touched.sorted { $0.id < $1.id })
+    }
+
+    /// Adds, refreshes or drops the entry of one path, from a stat of it.
+    private func update(_ path: String) {
+        let name = (path as NSString).lastPathComponent
+        guard !name.hasPrefix("."), PlaylistFile.format(of: path) != nil,
+              let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+              attributes[.type] as? FileAttributeType == .typeRegular else {
+            entries[path] = nil
+            return
+        }
+        let modified = attributes[.modificationDate] as? Date ?? Date(timeIntervalSince1970: 0)
+        if var entry = entries[path] {
+            entry.modified = modified
+            entries[path] = entry
+        } else {
+            entries[path] = PlaylistEntry(id: nextID, path: path, name: (name as NSString).deletingPathExtension, modified: modified)
+            nextID += 1
+        }
+    }
+
+    /// Lists every folder (at start, and after IN_Q_OVERFLOW), in name order.
+    private func scanAll() {
+        var seen: Set<String> = []
+        for directory in directories {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            for name in names.sorted() {
+                let path = directory.path + "/" + name
+                update(path)
+                if entries[path] != nil { seen.insert(path) }
+            }
+        }
+        for path in entries.keys where !seen.contains(path) { entries[path] = nil }
+        onChange?(list, [])
+    }
+}

@@ -1,0 +1,108 @@
+import Dispatch
+import PlayerModel
+
+/// Turns the player's events into changes of the saved state: every queue change, transport
+/// change, seek and track change; while playing, a checkpoint of the position every
+/// `checkpointInterval` (a timer that runs only while playing, so an idle, paused or stopped
+/// service sleeps). Lives on the player's queue; the writes are the store's, on its own queue.
+public final class StateRecorder: @unchecked Sendable {
+    // @unchecked: every field is confined to the player's queue (its events and the timer run there).
+    private let player: Player
+    private let store: StateStore
+    private let checkpointInterval: DispatchTimeInterval
+    private var subscription: Subscription?
+    private var subscribing = false
+    private var checkpoint: DispatchSourceTimer?
+
+    /// Every 4.5 s, 0.5 s of leeway: a checkpoint is never more than 5 s old (issue 14).
+    public init(player: Player, store: StateStore, checkpointInterval: DispatchTimeInterval = .milliseconds(4500)) {
+        self.player = player
+        self.store = store
+        self.checkpointInterval = checkpointInterval
+    }
+
+    /// Starts recording. The player's queue (what was just restored, or nothing) is what the file
+    /// holds already, unless `rewrite` says the file holds something else (`--resume=none`); the
+    /// settings row is written at once either way.
+    public func start(rewrite: Bool = false) {
+        store.onNeedsFullState = { [weak self, player] in
+            player.queue.async { [weak self] in self?.recordWhole() }
+        }
+        subscribing = true
+        subscription = player.subscribe { [weak self] event in self?.handle(event) }
+        subscribing = false
+        if rewrite { recordWhole() } else { store.record(.settings(settings())) }
+    }
+
+    /// Writes the state as it is now and waits for it, then stops recording: at quit, before the
+    /// service stops the player (which is not what the user left it doing).
+    public func finish() {
+        dispatchPrecondition(condition: .onQueue(player.queue))
+        guard subscription != nil else { return }
+        store.record(.settings(settings()))
+        subscription = nil
+        stopCheckpoints()
+        store.flush()
+    }
+
+    private func handle(_ event: PlayerEvent) {
+        guard !subscribing else {
+            if case .timeControlStatusChanged(let status) = event, status == .playing { startCheckpoints() }
+            return
+        }
+        switch event {
+        case .queueChanged(let change):
+            switch change {
+            case .inserted(let ids, let after):
+                store.record(.inserted(ids.compactMap { id in player.item(id).map { QueueEntry(id: id, uri: $0.uri) } }, after: after))
+            case .removed(let ids):
+                store.record(.removed(ids))
+            case .moved(let id, let after):
+                store.record(.moved(id, after: after))
+            case .replaced:
+                recordWhole()
+            }
+        case .timeControlStatusChanged(let status):
+            if status == .playing { startCheckpoints() } else { stopCheckpoints() }
+            store.record(.settings(settings()))
+        case .currentItemChanged, .intentChanged, .seeked, .volumeChanged, .loopModeChanged, .shuffleChanged:
+            store.record(.settings(settings()))
+        case .rateChanged(_, let reason) where reason != .refused && reason != .initial:
+            store.record(.settings(settings()))
+        case .durationChanged(let id, _) where id == player.currentItem?.id:
+            store.record(.settings(settings()))
+        default:
+            break
+        }
+    }
+
+    private func recordWhole() {
+        let entries = player.items.map { QueueEntry(id: $0.id, uri: $0.uri) }
+        store.record(.replaced(entries, settings()))
+    }
+
+    private func settings() -> SavedSettings {
+        let state = player.state
+        return SavedSettings(currentID: state.current?.id, position: player.position, currentDuration: state.current?.duration,
+                             intent: state.intent, volume: state.volume, isMuted: state.isMuted, loopMode: state.loopMode,
+                             isShuffled: state.isShuffled, rate: state.rate)
+    }
+
+    /// A repeating timer on the player's queue, only while playing.
+    private func startCheckpoints() {
+        guard checkpoint == nil else { return }
+        let timer = DispatchSource.makeTimerSource(queue: player.queue)
+        timer.schedule(deadline: .now() + checkpointInterval, repeating: checkpointInterval, leeway: .milliseconds(500))
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            self.store.record(.settings(self.settings()))
+        }
+        timer.resume()
+        checkpoint = timer
+    }
+
+    private func stopCheckpoints() {
+        checkpoint?.cancel()
+        checkpoint = nil
+    }
+}

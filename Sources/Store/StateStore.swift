@@ -1,0 +1,491 @@
+import CSQLite
+import Foundation
+import Logging
+import PlayerModel
+
+/// One change of the saved state, as the player's events describe it. Each costs what it
+/// changed: a queue edit touches the rows it names and their neighbours' links, never the whole
+/// queue.
+public enum StateChange: Sendable, Equatable {
+    /// New entries, in order, right after `after` (nil: at the start).
+    case inserted([QueueEntry], after: ItemID?)
+    case removed([ItemID])
+    /// An entry now right after `after` (nil: at the start).
+    case moved(ItemID, after: ItemID?)
+    /// The whole queue (Clear, or a full rewrite after the file was replaced), and the settings.
+    case replaced([QueueEntry], SavedSettings)
+    /// The player's row: current item, position, transport, settings.
+    case settings(SavedSettings)
+}
+
+/// A queue entry as saved: its stable id and its URI.
+public struct QueueEntry: Sendable, Equatable {
+    public var id: ItemID
+    public var uri: MediaURI
+    public init(id: ItemID, uri: MediaURI) {
+        self.id = id
+        self.uri = uri
+    }
+}
+
+/// The player's state in SQLite under `$XDG_STATE_HOME/tonearm/`, so that a restart or a crash
+/// finds the queue, the current item and the position where they were.
+///
+/// Writes happen on a serial queue of the store's own (`tonearm.state`), never on the queue that
+/// answers D-Bus: `record` only appends to a list. Changes that arrive while a write runs go into
+/// the next one, so a burst of them (a dragged slider) costs one transaction.
+///
+/// A bad database never stops the service: a corrupt file or one from a newer version is moved
+/// aside and a fresh one started; a file that cannot be written (read-only, disk full) or that
+/// another tonearmd holds is left alone and the service goes on without saving. Each of these is
+/// said once, in one log message.
+public final class StateStore: @unchecked Sendable {
+    // @unchecked: `database`, `statements`, `awaitingFullState` and `saving` are confined to
+    // `queue`; `pending` and `drainScheduled` are guarded by `lock`.
+    public static let schemaVersion: Int64 = 1
+
+    public let path: String
+    private let logger: Logger
+    private let queue = DispatchQueue(label: "tonearm.state", qos: .utility)
+    private var database: Database?
+    private var saving: Bool { database != nil }
+    /// The file was replaced by a fresh one while running: changes wait for the whole state.
+    private var awaitingFullState = false
+    private let lock = NSLock()
+    private var pending: [StateChange] = []
+    private var drainScheduled = false
+    /// Called (on the store's queue) when the store needs the whole state written again: its
+    /// file was corrupt and was replaced. The owner answers with `.replaced`.
+    public var onNeedsFullState: (@Sendable () -> Void)?
+
+    /// Opens (creating it when needed) the state of `instance` (nil: the default one) in
+    /// `directory`, and loads what it holds. Never throws: whatever is wrong with the file is
+    /// logged once and the service runs with a fresh state, saving or not. Call before the
+    /// service answers anything: this reads the file and stats every saved file on the caller's thread.
+    public init(directory: URL, instance: String? = nil, logger: Logger) {
+        path = directory.appendingPathComponent(instance.map { "state-\($0).sqlite" } ?? "state.sqlite").path
+        self.logger = logger
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            loaded = readOnly()
+            logger.error("cannot save the player's state: cannot create \(directory.path) (\(Self.reason(error))); tonearmd goes on without saving it")
+            return
+        }
+        loaded = openForWriting(retry: true)
+    }
+
+    /// What the file held when it was opened; nil for a fresh state.
+    public private(set) var loaded: SavedState?
+
+    /// The default directory: `$XDG_STATE_HOME/tonearm`, or `~/.local/state/tonearm` (XDG Base
+    /// Directory Specification: "$XDG_STATE_HOME ... If ... not set or empty, $HOME/.local/state").
+    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            return URL(fileURLWithPath: state).appendingPathComponent("tonearm")
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home).appendingPathComponent(".local/state/tonearm")
+    }
+
+    // MARK: Opening
+
+    private enum OpenFailure: Error {
+        case sqlite(SQLiteError)
+        /// PRAGMA user_version is past what this tonearmd knows.
+        case newer(Int64)
+        /// The file opens but what it holds does not add up.
+        case inconsistent(String)
+    }
+
+    /// Opens the file for writing and loads it; on a bad file moves it aside and starts a fresh one
+    /// (once); on a file it cannot write, reads it if it can and saves nothing.
+    private func openForWriting(retry: Bool) -> SavedState? {
+        let database: Database
+        do {
+            database = try Database(path: path)
+        } catch {
+            logger.error("cannot save the player's state: cannot open \(path) (\(error.message)); tonearmd goes on without saving it")
+            return readOnly()
+        }
+        do {
+            let saved = try prepare(database)
+            self.database = database
+            return saved
+        } catch .sqlite(let error) where error.isBusy {
+            logger.error("cannot save the player's state: another tonearmd is using \(path); this one starts empty and saves nothing (use --instance to run a second one with its own state)")
+            return nil
+        } catch .sqlite(let error) where error.isCorrupt {
+            database.close()
+            return replace(because: "it is corrupt (\(error.message))", suffix: "corrupt", retry: retry)
+        } catch .inconsistent(let why) {
+            database.close()
+            return replace(because: "it is corrupt (\(why))", suffix: "corrupt", retry: retry)
+        } catch .newer(let version) {
+            database.close()
+            return replace(because: "it was written by a newer tonearmd (schema version \(version); this one knows \(Self.schemaVersion))",
+                           suffix: "v\(version)", retry: retry)
+        } catch {
+            guard case .sqlite(let error) = error else { return nil }
+            database.close()
+            let saved = readOnly()
+            logger.error("cannot save the player's state: cannot write \(path) (\(diagnosis(error)))\(saved == nil ? "" : "; restored what it held"); tonearmd goes on without saving it")
+            return saved
+        }
+    }
+
+    /// Moves the bad file aside (with its WAL) and opens a fresh one.
+    private func replace(because why: String, suffix: String, retry: Bool) -> SavedState? {
+        let stamp = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!,
+                                                formatOptions: [.withYear, .withMonth, .withDay, .withTime, .withTimeZone])
+        let aside = "\(path).\(suffix)-\(stamp.replacingOccurrences(of: ":", with: ""))"
+        if rename(path, aside) != 0 {
+            let error = String(cString: strerror(errno))
+            logger.error("cannot use the saved state \(path): \(why), and it cannot be moved aside (\(error)); tonearmd starts empty and saves nothing")
+            return nil
+        }
+        for extra in ["-wal", "-shm", "-journal"] { _ = rename(path + extra, aside + extra) }
+        guard retry else {
+            logger.error("cannot use the saved state \(path): \(why); moved it to \(aside); tonearmd saves nothing this time")
+            return nil
+        }
+        logger.error("the saved state \(path) was not used: \(why); moved it to \(aside) and started a fresh state")
+        return openForWriting(retry: false)
+    }
+
+    /// Reads the file without writing it (a read-only directory, a full disk): the state is
+    /// restored, and nothing is saved.
+    private func readOnly() -> SavedState? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        if let saved = read(path, flags: [.readOnly]) { return saved }
+        // a WAL-mode file in a directory where its -wal and -shm files cannot be created opens
+        // only as immutable (sqlite.org/wal.html#readonly, sqlite.org/uri.html#uriimmutable)
+        let escaped = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["?", "#", "%"])) ?? path
+        return read("file:\(escaped)?immutable=1", flags: [.readOnly, .uri])
+    }
+
+    private func read(_ path: String, flags: Database.OpenFlags) -> SavedState? {
+        guard let database = try? Database(path: path, flags: flags) else { return nil }
+        defer { database.close() }
+        // EXCLUSIVE before the first read: a WAL file is then read without the -shm file that a
+        // read-only directory cannot hold (sqlite.org/wal.html#noshm)
+        guard (try? database.execute("PRAGMA locking_mode=EXCLUSIVE")) != nil,
+              let version = try? database.userVersion, version <= Self.schemaVersion, version > 0 else { return nil }
+        return try? Self.load(database)
+    }
+
+    /// Sets the connection up, checks the file, creates the schema in a new one, takes the write
+    /// lock, and loads the state.
+    private func prepare(_ database: Database) throws(OpenFailure) -> SavedState? {
+        do {
+            // one tonearmd per file: the lock taken by the first write is kept until exit, so a
+            // second one finds the file busy (sqlite.org/pragma.html#pragma_locking_mode); with it
+            // the WAL needs no shared memory (sqlite.org/wal.html#noshm)
+            try database.execute("PRAGMA locking_mode=EXCLUSIVE")
+            let version = try database.userVersion
+            guard version <= Self.schemaVersion else { throw OpenFailure.newer(version) }
+            // a file that is not a database fails above (SQLITE_NOTADB); damaged pages here
+            let check = try database.text("PRAGMA quick_check") ?? "no answer"
+            guard check == "ok" else { throw OpenFailure.inconsistent(check) }
+            // WAL: a commit appends to the log and a crash never leaves half a transaction;
+            // NORMAL: no fsync per commit, still consistent after a crash (sqlite.org/pragma.html#pragma_synchronous)
+            guard try database.text("PRAGMA journal_mode=WAL")?.lowercased() == "wal" else {
+                throw OpenFailure.sqlite(SQLiteError(code: SQLITE_READONLY, message: "cannot switch to WAL"))
+            }
+            try database.execute("PRAGMA synchronous=NORMAL")
+            if version == 0 {
+                try database.transaction { () throws(SQLiteError) in try database.execute(Self.schema) }
+                return nil
+            }
+            let saved = try Self.load(database)
+            // take the write lock now, before the service answers (see locking_mode above)
+            try database.transaction { () throws(SQLiteError) in try database.execute("UPDATE player SET one = 1") }
+            return saved
+        } catch let error as SQLiteError {
+            throw .sqlite(error)
+        } catch let error as OpenFailure {
+            throw error
+        } catch {
+            throw .inconsistent("\(error)")
+        }
+    }
+
+    // Schema 1. The order is a list linked through `next` (NULL: the last), its first entry in
+    // `player.head`: an edit changes the rows it adds, removes or moves and its neighbours' links.
+    static let schema = """
+        CREATE TABLE item (id INTEGER PRIMARY KEY, uri TEXT NOT NULL, next INTEGER);
+        CREATE INDEX item_by_next ON item(next);
+        CREATE TABLE player (
+            one INTEGER PRIMARY KEY CHECK (one = 1),
+            head INTEGER, next_id INTEGER NOT NULL,
+            current INTEGER, position_us INTEGER NOT NULL, duration_us INTEGER,
+            intent TEXT NOT NULL, volume REAL NOT NULL, muted INTEGER NOT NULL,
+            loop TEXT NOT NULL, shuffle INTEGER NOT NULL, rate REAL NOT NULL);
+        INSERT INTO player (one, next_id, position_us, intent, volume, muted, loop, shuffle, rate)
+            VALUES (1, 1, 0, 'stopped', 1.0, 0, 'none', 0, 1.0);
+        PRAGMA user_version = 1;
+        """
+
+    private static func load(_ database: Database) throws -> SavedState {
+        let row = try database.prepare("""
+            SELECT head, next_id, current, position_us, duration_us, intent, volume, muted, loop, shuffle, rate
+            FROM player WHERE one = 1
+            """)
+        guard try row.step() else { throw OpenFailure.inconsistent("no player row") }
+        var settings = SavedSettings()
+        let head = row.isNull(0) ? nil : row.int64(0)
+        let nextID = UInt64(clamping: row.int64(1))
+        settings.currentID = row.isNull(2) ? nil : ItemID(UInt64(clamping: row.int64(2)))
+        settings.position = .microseconds(max(row.int64(3), 0))
+        settings.currentDuration = row.isNull(4) ? nil : .microseconds(max(row.int64(4), 0))
+        settings.intent = row.string(5).flatMap(TransportIntent.init(rawValue:)) ?? .stopped
+        settings.volume = min(max(row.double(6), 0), 1)
+        settings.isMuted = row.int64(7) != 0
+        settings.loopMode = row.string(8).flatMap(LoopMode.init(rawValue:)) ?? .none
+        settings.isShuffled = row.int64(9) != 0
+        settings.rate = row.double(10)
+
+        var rows: [Int64: (uri: String, next: Int64?)] = [:]
+        let items = try database.prepare("SELECT id, uri, next FROM item")
+        while try items.step() {
+            rows[items.int64(0)] = (items.string(1) ?? "", items.isNull(2) ? nil : items.int64(2))
+        }
+        var entries: [SavedState.Entry] = []
+        entries.reserveCapacity(rows.count)
+        var cursor = head
+        while let id = cursor {
+            guard let row = rows[id], entries.count < rows.count else {
+                throw OpenFailure.inconsistent("the queue's order is broken at entry \(id)")
+            }
+            guard id > 0, let uri = try? MediaURI(row.uri, relativeTo: "/") else {
+                throw OpenFailure.inconsistent("entry \(id) has no valid URI")
+            }
+            entries.append(SavedState.Entry(id: ItemID(UInt64(id)), uri: uri, fileIsMissing: Self.isMissing(uri)))
+            cursor = row.next
+        }
+        guard entries.count == rows.count else {
+            throw OpenFailure.inconsistent("\(rows.count - entries.count) entries are not in the queue's order")
+        }
+        return SavedState(items: entries, settings: settings, nextID: nextID)
+    }
+
+    /// A local file that no longer exists (stat says ENOENT or ENOTDIR); anything else is left
+    /// for the engine to find when it loads the item.
+    private static func isMissing(_ uri: MediaURI) -> Bool {
+        guard var bytes = uri.pathBytes else { return false }
+        bytes.append(0)
+        var info = stat()
+        let status = bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { stat($0.baseAddress!, &info) }
+        }
+        return status != 0 && (errno == ENOENT || errno == ENOTDIR)
+    }
+
+    /// Why a write failed, in words a person can act on: SQLite says "disk I/O error" for a full
+    /// disk and for a read-only directory alike, so the directory, the file, the free space and
+    /// the file-size limit are looked at.
+    private func diagnosis(_ error: SQLiteError) -> String {
+        let directory = (path as NSString).deletingLastPathComponent
+        if access(directory, W_OK) != 0 {
+            return "\(directory) is not writable: \(String(cString: strerror(errno)))"
+        }
+        if access(path, F_OK) == 0, access(path, W_OK) != 0 {
+            return "\(path) is not writable: \(String(cString: strerror(errno)))"
+        }
+        var disk = statvfs()
+        if statvfs(directory, &disk) == 0, disk.f_bavail == 0 {
+            return "the disk is full"
+        }
+        var limit = rlimit()
+        if getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max {
+            return "the file-size limit (ulimit -f) of \(limit.rlim_cur) bytes was reached, as on a full disk (\(error.message))"
+        }
+        return error.message
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        let error = error as NSError
+        if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        return error.localizedDescription
+    }
+
+    // MARK: Writing
+
+    /// Queues a change for the next write; returns at once (any thread).
+    public func record(_ change: StateChange) {
+        lock.lock()
+        if case .settings = change, case .settings = pending.last {
+            pending[pending.count - 1] = change  // only the newest row matters
+        } else {
+            pending.append(change)
+        }
+        let schedule = !drainScheduled
+        drainScheduled = true
+        lock.unlock()
+        if schedule { queue.async { self.drain() } }
+    }
+
+    /// How many rows the last write inserted, updated or deleted (after `flush`): what an edit costs.
+    public var rowsWrittenByLastWrite: Int64 { queue.sync { rowsInLastWrite } }
+    private var rowsInLastWrite: Int64 = 0
+
+    /// Writes what is queued and waits for it: at quit.
+    public func flush() {
+        queue.sync { drain() }
+    }
+
+    /// Closes the file (after `flush`): the lock on it goes, and the WAL is folded into it.
+    public func close() {
+        queue.sync {
+            database?.close()
+            database = nil
+        }
+    }
+
+    private func drain() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        lock.lock()
+        var changes = pending
+        pending.removeAll(keepingCapacity: true)
+        drainScheduled = false
+        lock.unlock()
+        guard let database, !changes.isEmpty else { return }
+        if awaitingFullState {
+            // after the file was replaced, nothing before the whole state can apply
+            guard let full = changes.lastIndex(where: { if case .replaced = $0 { true } else { false } }) else { return }
+            changes.removeFirst(full)
+            awaitingFullState = false
+        }
+        do {
+            let before = database.totalChanges
+            try database.transaction { () throws(SQLiteError) in
+                let writer = Writer(database)
+                for change in changes { try writer.apply(change) }
+            }
+            rowsInLastWrite = database.totalChanges - before
+        } catch let error where error.isCorrupt {
+            database.close()
+            self.database = nil
+            _ = replace(because: "it became corrupt while running (\(error.message))", suffix: "corrupt", retry: true)
+            if self.database != nil {
+                awaitingFullState = true
+                onNeedsFullState?()
+            }
+        } catch let error where error.primary == SQLITE_CONSTRAINT || error.code == Writer.inconsistent {
+            // the file and the player disagree (an edit of an entry the file lacks): write it all
+            logger.warning("the saved state disagreed with the player (\(error.message)); writing it whole")
+            awaitingFullState = true
+            onNeedsFullState?()
+        } catch {
+            database.close()
+            self.database = nil
+            logger.error("cannot save the player's state any more: writing \(path) failed (\(diagnosis(error))); tonearmd goes on without saving it, and the state saved before stays in the file")
+        }
+    }
+
+    /// The statements of one write.
+    private struct Writer {
+        /// Our own code for "the file lacks a row the change needs" (not an SQLite code).
+        static let inconsistent: Int32 = -1
+        let database: Database
+        init(_ database: Database) { self.database = database }
+
+        func apply(_ change: StateChange) throws(SQLiteError) {
+            switch change {
+            case .inserted(let entries, let after):
+                guard let first = entries.first else { return }
+                let following: Int64?
+                if let after {
+                    guard let next = try next(of: after) else { throw missing(after) }
+                    following = next
+                } else {
+                    following = try head()
+                }
+                try insertChain(entries, endingBefore: following)
+                if let after {
+                    try database.prepare("UPDATE item SET next = ? WHERE id = ?").run(.integer(raw(first.id)), .integer(raw(after)))
+                } else {
+                    try setHead(raw(first.id))
+                }
+            case .removed(let ids):
+                let delete = try database.prepare("DELETE FROM item WHERE id = ?")
+                for id in ids {
+                    guard try unlink(id) else { continue }
+                    try delete.run(.integer(raw(id)))
+                }
+            case .moved(let id, let after):
+                guard try unlink(id) else { throw missing(id) }
+                let following: Int64?
+                if let after {
+                    guard let next = try next(of: after) else { throw missing(after) }
+                    following = next
+                    try database.prepare("UPDATE item SET next = ? WHERE id = ?").run(.integer(raw(id)), .integer(raw(after)))
+                } else {
+                    following = try head()
+                    try setHead(raw(id))
+                }
+                try database.prepare("UPDATE item SET next = ? WHERE id = ?").run(.optional(following), .integer(raw(id)))
+            case .replaced(let entries, let settings):
+                try database.execute("DELETE FROM item")
+                try insertChain(entries, endingBefore: nil)
+                try setHead(entries.first.map { raw($0.id) })
+                try write(settings)
+            case .settings(let settings):
+                try write(settings)
+            }
+        }
+
+        private func raw(_ id: ItemID) -> Int64 { Int64(bitPattern: id.rawValue) }
+
+        private func missing(_ id: ItemID) -> SQLiteError {
+            SQLiteError(code: Self.inconsistent, message: "no entry \(id.rawValue) in the saved queue")
+        }
+
+        private func head() throws(SQLiteError) -> Int64? { try database.integer("SELECT head FROM player WHERE one = 1") }
+
+        private func setHead(_ id: Int64?) throws(SQLiteError) {
+            try database.prepare("UPDATE player SET head = ? WHERE one = 1").run(.optional(id))
+        }
+
+        /// The entry after `id` (its value nil: the last); nil when `id` is not saved.
+        private func next(of id: ItemID) throws(SQLiteError) -> Int64?? {
+            let statement = try database.prepare("SELECT next FROM item WHERE id = ?").bind(.integer(raw(id)))
+            guard try statement.step() else { return nil }
+            return .some(statement.isNull(0) ? nil : statement.int64(0))
+        }
+
+        /// Takes `id` out of the order (its row stays); false when it is not saved.
+        private func unlink(_ id: ItemID) throws(SQLiteError) -> Bool {
+            guard let next = try next(of: id) else { return false }
+            try database.prepare("UPDATE item SET next = ? WHERE next = ?").run(.optional(next), .integer(raw(id)))
+            try database.prepare("UPDATE player SET head = ? WHERE one = 1 AND head = ?").run(.optional(next), .integer(raw(id)))
+            return true
+        }
+
+        /// Inserts `entries` linked in order, the last one pointing at `following`.
+        private func insertChain(_ entries: [QueueEntry], endingBefore following: Int64?) throws(SQLiteError) {
+            let insert = try database.prepare("INSERT INTO item (id, uri, next) VALUES (?, ?, ?)")
+            var largest: Int64 = 0
+            for (index, entry) in entries.enumerated() {
+                let next = index + 1 < entries.count ? raw(entries[index + 1].id) : following
+                try insert.run(.integer(raw(entry.id)), .text(entry.uri.string), .optional(next))
+                largest = max(largest, raw(entry.id))
+            }
+            try database.prepare("UPDATE player SET next_id = max(next_id, ?) WHERE one = 1").run(.integer(largest &+ 1))
+        }
+
+        private func write(_ settings: SavedSettings) throws(SQLiteError) {
+            try database.prepare("""
+                UPDATE player SET current = ?, position_us = ?, duration_us = ?, intent = ?, volume = ?, muted = ?,
+                    loop = ?, shuffle = ?, rate = ? WHERE one = 1
+                """).run(
+                    .optional(settings.currentID.map(raw)), .integer(max(settings.position.microseconds, 0)),
+                    .optional(settings.currentDuration?.microseconds), .text(settings.intent.rawValue),
+                    .real(settings.volume), .integer(settings.isMuted ? 1 : 0), .text(settings.loopMode.rawValue),
+                    .integer(settings.isShuffled ? 1 : 0), .real(settings.rate))
+        }
+    }
+}

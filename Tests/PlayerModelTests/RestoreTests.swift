@@ -1,0 +1,81 @@
+import Foundation
+import PlayerModel
+import XCTest
+
+/// Restoring a saved state (issue 14), as the machine sees it: the queue keeps its ids and order,
+/// the current item loads paused and seeks to the saved position after preroll.
+final class RestoreTests: XCTestCase {
+    let a = MediaURI(fileURL: URL(fileURLWithPath: "/music/a.flac"))
+    let b = MediaURI(fileURL: URL(fileURLWithPath: "/music/b.flac"))
+    let c = MediaURI(fileURL: URL(fileURLWithPath: "/music/c.flac"))
+
+    func saved(intent: TransportIntent = .playing, missing: Set<UInt64> = []) -> SavedState {
+        SavedState(items: [(7, a), (3, b), (9, c)].map { SavedState.Entry(id: ItemID($0.0), uri: $0.1, fileIsMissing: missing.contains($0.0)) },
+                   settings: SavedSettings(currentID: ItemID(3), position: .seconds(12), currentDuration: .seconds(30), intent: intent,
+                                           volume: 0.4, isMuted: true, loopMode: .queue, isShuffled: false, rate: 1.25),
+                   nextID: 20)
+    }
+
+    func commands(_ actions: [PlayerAction]) -> [EngineCommand] {
+        actions.compactMap { if case .engine(let command) = $0 { command } else { nil } }
+    }
+
+    func testPauseLoadsTheCurrentItemPausedAndSeeksItAfterPreroll() throws {
+        var machine = PlayerMachine()
+        machine.restore(saved(), resume: .pause)
+        let actions = commands(machine.takeActions())
+        XCTAssertEqual(machine.ids, [ItemID(7), ItemID(3), ItemID(9)])
+        XCTAssertEqual(machine.currentItem?.id, ItemID(3))
+        XCTAssertEqual(machine.state.intent, .paused)
+        XCTAssertEqual(machine.state.volume, 0.4)
+        XCTAssertTrue(machine.state.isMuted)
+        XCTAssertEqual(machine.state.loopMode, .queue)
+        XCTAssertEqual(machine.state.rate, 1.25)
+        XCTAssertTrue(actions.contains(.setVolume(0.4)) && actions.contains(.setMuted(true)), "\(actions)")
+        guard case .load(let uri, let generation) = actions.last(where: { if case .load = $0 { true } else { false } }) else {
+            return XCTFail("no load in \(actions)")
+        }
+        XCTAssertEqual(uri, b)
+        XCTAssertEqual(machine.position(at: .now), .seconds(12), "the saved position shows before preroll")
+        XCTAssertEqual(machine.currentItem?.duration, .seconds(30))
+        machine.handle(.asyncDone(EngineSnapshot(position: PositionSample(.zero), duration: .seconds(30), isSeekable: true,
+                                                 loadedRanges: [])), of: generation)
+        let afterPreroll = commands(machine.takeActions())
+        XCTAssertTrue(afterPreroll.contains(.seek(.position(.seconds(12)), .exact, rate: 1.25)), "\(afterPreroll)")
+        XCTAssertTrue(afterPreroll.contains(.setPlaying(false)), "paused: \(afterPreroll)")
+        // new items continue the saved ids
+        let new = try machine.enqueue([a], at: .end)
+        XCTAssertEqual(new, [ItemID(20)])
+    }
+
+    func testAStoppedStateStaysStoppedAndPlayPlays() {
+        var machine = PlayerMachine()
+        machine.restore(saved(intent: .stopped), resume: .pause)
+        XCTAssertFalse(commands(machine.takeActions()).contains { if case .load = $0 { true } else { false } })
+        XCTAssertEqual(machine.state.intent, .stopped)
+        XCTAssertEqual(machine.currentItem?.id, ItemID(3))
+
+        var playing = PlayerMachine()
+        playing.restore(saved(intent: .stopped), resume: .play)
+        XCTAssertEqual(playing.state.intent, .playing)
+        XCTAssertTrue(commands(playing.takeActions()).contains { if case .load(let uri, _) = $0 { uri == b } else { false } })
+    }
+
+    func testAMissingFileComesBackFailedNotFound() {
+        var machine = PlayerMachine()
+        machine.restore(saved(missing: [3]), resume: .pause)
+        XCTAssertEqual(machine.ids.count, 3, "nothing dropped")
+        XCTAssertEqual(machine.currentItem?.error?.kind, .notFound)
+        XCTAssertFalse(commands(machine.takeActions()).contains { if case .load = $0 { true } else { false } },
+                       "a file that is gone is not loaded")
+        machine.play()
+        XCTAssertEqual(machine.currentItem?.id, ItemID(9), "Play moves on to the next item")
+    }
+
+    func testNoneRestoresNothing() {
+        var machine = PlayerMachine()
+        machine.restore(saved(), resume: .none)
+        XCTAssertEqual(machine.ids, [])
+        XCTAssertNil(machine.currentItem)
+    }
+}

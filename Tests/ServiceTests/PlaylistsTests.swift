@@ -1,0 +1,141 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// org.mpris.MediaPlayer2.Playlists (issue 14): playlist files in $XDG_MUSIC_DIR/Playlists and
+/// queues saved with SaveQueue, listed, ordered and activated over D-Bus; files that appear or
+/// change while the service runs are noticed through inotify.
+final class PlaylistsTests: ServiceTestCase {
+    typealias H = ServiceHarness
+
+    var folder: URL { harness.musicDirectory.appendingPathComponent("Playlists") }
+
+    func write(_ name: String, _ text: String) throws -> URL {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let url = folder.appendingPathComponent(name)
+        try Data(text.utf8).write(to: url)
+        return url
+    }
+
+    /// GetPlaylists as (id, name) pairs.
+    func playlists(_ order: String = "Alphabetical", reverse: Bool = false, index: Int = 0, count: Int = 100) throws -> [(String, String)] {
+        let reply = try harness.call(H.playlists, "GetPlaylists", "uusb", ["\(index)", "\(count)", order, reverse ? "true" : "false"])
+        let list = try XCTUnwrap(reply.first?.data as? [Any])
+        return list.compactMap { ($0 as? [Any]).flatMap { fields in
+            guard let id = fields[0] as? String, let name = fields[1] as? String else { return nil }
+            return (id, name)
+        } }
+    }
+
+    func testPlaylistFilesOfEveryFormatAreListedOrderedAndActivated() throws {
+        let a = try short("pl-a", seconds: 10)
+        let b = try short("pl-b", seconds: 10, frequency: 660)
+        let c = try short("pl-c", seconds: 10, frequency: 880)
+        // a relative entry is taken against the playlist's folder (both are in the temporary directory)
+        let relative = "../../../" + a.path.split(separator: "/").suffix(2).joined(separator: "/")
+        _ = try write("Morning.m3u8", "#EXTM3U\n#EXTINF:10,A\n\(a.path)\n\(H.uri(b))\n")
+        _ = try write("beta.m3u", "\(c.path)\n")
+        _ = try write("Classic.pls", "[playlist]\nFile2=\(b.path)\nFile1=\(relative)\nNumberOfEntries=2\nVersion=2\n")
+        _ = try write("Zed.xspf", """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <playlist version="1" xmlns="http://xspf.org/ns/0/">
+              <trackList>
+                <track><location>\(H.uri(c))</location></track>
+                <track><location>\(H.uri(a))</location></track>
+              </trackList>
+            </playlist>
+            """)
+        try harness.start()
+        // listed before the name was taken
+        XCTAssertEqual(try harness.get(H.playlists, "PlaylistCount").int64, 4)
+        XCTAssertEqual(try harness.get(H.playlists, "Orderings").strings, ["Alphabetical", "ModifiedDate", "UserDefined"])
+        XCTAssertEqual(try playlists().map(\.1), ["beta", "Classic", "Morning", "Zed"])
+        XCTAssertEqual(try playlists(reverse: true).map(\.1), ["Zed", "Morning", "Classic", "beta"])
+        XCTAssertEqual(try playlists(index: 1, count: 2).map(\.1), ["Classic", "Morning"])
+        XCTAssertEqual(Set(try playlists("UserDefined").map(\.1)), ["beta", "Classic", "Morning", "Zed"])
+        let active = try harness.get(H.playlists, "ActivePlaylist")
+        XCTAssertEqual((active.data as? [Any])?.first as? Bool, false, "\(active)")
+
+        let classic = try XCTUnwrap(try playlists().first { $0.1 == "Classic" }?.0)
+        let mark = harness.mark()
+        try harness.call(H.playlists, "ActivatePlaylist", "o", [classic])
+        let replaced = try harness.waitForSignal(H.trackList, "TrackListReplaced", from: mark)
+        let tracks = try XCTUnwrap(replaced.arguments.first?.strings)
+        XCTAssertEqual(tracks.count, 2)
+        try harness.waitForStatus("Playing")
+        XCTAssertEqual(try harness.tracks, tracks)
+        XCTAssertEqual(try harness.metadata["xesam:url"]?.string, H.uri(a), "PLS entries in their File number order")
+        let now = try harness.get(H.playlists, "ActivePlaylist")
+        let fields = try XCTUnwrap(now.data as? [Any])
+        XCTAssertEqual(fields.first as? Bool, true)
+        XCTAssertEqual((fields.last as? [Any])?.first as? String, classic)
+
+        let zed = try XCTUnwrap(try playlists().first { $0.1 == "Zed" }?.0)
+        try harness.call(H.playlists, "ActivatePlaylist", "o", [zed])
+        try harness.waitForChange(H.player, "the XSPF's first track", from: mark) {
+            $0["Metadata"]?.dictionary?["xesam:url"]?.string == H.uri(c)
+        }
+        XCTAssertEqual(try harness.tracks.count, 2)
+    }
+
+    func testAMalformedPlaylistIsAClearErrorAndChangesNothing() throws {
+        let a = try short("pl-a", seconds: 10)
+        _ = try write("broken.xspf", "<playlist><trackList><track><location>")
+        _ = try write("bad entry.m3u8", "\(a.path)\nftp://example.org/song.mp3\n")
+        _ = try write("headless.pls", "File1=\(a.path)\n")
+        try harness.startPlaying([a])
+        let before = try PlayerSnapshot(harness)
+        for (name, expected) in [("broken", "not a valid XSPF playlist"), ("bad entry", "line 2"), ("headless", "no [playlist] section")] {
+            let id = try XCTUnwrap(try playlists().first { $0.1 == name }?.0, name)
+            let error = try XCTUnwrap(try harness.errorReply(H.playlists, "ActivatePlaylist", ["objpath:\(id)"]), "\(name) was activated")
+            XCTAssertEqual(error.name, H.errorPrefix + "MalformedPlaylist", "\(error)")
+            XCTAssertTrue(error.message.contains(expected), "\(error)")
+            try assertUnchanged(before, "activating \(name)")
+        }
+        let missing = try XCTUnwrap(try harness.errorReply(H.playlists, "ActivatePlaylist", ["objpath:/io/github/tonearm/Playlist/999"]))
+        XCTAssertEqual(missing.name, H.errorPrefix + "NoSuchPlaylist")
+        let order = try XCTUnwrap(try harness.errorReply(H.playlists, "GetPlaylists", ["uint32:0", "uint32:10", "string:Random", "boolean:false"]))
+        XCTAssertEqual(order.name, "org.freedesktop.DBus.Error.InvalidArgs")
+        try assertUnchanged(before, "the refused calls")
+    }
+
+    func testFilesAddedOrRewrittenWhileRunningAreNoticedAndSavedQueuesListed() throws {
+        let a = try short("pl-a", seconds: 10)
+        let b = try short("pl-b", seconds: 10, frequency: 660)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try harness.startPlaying([a, b])
+        XCTAssertEqual(try harness.get(H.playlists, "PlaylistCount").int64, 0)
+
+        // a new file: PlaylistCount is announced (inotify, no rescan)
+        var mark = harness.mark()
+        let file = try write("new.m3u", "\(a.path)\n")
+        try harness.waitForChange(H.playlists, "PlaylistCount 1", from: mark) { $0["PlaylistCount"]?.int64 == 1 }
+        let id = try XCTUnwrap(try playlists().first?.0)
+        // rewritten: PlaylistChanged for it
+        mark = harness.mark()
+        try Data("\(b.path)\n\(a.path)\n".utf8).write(to: file)
+        let changed = try harness.waitForSignal(H.playlists, "PlaylistChanged", from: mark)
+        guard case .structure(let fields)? = changed.arguments.first?.unwrapped else { return XCTFail("\(changed)") }
+        XCTAssertEqual(fields.first?.string, id, "\(changed)")
+
+        // SaveQueue: listed at once, and it holds the queue
+        try harness.call(H.extensionInterface, "SaveQueue", "s", ["My Queue"])
+        let listed = try playlists()
+        let saved = try XCTUnwrap(listed.first { $0.1 == "My Queue" }?.0, "\(listed)")
+        XCTAssertEqual(try harness.get(H.playlists, "PlaylistCount").int64, 2)
+        let bad = try XCTUnwrap(try harness.errorReply(H.extensionInterface, "SaveQueue", ["string:../escape"]))
+        XCTAssertEqual(bad.name, "org.freedesktop.DBus.Error.InvalidArgs")
+        let queued = try harness.tracks
+        try harness.call(H.extensionInterface, "Clear")
+        try harness.call(H.playlists, "ActivatePlaylist", "o", [saved])
+        try harness.waitForStatus("Playing")
+        XCTAssertEqual(try harness.tracks.count, queued.count)
+        XCTAssertEqual(try harness.metadata["xesam:url"]?.string, H.uri(a))
+
+        // deleted: gone from the list
+        mark = harness.mark()
+        try FileManager.default.removeItem(at: file)
+        try harness.waitForChange(H.playlists, "PlaylistCount 1", from: mark) { $0["PlaylistCount"]?.int64 == 1 }
+        XCTAssertEqual(try playlists().map(\.1), ["My Queue"])
+    }
+}

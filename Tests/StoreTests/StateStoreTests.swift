@@ -1,0 +1,140 @@
+import Foundation
+import Logging
+import PlayerModel
+import Store
+import XCTest
+
+/// The store against a real SQLite file in a temporary directory: what is written comes back in
+/// order, edits touch only their rows, and a bad file never stops it.
+final class StateStoreTests: XCTestCase {
+    var directory: URL!
+    let logger = Logger(label: "test")
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-store-\(UUID().uuidString)")
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    func entry(_ id: UInt64, _ name: String) throws -> QueueEntry {
+        QueueEntry(id: ItemID(id), uri: try MediaURI("/music/\(name).flac"))
+    }
+
+    func reopen() -> StateStore { StateStore(directory: directory, logger: logger) }
+
+    func testEditsComeBackInOrderWithTheirIDs() throws {
+        var store: StateStore? = reopen()
+        XCTAssertNil(store?.loaded, "a new file holds nothing")
+        store?.record(.inserted([try entry(1, "a"), try entry(2, "b"), try entry(3, "c")], after: nil))
+        store?.record(.inserted([try entry(4, "d")], after: ItemID(1)))       // a d b c
+        store?.record(.inserted([try entry(5, "e")], after: nil))             // e a d b c
+        store?.record(.removed([ItemID(2)]))                                  // e a d c
+        store?.record(.moved(ItemID(5), after: ItemID(3)))                    // a d c e
+        store?.record(.moved(ItemID(3), after: nil))                          // c a d e
+        let settings = SavedSettings(currentID: ItemID(4), position: .milliseconds(12_345), currentDuration: .seconds(30),
+                                     intent: .playing, volume: 0.25, isMuted: true, loopMode: .queue, isShuffled: true, rate: 1.5)
+        store?.record(.settings(settings))
+        store?.flush()
+        store?.close()
+        store = nil
+        let loaded = try XCTUnwrap(reopen().loaded)
+        XCTAssertEqual(loaded.items.map(\.id.rawValue), [3, 1, 4, 5])
+        XCTAssertEqual(loaded.items.map(\.uri.displayName), ["c.flac", "a.flac", "d.flac", "e.flac"])
+        XCTAssertTrue(loaded.items.allSatisfy(\.fileIsMissing), "none of /music/* exists")
+        XCTAssertEqual(loaded.settings, SavedSettings(currentID: ItemID(4), position: .milliseconds(12_345), currentDuration: .seconds(30),
+                                                      intent: .playing, volume: 0.25, isMuted: true, loopMode: .queue,
+                                                      isShuffled: true, rate: 1.5))
+        XCTAssertEqual(loaded.nextID, 6, "ids are never reused: the next one follows the largest ever saved")
+    }
+
+    func testAReplacedQueueAndAnEmptyOne() throws {
+        var store: StateStore? = reopen()
+        store?.record(.inserted([try entry(1, "a"), try entry(2, "b")], after: nil))
+        store?.record(.replaced([], SavedSettings()))
+        store?.record(.inserted([try entry(3, "c")], after: nil))
+        store?.flush()
+        store?.close()
+        store = nil
+        XCTAssertEqual(try XCTUnwrap(reopen().loaded).items.map(\.id.rawValue), [3])
+    }
+
+    /// A queue change costs the rows it changes: with 10,000 entries saved, adding, removing
+    /// or moving one writes a handful of rows, not the queue.
+    func testAnEditOfALongQueueWritesOnlyItsRows() throws {
+        let store = reopen()
+        let entries = try (1...10_000).map { try entry(UInt64($0), "track \($0)") }
+        store.record(.inserted(entries, after: nil))
+        store.flush()
+        XCTAssertGreaterThanOrEqual(store.rowsWrittenByLastWrite, 10_000)
+        store.record(.inserted([try entry(10_001, "new")], after: ItemID(5_000)))
+        store.flush()
+        // the new row, its predecessor's link, next_id
+        XCTAssertLessThanOrEqual(store.rowsWrittenByLastWrite, 3)
+        store.record(.removed([ItemID(7_000)]))
+        store.flush()
+        // the predecessor's link, the row (the head is untouched)
+        XCTAssertLessThanOrEqual(store.rowsWrittenByLastWrite, 3)
+        store.record(.moved(ItemID(9_999), after: nil))
+        store.flush()
+        XCTAssertLessThanOrEqual(store.rowsWrittenByLastWrite, 4)
+        store.record(.settings(SavedSettings(currentID: ItemID(3), position: .seconds(4))))
+        store.flush()
+        XCTAssertEqual(store.rowsWrittenByLastWrite, 1)
+        store.close()
+        let loaded = try XCTUnwrap(reopen().loaded)
+        var expected = Array(1...10_000).map(UInt64.init)
+        expected.insert(10_001, at: 5_000)
+        expected.removeAll { $0 == 7_000 || $0 == 9_999 }
+        expected.insert(9_999, at: 0)
+        XCTAssertEqual(loaded.items.map(\.id.rawValue), expected)
+    }
+
+    /// A change the file cannot apply (an edit of an entry it lacks) rolls its batch back and
+    /// asks for the whole state, which then replaces what the file held.
+    func testAChangeTheFileCannotApplyAsksForTheWholeState() throws {
+        let store = reopen()
+        let asked = expectation(description: "the whole state asked for")
+        store.onNeedsFullState = { asked.fulfill() }
+        store.record(.inserted([try entry(1, "a"), try entry(2, "b")], after: nil))
+        store.flush()
+        store.record(.moved(ItemID(99), after: nil))
+        store.record(.removed([ItemID(1)]))  // in the same batch: rolled back with it
+        store.flush()
+        wait(for: [asked], timeout: 5)
+        store.record(.removed([ItemID(2)]))  // before the whole state: dropped
+        store.record(.replaced([try entry(2, "b"), try entry(3, "c")], SavedSettings(currentID: ItemID(3))))
+        store.flush()
+        store.close()
+        let loaded = try XCTUnwrap(reopen().loaded)
+        XCTAssertEqual(loaded.items.map(\.id.rawValue), [2, 3])
+        XCTAssertEqual(loaded.settings.currentID, ItemID(3))
+    }
+
+    func testACorruptFileIsMovedAsideAndAFreshOneStarted() throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("state.sqlite")
+        try Data(repeating: 0x5a, count: 8192).write(to: path)
+        let store = reopen()
+        XCTAssertNil(store.loaded)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        XCTAssertTrue(names.contains { $0.hasPrefix("state.sqlite.corrupt-") }, "\(names)")
+        store.record(.inserted([try entry(1, "a")], after: nil))
+        store.flush()
+        store.close()
+        XCTAssertEqual(try XCTUnwrap(reopen().loaded).items.map(\.id.rawValue), [1], "the fresh file saves")
+    }
+
+    func testASecondStoreOnTheSameFileSavesNothing() throws {
+        let first = reopen()
+        first.record(.inserted([try entry(1, "a")], after: nil))
+        first.flush()
+        let second = reopen()
+        XCTAssertNil(second.loaded, "the file is in use")
+        second.record(.inserted([try entry(7, "z")], after: nil))
+        second.flush()
+        first.close()
+        XCTAssertEqual(try XCTUnwrap(reopen().loaded).items.map(\.id.rawValue), [1])
+    }
+}
