@@ -12,6 +12,9 @@ instance="demo$$"
 name="org.mpris.MediaPlayer2.tonearm.$instance"
 daemon_pid=""
 bus_pid=""
+# the demo's saved state (resume, issue 14) lives and dies with it: the user's own state is not
+# touched, and no state file of a one-off instance is left behind
+state_home=$(mktemp -d "${TMPDIR:-/tmp}/tonearm-demo-state.XXXXXX")
 
 cleanup() {
     trap - EXIT INT TERM
@@ -22,6 +25,7 @@ cleanup() {
     if [ -n "$bus_pid" ]; then
         kill -TERM "$bus_pid" 2>/dev/null || true
     fi
+    rm -rf "$state_home"
 }
 # Ctrl-C reaches the watch (in the foreground) and this script: the watch ends on its own, then
 # this trap stops the rest, in reverse order of starting
@@ -50,7 +54,7 @@ echo "tonearm: Ctrl-C stops it all"
 
 # tonearmd logs to a file, so that the watch's line stays clean; the file is shown if it fails
 log=$(mktemp "${TMPDIR:-/tmp}/tonearmd-demo.XXXXXX")
-"$bin/tonearmd" --instance "$instance" "$demo" 2>"$log" &
+XDG_STATE_HOME="$state_home" "$bin/tonearmd" --instance "$instance" "$demo" 2>"$log" &
 daemon_pid=$!
 if ! gdbus wait --session --timeout 30 "$name" || ! kill -0 "$daemon_pid" 2>/dev/null; then
     echo "tonearm: tonearmd did not come up; its log ($log):" >&2
