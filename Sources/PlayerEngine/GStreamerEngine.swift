@@ -263,7 +263,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // playbins on 1.22.0, the pad-removed handler waits for a lock a buffer probe holds while
         // that probe waits for the lock the state change holds (make fuzz --seed 7, 40,000
         // calls: five dispose threads stuck for good, with their pipelines).
-        pipeline.playbin.setState(.paused)
+        // Only a pipeline that reached PAUSED is asked for PAUSED: one below it (a preroll under
+        // way, or one that an error aborted) is waited for, never asked again. Asking again runs
+        // playbin3's READY_TO_PAUSED a second time, whose gst_play_bin3_start zeroes the active
+        // stream types while the playsink pad of the first preroll is still held; the next decoded
+        // pad then aborts on a multiqueue thread (gstplaybin3.c 1.22.0:2608 reconfigure_output:
+        // assertion failed: (combine->sinkpad == NULL); the same abort in
+        // strawberrymusicplayer/strawberry#1617). Seen when an HLS segment's 404 failed the item
+        // during its preroll: 1 teardown in 6 aborted tonearmd.
+        let (current, _) = pipeline.playbin.currentState
+        if current == .paused || current == .playing { pipeline.playbin.setState(.paused) }
         pipeline.playbin.waitForState(timeout: .seconds(3))
         pipeline.playbin.setState(.null)
         // in NULL no streaming thread emits about-to-finish any more
