@@ -435,6 +435,18 @@ final class HLSShapesServiceTests: ServiceTestCase {
                       "a variant's playlist was fetched: \(server.requests)")
     }
 
+    /// Segments with H.264 video beside the AAC audio: the service plays the audio (a fakesink takes
+    /// the video when there is no display, or when --no-video) and does not stall on the video.
+    func testAudioAndVideoSegmentsPlay() throws {
+        let generator = try media.generator
+        _ = try generator.hlsStream("av", seconds: 8, segments: 4, video: true)
+        let server = try HTTPServer(directory: generator.directory)
+        try assertPlaysAsVOD(server.url("av/index.m3u8"), seconds: 8)
+        // the segments did carry video: an H.264 sequence parameter set (start code, NAL type 7)
+        let segment = try Data(contentsOf: generator.url("av/segment0.ts"))
+        XCTAssertNotNil(segment.firstRange(of: Data([0, 0, 1, 0x67])), "no H.264 in the first segment")
+    }
+
     func testFragmentedMP4SegmentsPlay() throws {
         let generator = try media.generator
         _ = try generator.hlsFragmentedMP4("fmp4", seconds: 8)
