@@ -58,6 +58,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// The stall timer of the preroll under way, if any (see `watchPreroll`).
     private var prerollWatch: (any DispatchSourceTimer)?
     private static let prerollLimit = DispatchTimeInterval.seconds(8)
+    /// A jump in the stream's timestamps longer than this is a gap worth telling (AAC and MP3
+    /// frames are 20-30 ms; a segment is seconds).
+    private static let gapThreshold = Duration.milliseconds(500)
 
     // GstPlayFlags is not public (gst/playback/gstplay-enum.h): VIDEO 0x1, AUDIO 0x2, TEXT 0x4.
     private static let flagVideo: UInt32 = 0x1, flagText: UInt32 = 0x4, flagSoftVolume: UInt32 = 0x10
@@ -185,6 +188,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // playbin preroll/NULL grows 4.0 KiB per load with the flag and 0.1 KiB without).
         let filter = try Element(binDescription: "scaletempo ! volume name=tonearm-volume")
         let volumeElement = filter.child(named: "tonearm-volume")
+        // a stretch that never reaches the filter is reported: legacy hlsdemux and tsdemux skip an
+        // HLS segment that is not media without any message (gst-launch-1.0 -m: nothing between
+        // the segments, only the next one's timestamps 2 s later)
+        filter.watchForGaps(longerThan: Self.gapThreshold)
         playbin.set("audio-filter", filter)
         var flags = playbin.flags("flags") & ~Self.flagSoftVolume
         let environment = ProcessInfo.processInfo.environment
@@ -607,6 +614,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 pipeline.playbin.setState(.paused)
                 pipeline.playbin.setState(.playing)
             }
+        case .gap(let start, let end):
+            logger.warning("a stretch of the stream never came: playing on after it",
+                           metadata: ["uri": "\(uri?.string ?? "")", "at": "\(Duration.nanoseconds(start))",
+                                      "length": "\(Duration.nanoseconds(end - start))"])
+            deliver(.gap(at: .nanoseconds(start), length: .nanoseconds(end - start)), generation)
         case .latency, .other:
             break
         }

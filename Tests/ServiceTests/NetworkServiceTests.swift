@@ -184,6 +184,34 @@ final class NetworkServiceTests: ServiceTestCase {
         try assertStillAnswers()
     }
 
+    /// A segment answered with 200 and bytes that are not media. Legacy playbin's hlsdemux skips it
+    /// without a word: the service plays on over the gap, as mpv does, and says what was missed
+    /// with GapSkipped (and in its log); the item does not fail. playbin3 cannot play on.
+    func testASegmentThatIsNotMediaIsSkippedAndReported() throws {
+        let (generator, segments) = try hlsFolder()
+        let server = try HTTPServer(directory: generator.directory)
+        try server.fault("hls/\(segments[3])", .init(garbage: true))
+        let mark = harness.mark()
+        try harness.start([server.url("hls/index.m3u8")])
+        try harness.waitForStatus("Playing")
+        if ProcessInfo.processInfo.environment["TONEARM_TEST_PIPELINE"] == "playbin3" {
+            // playbin3's hlsdemux2 (1.22.0) stops the stream there with "Internal data stream
+            // error": nothing after the segment can play, and the item fails
+            try assertNetworkFailure(from: mark, naming: server.url("hls/index.m3u8"), status: nil, timeout: 60)
+            XCTAssertFalse(harness.watcher.messages(from: mark).contains { $0.member == "GapSkipped" })
+            return
+        }
+        let gap = try harness.waitForSignal(H.extensionInterface, "GapSkipped", from: mark, timeout: 30)
+        XCTAssertEqual(gap.arguments.first?.string, try harness.trackID)
+        let position = Double(gap.arguments[1].int64 ?? -1) / 1e6, length = Double(gap.arguments[2].int64 ?? -1) / 1e6
+        // segment 3 of ten in 20 s: from about 6 s, about 2 s long
+        XCTAssertEqual(position, 6, accuracy: 0.8, "\(gap)")
+        XCTAssertEqual(length, 2, accuracy: 0.8, "\(gap)")
+        try harness.waitForSignal(H.extensionInterface, "PlayedToEnd", from: mark, timeout: 40)
+        XCTAssertFalse(harness.watcher.messages(from: mark).contains { $0.member == "ItemFailed" })
+        XCTAssertTrue(harness.logs.contains("never came"), "the log tells it")
+    }
+
     func testAPlaylistAnswering404FailsTheItem() throws {
         let (generator, _) = try hlsFolder()
         let server = try HTTPServer(directory: generator.directory)
