@@ -161,8 +161,11 @@ static GstPadProbeReturn tonearm_gap_probe(GstPad *pad, GstPadProbeInfo *info, g
             && pts > watch->expected + watch->threshold && watch->segment.format == GST_FORMAT_TIME) {
             guint64 start = gst_segment_to_stream_time(&watch->segment, GST_FORMAT_TIME, watch->expected);
             guint64 end = gst_segment_to_stream_time(&watch->segment, GST_FORMAT_TIME, pts);
-            GstStructure *gap = gst_structure_new("tonearm-gap", "start", G_TYPE_UINT64, start, "end", G_TYPE_UINT64, end, NULL);
-            gst_element_post_message(watch->element, gst_message_new_element(GST_OBJECT(watch->element), gap));
+            // outside the segment a time has no stream time (GST_CLOCK_TIME_NONE): nothing to tell
+            if (GST_CLOCK_TIME_IS_VALID(start) && GST_CLOCK_TIME_IS_VALID(end) && end > start) {
+                GstStructure *gap = gst_structure_new("tonearm-gap", "start", G_TYPE_UINT64, start, "end", G_TYPE_UINT64, end, NULL);
+                gst_element_post_message(watch->element, gst_message_new_element(GST_OBJECT(watch->element), gap));
+            }
         }
         watch->expected = GST_CLOCK_TIME_IS_VALID(pts) && GST_BUFFER_DURATION_IS_VALID(buffer)
             ? pts + GST_BUFFER_DURATION(buffer) : GST_CLOCK_TIME_NONE;
