@@ -142,4 +142,66 @@ static inline const gchar *tonearm_type_find_factory_name(GstTypeFindFactory *fa
 }
 // gst_caps_unref is a static inline over a cast.
 static inline void tonearm_caps_unref(GstCaps *caps) { gst_caps_unref(caps); }
+
+// A pad probe is a C callback on a streaming thread: written here, it only compares timestamps and
+// posts an element message, so no Swift runs on that thread. The watch belongs to the probe.
+typedef struct {
+    GstElement *element;  // not referenced: it owns the pad, and so outlives the probe
+    GstClockTime threshold;
+    GstClockTime expected;
+    GstSegment segment;
+} TonearmGapWatch;
+
+static GstPadProbeReturn tonearm_gap_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    TonearmGapWatch *watch = (TonearmGapWatch *)data;
+    if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+        GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+        GstClockTime pts = GST_BUFFER_PTS(buffer);
+        if (GST_CLOCK_TIME_IS_VALID(watch->expected) && GST_CLOCK_TIME_IS_VALID(pts)
+            && pts > watch->expected + watch->threshold && watch->segment.format == GST_FORMAT_TIME) {
+            guint64 start = gst_segment_to_stream_time(&watch->segment, GST_FORMAT_TIME, watch->expected);
+            guint64 end = gst_segment_to_stream_time(&watch->segment, GST_FORMAT_TIME, pts);
+            // outside the segment a time has no stream time (GST_CLOCK_TIME_NONE): nothing to tell
+            if (GST_CLOCK_TIME_IS_VALID(start) && GST_CLOCK_TIME_IS_VALID(end) && end > start) {
+                GstStructure *gap = gst_structure_new("tonearm-gap", "start", G_TYPE_UINT64, start, "end", G_TYPE_UINT64, end, NULL);
+                gst_element_post_message(watch->element, gst_message_new_element(GST_OBJECT(watch->element), gap));
+            }
+        }
+        watch->expected = GST_CLOCK_TIME_IS_VALID(pts) && GST_BUFFER_DURATION_IS_VALID(buffer)
+            ? pts + GST_BUFFER_DURATION(buffer) : GST_CLOCK_TIME_NONE;
+    } else if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+        GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+        switch (GST_EVENT_TYPE(event)) {
+        case GST_EVENT_SEGMENT:
+            gst_event_copy_segment(event, &watch->segment);
+            watch->expected = GST_CLOCK_TIME_NONE;
+            break;
+        case GST_EVENT_STREAM_START:
+        case GST_EVENT_FLUSH_STOP:
+            watch->expected = GST_CLOCK_TIME_NONE;
+            break;
+        default:
+            break;
+        }
+    }
+    return GST_PAD_PROBE_OK;
+}
+
+/// Watches the buffers entering `element`'s sink pad for a jump forward in time longer than
+/// `threshold` nanoseconds (a stretch of the stream that never came), and posts a "tonearm-gap"
+/// element message from `element` with the gap's "start" and "end" in stream time. False when
+/// the element has no sink pad.
+static inline gboolean tonearm_watch_gaps(GstElement *element, guint64 threshold) {
+    GstPad *pad = gst_element_get_static_pad(element, "sink");
+    if (pad == NULL) return FALSE;
+    TonearmGapWatch *watch = g_new0(TonearmGapWatch, 1);
+    watch->element = element;
+    watch->threshold = threshold;
+    watch->expected = GST_CLOCK_TIME_NONE;
+    gst_segment_init(&watch->segment, GST_FORMAT_UNDEFINED);
+    gst_pad_add_probe(pad, (GstPadProbeType)(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM),
+                      tonearm_gap_probe, watch, g_free);
+    gst_object_unref(pad);
+    return TRUE;
+}
 #endif

@@ -62,6 +62,9 @@ public struct Message: Sendable {
         /// asked for and the status code). hlsdemux's fragment downloads post it too.
         /// With the response's `Content-Type` and `Content-Length` when it has them.
         case httpResponse(uri: String, status: Int, contentType: String?, contentLength: Int?)
+        /// The stream jumped from `start` to `end` (stream time, nanoseconds) with nothing between:
+        /// posted by an element that `Element.watchForGaps` watches.
+        case gap(start: Int64, end: Int64)
         case latency
         case other(String)
     }
@@ -153,6 +156,12 @@ public struct Message: Sendable {
                 }
             }
             kind = .httpResponse(uri: uri, status: Int(status), contentType: contentType, contentLength: contentLength)
+        case GST_MESSAGE_ELEMENT where gst_message_has_name(message, "tonearm-gap") != 0:
+            let structure = gst_message_get_structure(message)
+            var start: guint64 = 0, end: guint64 = 0
+            gst_structure_get_uint64(structure, "start", &start)
+            gst_structure_get_uint64(structure, "end", &end)
+            kind = .gap(start: Int64(clamping: start), end: Int64(clamping: end))
         default:
             kind = .other(gst_message_type_get_name(type).map { String(cString: $0) } ?? "unknown")
         }

@@ -188,6 +188,15 @@ public final class Element: @unchecked Sendable {
         return ranges
     }
 
+    /// Posts a `gap` message (`Message.Kind.gap`) whenever the buffers entering this element's sink
+    /// pad jump forward in time by more than `threshold`: a stretch of the stream that never came
+    /// (a buffer probe in C, `tonearm_watch_gaps`). False when it has no sink pad.
+    @discardableResult
+    public func watchForGaps(longerThan threshold: Duration) -> Bool {
+        let (seconds, attoseconds) = max(threshold, .zero).components
+        return tonearm_watch_gaps(pointer, guint64(seconds) * 1_000_000_000 + guint64(attoseconds / 1_000_000_000)) != 0
+    }
+
     /// `gst_element_seek` in time from `start` (nanoseconds) to the end.
     public func seek(rate: Double, flags: SeekFlags, start: Int64) -> Bool {
         gst_element_seek(pointer, rate, GST_FORMAT_TIME, GstSeekFlags(rawValue: flags.rawValue),

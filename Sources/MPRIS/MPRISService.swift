@@ -131,6 +131,8 @@ public final class MPRISService: @unchecked Sendable {
             emit(MPRIS.player, "Seeked", [.int64(clientPosition(position))])
         case .playedToEnd(let id):
             emit(MPRIS.tonearm, "PlayedToEnd", [.objectPath(TrackIDs.path(id))])
+        case .gapSkipped(let id, let at, let length):
+            emit(MPRIS.tonearm, "GapSkipped", [.objectPath(TrackIDs.path(id)), .int64(clientPosition(at)), .int64(max(length, .zero).microseconds)])
         case .itemFailed(let id, let error):
             emit(MPRIS.tonearm, "ItemFailed", [.objectPath(TrackIDs.path(id)), .string(errorName(error)), .string(error.message)])
             object.propertiesMayHaveChanged(interface: MPRIS.tonearm)
@@ -734,6 +736,7 @@ public final class MPRISService: @unchecked Sendable {
                 .init("PlayedToEnd", "o", argumentNames: ["trackid"]),
                 .init("ItemFailed", "oss", argumentNames: ["trackid", "errorName", "message"]),
                 .init("RateChanged", "ds", argumentNames: ["rate", "reason"]),
+                .init("GapSkipped", "oxx", argumentNames: ["trackid", "position", "length"]),
             ],
             introspectionXML: MPRIS.tonearmXML)
     }

@@ -58,6 +58,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// The stall timer of the preroll under way, if any (see `watchPreroll`).
     private var prerollWatch: (any DispatchSourceTimer)?
     private static let prerollLimit = DispatchTimeInterval.seconds(8)
+    /// A jump in the stream's timestamps longer than this is a gap worth telling (AAC and MP3
+    /// frames are 20-30 ms; a segment is seconds).
+    private static let gapThreshold = Duration.milliseconds(500)
 
     // GstPlayFlags is not public (gst/playback/gstplay-enum.h): VIDEO 0x1, AUDIO 0x2, TEXT 0x4.
     private static let flagVideo: UInt32 = 0x1, flagText: UInt32 = 0x4, flagSoftVolume: UInt32 = 0x10
@@ -185,6 +188,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // playbin preroll/NULL grows 4.0 KiB per load with the flag and 0.1 KiB without).
         let filter = try Element(binDescription: "scaletempo ! volume name=tonearm-volume")
         let volumeElement = filter.child(named: "tonearm-volume")
+        // a stretch that never reaches the filter is reported: legacy hlsdemux and tsdemux skip an
+        // HLS segment that is not media without any message (gst-launch-1.0 -m: nothing between
+        // the segments, only the next one's timestamps 2 s later)
+        filter.watchForGaps(longerThan: Self.gapThreshold)
         playbin.set("audio-filter", filter)
         var flags = playbin.flags("flags") & ~Self.flagSoftVolume
         let environment = ProcessInfo.processInfo.environment
@@ -263,7 +270,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // playbins on 1.22.0, the pad-removed handler waits for a lock a buffer probe holds while
         // that probe waits for the lock the state change holds (make fuzz --seed 7, 40,000
         // calls: five dispose threads stuck for good, with their pipelines).
-        pipeline.playbin.setState(.paused)
+        // Only a pipeline that reached PAUSED is asked for PAUSED: one below it (a preroll under
+        // way, or one that an error aborted) is waited for, never asked again. Asking again runs
+        // playbin3's READY_TO_PAUSED a second time, whose gst_play_bin3_start zeroes the active
+        // stream types while the playsink pad of the first preroll is still held; the next decoded
+        // pad then aborts on a multiqueue thread (gstplaybin3.c 1.22.0:2608 reconfigure_output:
+        // assertion failed: (combine->sinkpad == NULL); the same abort in
+        // strawberrymusicplayer/strawberry#1617). Seen when an HLS segment's 404 failed the item
+        // during its preroll: 1 teardown in 6 aborted tonearmd.
+        let (current, _) = pipeline.playbin.currentState
+        if current == .paused || current == .playing { pipeline.playbin.setState(.paused) }
         pipeline.playbin.waitForState(timeout: .seconds(3))
         pipeline.playbin.setState(.null)
         // in NULL no streaming thread emits about-to-finish any more
@@ -598,6 +614,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 pipeline.playbin.setState(.paused)
                 pipeline.playbin.setState(.playing)
             }
+        case .gap(let start, let end):
+            logger.warning("a stretch of the stream never came: playing on after it",
+                           metadata: ["uri": "\(uri?.string ?? "")", "at": "\(Duration.nanoseconds(start))",
+                                      "length": "\(Duration.nanoseconds(end - start))"])
+            deliver(.gap(at: .nanoseconds(start), length: .nanoseconds(end - start)), generation)
         case .latency, .other:
             break
         }

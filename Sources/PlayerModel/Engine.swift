@@ -84,6 +84,9 @@ public enum EngineEvent: Sendable, Equatable {
     case requestState(PipelineState)
     /// The pipeline refused a seek: no ASYNC_DONE will come for it.
     case seekRefused
+    /// A stretch of the stream never came (a segment that could not be decoded): playback jumped
+    /// from `at` over `length`.
+    case gap(at: Duration, length: Duration)
 }
 
 /// The narrow interface the player drives. The GStreamer engine implements it; unit tests script it.

@@ -23,6 +23,9 @@ public enum PlayerEvent: Sendable, Equatable {
     case seeked(Duration)
     case playedToEnd(ItemID)
     case itemFailed(ItemID, ItemError)
+    /// Part of a playing item never came (an HLS segment that was not media): it played on from
+    /// `at + length`, with that much missing.
+    case gapSkipped(ItemID, at: Duration, length: Duration)
     /// The audio output failed while the current item played; the item stays and the player paused.
     case outputFailed(ItemError)
 }

@@ -939,6 +939,9 @@ public struct PlayerMachine: Sendable {
         case .requestState(let state):
             // the sound server corks or uncorks us (pulsesink REQUEST_STATE)
             if state == .paused { interrupt(because: .soundServer) } else if state == .playing { resume(because: .soundServer) }
+        case .gap(let at, let length):
+            // it plays on (as mpv does over a bad segment); clients hear what was missed
+            emit(.gapSkipped(id, at: at, length: length))
         case .seekRefused:
             seekInFlight = nil
             if let next = pendingSeek {

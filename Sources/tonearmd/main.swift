@@ -232,6 +232,8 @@ final class Service: @unchecked Sendable {
                 logger.error("\(error.message): paused (Play tries the output again)")
             case .playedToEnd(let id):
                 logger.info("played to end: \(player.item(id)?.displayTitle ?? "\(id)")")
+            case .gapSkipped(let id, let at, let length):
+                logger.warning("\(player.item(id)?.displayTitle ?? "\(id)"): \(length) of the stream at \(at) never came (not media?); playing on")
             case .queueChanged(.replaced), .queueChanged(.removed):
                 // an emptied list (Clear) frees the items' memory at once, with no pipeline to
                 // retire after it: give the pages back here too, off the serving queue

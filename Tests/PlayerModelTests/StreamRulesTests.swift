@@ -33,6 +33,18 @@ final class StreamRulesTests: XCTestCase {
         return id
     }
 
+    /// A stretch of the stream that never came is told as a moment of the playing item, which
+    /// plays on: no failure, no change of status or of what the pipeline is asked.
+    func testAGapIsToldAndTheItemPlaysOn() throws {
+        let id = try startLive(radio)
+        engine.clearCalls()
+        let before = events.count
+        engine.send(.gap(at: .seconds(6), length: .seconds(2)))
+        XCTAssertEqual(Array(events.events.dropFirst(before)), [.gapSkipped(id, at: .seconds(6), length: .seconds(2))])
+        XCTAssertEqual(player.currentItem?.status, .readyToPlay)
+        XCTAssertTrue(engine.calls.isEmpty, "\(engine.calls)")
+    }
+
     func testALiveStreamRefusesARateOtherThanOne() throws {
         _ = try startLive(radio)
         engine.clearCalls()

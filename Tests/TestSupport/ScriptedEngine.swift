@@ -31,6 +31,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case durationChanged(Duration?)
         case requestState(PipelineState)
         case seekRefused
+        case gap(at: Duration, length: Duration)
     }
 
     private var eventHandler: (@Sendable (Generation, EngineEvent) -> Void)?
@@ -104,6 +105,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case .durationChanged(let duration): .durationChanged(duration)
         case .requestState(let state): .requestState(state)
         case .seekRefused: .seekRefused
+        case .gap(let at, let length): .gap(at: at, length: length)
         }
         let target = queue.sync { generation ?? self.generation ?? Generation(0) }
         eventHandler?(target, event)
