@@ -115,18 +115,8 @@ struct Tonearmd: ParsableCommand {
         if let timeout = networkTimeout.flatMap(EngineConfiguration.parseTimeout) { engineConfiguration.networkTimeout = timeout }
         var playerConfiguration = PlayerConfiguration()
         playerConfiguration.reconnect = try reconnectPolicy()
-        // gst_init (its registry check: ~45 ms of a ~65 ms start), the audio sink's choice and the
-        // registry walk behind SupportedMimeTypes run on threads of their own while the service
-        // queue connects to the bus; the name is requested once all are done (no client can call
-        // before it), so the serving queue never waits on them afterwards
-        let covers = CoverCache(directory: CoverCache.defaultDirectory())
-        let engine = Pending("tonearm.start.engine") { [engineConfiguration, logger] in
-            try GStreamerEngine(configuration: engineConfiguration, covers: covers, logger: logger)
-        }
-        let capabilities = Pending("tonearm.start.formats") { MediaCapabilities() }
         let service = try queue.sync {
-            try Service(address: address, engine: engine, capabilities: capabilities, covers: covers, player: playerConfiguration,
-                        instance: instance, queue: queue, logger: logger)
+            try Service(address: address, engine: engineConfiguration, player: playerConfiguration, instance: instance, queue: queue, logger: logger)
         }
         try queue.sync { try service.start(playing: uris) }
         withExtendedLifetime(service) { dispatchMain() }
@@ -163,16 +153,17 @@ final class Service: @unchecked Sendable {
     private var log: Subscription?
     private var systemBus: Connection?
 
-    init(address: String, engine pendingEngine: Pending<GStreamerEngine>, capabilities pendingCapabilities: Pending<MediaCapabilities>,
-         covers: CoverCache, player playerConfiguration: PlayerConfiguration, instance: String?, queue: DispatchQueue, logger: Logger) throws {
+    init(address: String, engine configuration: EngineConfiguration, player playerConfiguration: PlayerConfiguration,
+         instance: String?, queue: DispatchQueue, logger: Logger) throws {
         self.queue = queue
         self.logger = logger
         connection = try Connection(address: address, queue: queue, logger: logger)
-        engine = try pendingEngine.value()
+        let covers = CoverCache(directory: CoverCache.defaultDirectory())
+        engine = try GStreamerEngine(configuration: configuration, covers: covers, logger: logger)
         engine.whenPipelinesReleased(giveBackFreedMemory)
         player = Player(engine: engine, configuration: playerConfiguration, queue: queue, metadataReader: TagMetadataReader(method: TagMetadataReader.method(), covers: covers))
         player.defersEngineCommands = true  // replies and PropertiesChanged go out before the engine wakes
-        let capabilities = try pendingCapabilities.value()
+        let capabilities = MediaCapabilities()
         var options = MPRISService.Options()
         options.instanceName = instance
         options.supportedURISchemes = capabilities.supportedURISchemes
@@ -259,31 +250,6 @@ final class Service: @unchecked Sendable {
         connection.close()
         systemBus?.close()
         exit(0)
-    }
-}
-
-/// A value computed on a short-lived thread of its own, started at once; `value()` waits for it.
-/// Only for start-up, before the bus name is taken: nothing that answers calls may wait on one.
-final class Pending<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: `result` is written once, by the thread, before `done` is signalled; read after.
-    private var result: Result<Value, any Error>?
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ name: String, _ body: @escaping @Sendable () throws -> Value) {
-        // a thread, not a global queue: the first job on a global queue starts libdispatch's
-        // worker-pool monitor, a timer that then wakes the idle process (see trimQueue)
-        let thread = Thread { [self] in
-            result = Result { try body() }
-            done.signal()
-        }
-        thread.name = name
-        thread.start()
-    }
-
-    func value() throws -> Value {
-        done.wait()
-        done.signal()  // a second value() does not wait
-        return try result!.get()
     }
 }
 
