@@ -156,6 +156,11 @@ public final class MPRISService: @unchecked Sendable {
                 }
             }
             object.propertiesMayHaveChanged(interface: MPRIS.player)
+        case .intentChanged, .timeControlStatusChanged:
+            // a media key's whole announcement: re-reading every property of both interfaces (the
+            // Metadata dictionary among them) cost more than the rest of a PlayPause (make bench)
+            object.propertiesMayHaveChanged(interface: MPRIS.player, properties: ["PlaybackStatus"])
+            object.propertiesMayHaveChanged(interface: MPRIS.tonearm, properties: ["TimeControlStatus", "WaitingReason"])
         default:
             object.propertiesMayHaveChanged(interface: MPRIS.player)
             object.propertiesMayHaveChanged(interface: MPRIS.tonearm)
