@@ -68,7 +68,7 @@ sys.path = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
 REPO = os.path.normpath(os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(REPO, "Tests", "PySupport"))
 from tonearm_testkit import (  # noqa: E402
-    EXT, OBJ, PLAYER, PROPS, BUS, Client, RawClient, add_match, call_msg, file_uri, render_tones, reply_kind, tail)
+    EXT, OBJ, PLAYER, PROPS, BUS, Client, RawClient, add_match, call_msg, file_uri, render_tones, reply_kind, tail, percentile)
 from jeepney import HeaderFields, new_method_call  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -83,14 +83,6 @@ CAPTURE = ("audioconvert dithering=none noise-shaping=none ! audioresample ! "
 def log(msg):
     print(f"[bench] {msg}", file=sys.stderr, flush=True)
 
-
-def percentile(values, p):
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    k = (len(ordered) - 1) * p / 100
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
 def stats(samples, scale=1.0):

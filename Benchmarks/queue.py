@@ -61,7 +61,7 @@ import time  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "..", "Tests", "PySupport"))
 from tonearm_testkit import (  # noqa: E402
     EXT, OBJ, PEER, PROPS, TRACKLIST, Client, RawClient, Service, add_match, call_msg, file_uri, render_tones,
-    reply_kind, tail, wait_for_owner)
+    reply_kind, tail, wait_for_owner, percentile)
 from jeepney import HeaderFields  # noqa: E402
 
 REPO = os.path.normpath(os.path.join(HERE, ".."))
@@ -72,14 +72,6 @@ TICKS = os.sysconf("SC_CLK_TCK")
 def log(msg):
     print(f"[queue] {msg}", flush=True)
 
-
-def percentile(values, p):
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    k = (len(ordered) - 1) * p / 100
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
 def summary(samples):

@@ -229,13 +229,18 @@ public struct PlayerMachine: Sendable {
     }
 
     public mutating func clear() {
+        empty()
+        emit(.queueChanged(.replaced([])))
+    }
+
+    /// No current item and no queue, and nothing remembered about the items that were in it.
+    private mutating func empty() {
         unloadCurrent()
         playQueue.removeAll()
         retries.removeAll()
         wanted.removeAll()
         wantedStart = 0
         asked.removeAll()
-        emit(.queueChanged(.replaced([])))
     }
 
     /// Replaces the whole queue with `uris` (a playlist activated) and plays the first: one
@@ -244,12 +249,7 @@ public struct PlayerMachine: Sendable {
         guard uris.count <= configuration.maximumQueueLength else {
             throw PlayerError(.queueFull, "the queue holds at most \(configuration.maximumQueueLength) items; \(uris.count) were asked for")
         }
-        unloadCurrent()
-        playQueue.removeAll()
-        retries.removeAll()
-        wanted.removeAll()
-        wantedStart = 0
-        asked.removeAll()
+        empty()
         let ids = playQueue.insert(uris, at: .end)
         emit(.queueChanged(.replaced(ids)))
         if let first = ids.first {

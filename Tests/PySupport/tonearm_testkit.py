@@ -463,3 +463,13 @@ def print_verdict(tag, total, failed, stderr_path, tail_lines=30):
         print("tonearmd stderr (tail):")
         print("  " + tail(stderr_path, tail_lines).replace("\n", "\n  "))
     print(f"{tag}: {total - failed} passed, {failed} failed", flush=True)
+
+
+def percentile(values, p):
+    """The p-th percentile of values, interpolated between the two nearest ranks; NaN for none."""
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = (len(ordered) - 1) * p / 100
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)

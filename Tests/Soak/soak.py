@@ -41,7 +41,7 @@ import xml.etree.ElementTree as ET
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PySupport"))
 from tonearm_testkit import (  # noqa: E402  (the private bus, tonearmd, the client, the media)
     EXT, NOTRACK, OBJ, PEER, PLAYER, PROPS, REPLY_TIMEOUT, REPO, ROOT, TRACKLIST,
-    Client, Service, add_match, call_msg, file_uri, print_verdict, render_tones, reply_kind, tail, wait_for_owner)
+    Client, Service, add_match, call_msg, file_uri, print_verdict, percentile, render_tones, reply_kind, tail, wait_for_owner)
 from jeepney import HeaderFields, MessageType  # noqa: E402
 
 KiB_PER_MiB = 1024
@@ -87,14 +87,6 @@ def lsq(xs, ys):
     se = math.sqrt(res / (n - 2) / sxx)
     return slope, icpt, se
 
-
-def percentile(values, p):
-    if not values:
-        return float("nan")
-    v = sorted(values)
-    k = (len(v) - 1) * p / 100
-    lo, hi = math.floor(k), math.ceil(k)
-    return v[lo] + (v[hi] - v[lo]) * (k - lo)
 
 
 # --------------------------------------------------------------------------------------------
