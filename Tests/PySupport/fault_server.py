@@ -9,7 +9,7 @@ test tells it on stdin, one JSON object a line, each answered with "ok" on stdou
                                        body with "stall_after")
                                        faults for requests of P, in order: each step for K
                                        requests (or every one from then on); then none
-  {"op": "clear"}                      no more faults
+  {"op": "clear"}                      no more faults; a stall under way ends now
   {"op": "live", "path": P, "segments": [names], "duration": S, "window": W}
                                        P is a live HLS playlist: no EXT-X-ENDLIST, a window of W
                                        segments that slides by one every S seconds from the first
@@ -37,6 +37,15 @@ faults = {}
 lives = {}
 icys = {}
 root = "."
+# a stall is the fault itself (a server silent for N s), not the test waiting: it ends early when
+# the test clears the faults ({"op": "clear"} sets this and puts a fresh one in its place)
+cleared = threading.Event()
+
+
+def stall(seconds):
+    with lock:
+        event = cleared
+    event.wait(seconds)
 
 
 def say(line):
@@ -78,7 +87,7 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0].lstrip("/")
         fault = self.take_fault(path)
         if fault and fault.get("stall") and fault.get("stall_after") is None:
-            time.sleep(fault["stall"])
+            stall(fault["stall"])
         if fault and fault.get("status"):
             status = fault["status"]
             body = ("error %d for %s\n" % (status, path)).encode()
@@ -146,7 +155,7 @@ class Handler(BaseHTTPRequestHandler):
                     return
                 if stall_after is not None and sent >= stall_after:
                     say("stalled %s %d" % (path, sent))
-                    time.sleep(fault.get("stall", 0))
+                    stall(fault.get("stall", 0))
                     stall_after = None
                     began = time.monotonic() - sent / rate if rate else began
                 size = chunk if drop is None else min(chunk, drop - sent)
@@ -242,6 +251,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def control():
+    global cleared
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -254,6 +264,8 @@ def control():
                 faults[path] = command["steps"]
             elif op == "clear":
                 faults.clear()
+                cleared.set()
+                cleared = threading.Event()
             elif op == "live":
                 lives[path] = command
             elif op == "icy":
