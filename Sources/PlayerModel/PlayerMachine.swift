@@ -631,16 +631,6 @@ public struct PlayerMachine: Sendable {
         // a missing file comes back as this generation's failure: a run of them is a chain of
         // events, never a recursion on this queue
         command(.load(item.uri, generation))
-        // A local file asked to play goes on to PLAYING by itself once prerolled (GstBin continues
-        // an async state change after ASYNC_DONE): no round trip through this queue between preroll
-        // and play (make bench: OpenUri -> Position > 0). A seek or a rate waits for the preroll, a
-        // network stream stays paused until it has buffered (gstplay.c buffering_cb), and so does an
-        // item with a gapless next: that next is handed over only after the preroll (see
-        // prepareGaplessNext), and a short item playing on could reach about-to-finish first.
-        let hasNext = loopMode == .track || nextItemID(wrap: loopMode == .queue) != nil
-        if intent == .playing, item.uri.isFile, pendingSeek == nil, rate == 1, !hasNext {
-            command(.setPlaying(true))
-        }
         emit(.itemStatusChanged(id, .unknown))
         prepareGaplessNext()
         updateTimeControl()
