@@ -17,12 +17,6 @@ public final class Player: @unchecked Sendable {
     private var machine: PlayerMachine
     private var observers: [UInt64: (PlayerEvent) -> Void] = [:]
     private var nextObserverID: UInt64 = 0
-    /// When true, the engine gets the commands of an input on the next turn of the queue instead of
-    /// at once: after the reply to the call that caused them and the property changes that call's
-    /// events scheduled (both go out on this turn or the next), so the engine's thread, woken by a
-    /// command, does not compete with them for a core (make bench: PlayPause -> PropertiesChanged).
-    /// Commands keep their order. Off by default: the unit tests read the engine's commands at once.
-    public var defersEngineCommands = false
     /// The machine's timers, each only while what it waits for is pending (nothing ticks otherwise: rule 7).
     private var timers: [PlayerTimer: any DispatchSourceTimer] = [:]
 
@@ -66,9 +60,12 @@ public final class Player: @unchecked Sendable {
 
     private func perform(_ actions: [PlayerAction]) {
         dispatchPrecondition(condition: .onQueue(queue))
+        // The engine gets an input's commands on the next turn of the queue: after the reply to the
+        // call that caused them and after the flush of property changes its events scheduled, so
+        // the engine's thread, woken by a command, does not compete with them for a core (make
+        // bench: PlayPause -> PropertiesChanged). Commands keep their order.
         var commands: [EngineCommand] = []
         defer {
-            // enqueued after the flush of property changes that this input's events scheduled
             if !commands.isEmpty { queue.async { [engine, commands] in commands.forEach(engine.perform) } }
         }
         for action in actions {
@@ -76,7 +73,7 @@ public final class Player: @unchecked Sendable {
             case .emit(let event):
                 for id in observers.keys.sorted() { observers[id]?(event) }
             case .engine(let command):
-                if defersEngineCommands { commands.append(command) } else { engine.perform(command) }
+                commands.append(command)
             case .startTimer(let kind, let delay):
                 timers[kind]?.cancel()
                 // a timer source, not asyncAfter: cancelled, it leaves libdispatch's timer heap at once

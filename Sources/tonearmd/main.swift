@@ -184,7 +184,6 @@ final class Service: @unchecked Sendable {
         engine = try GStreamerEngine(configuration: configuration, covers: covers, logger: logger)
         engine.whenPipelinesReleased(giveBackFreedMemory)
         player = Player(engine: engine, configuration: playerConfiguration, queue: queue, metadataReader: TagMetadataReader(method: TagMetadataReader.method(), covers: covers))
-        player.defersEngineCommands = true  // replies and PropertiesChanged go out before the engine wakes
         let capabilities = MediaCapabilities()
         var options = MPRISService.Options()
         options.instanceName = instance

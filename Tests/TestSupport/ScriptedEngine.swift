@@ -6,8 +6,8 @@ import PlayerModel
 /// test scripts, filled in from the pipeline it pretends to have (`position`, `duration`,
 /// `isSeekable`). For unit tests of the player's rules only.
 public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
-    // @unchecked: `calls` and the generations are written by `perform`, which the player calls on
-    // its queue, and read by the test after `send` or a player call synchronized with that queue.
+    // @unchecked: `recorded` and the generations are written by `perform`, which the player calls on
+    // its queue, and read by the test through that queue.
     public enum Call: Equatable, Sendable {
         case load(MediaURI, Generation)
         case prepareNext(MediaURI?, Generation?)
@@ -35,15 +35,21 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     private var eventHandler: (@Sendable (Generation, EngineEvent) -> Void)?
-    public private(set) var calls: [Call] = []
+    private var recorded: [Call] = []
+    /// What the player asked so far. The player hands the engine an input's commands on the next
+    /// turn of its queue, so this reads after that turn (off the queue only).
+    public var calls: [Call] { queue.sync { recorded } }
     /// Loads of these URIs fail at once with the error, as the real engine's check of a missing file.
     public var failingChecks: [MediaURI: ItemError] = [:]
     public var position: Duration? = .zero
     public var duration: Duration? = .seconds(10)
     public var isSeekable = true
     public var acceptsSeeks = true
-    public private(set) var generation: Generation?
-    public private(set) var nextGeneration: Generation?
+    private var loaded: Generation?
+    private var preparedNext: Generation?
+    /// The current load's and the prepared next item's generations, read like `calls`.
+    public var generation: Generation? { queue.sync { loaded } }
+    public var nextGeneration: Generation? { queue.sync { preparedNext } }
 
     /// The player's queue: `send` waits until the player handled the event.
     public let queue: DispatchQueue
@@ -57,31 +63,31 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
     public func perform(_ command: EngineCommand) {
         switch command {
         case .load(let uri, let generation):
-            self.generation = generation
+            loaded = generation
             if let error = failingChecks[uri] {
                 eventHandler?(generation, .failed(error))
             } else {
-                calls.append(.load(uri, generation))
+                recorded.append(.load(uri, generation))
             }
         case .prepareNext(let uri, let generation):
-            nextGeneration = generation
-            calls.append(.prepareNext(uri, generation))
+            preparedNext = generation
+            recorded.append(.prepareNext(uri, generation))
         case .setPlaying(let playing):
-            calls.append(.setPlaying(playing))
+            recorded.append(.setPlaying(playing))
         case .release:
-            generation = nil
-            calls.append(.stop)
+            loaded = nil
+            recorded.append(.stop)
         case .seek(let target, let mode, let rate):
             let position: Duration = switch target {
             case .position(let position): position
             case .current: self.position ?? .zero
             }
-            calls.append(.seek(position, mode, rate))
-            if !acceptsSeeks, let generation { eventHandler?(generation, .seekRefused) }
+            recorded.append(.seek(position, mode, rate))
+            if !acceptsSeeks, let loaded { eventHandler?(loaded, .seekRefused) }
         case .setVolume(let volume):
-            calls.append(.volume(volume))
+            recorded.append(.volume(volume))
         case .setMuted(let muted):
-            calls.append(.muted(muted))
+            recorded.append(.muted(muted))
         }
     }
 
@@ -107,7 +113,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case .seekRefused: .seekRefused
         case .gap(let at, let length): .gap(at: at, length: length)
         }
-        let target = queue.sync { generation ?? self.generation ?? Generation(0) }
+        let target = queue.sync { generation ?? loaded ?? Generation(0) }
         eventHandler?(target, event)
         queue.sync {}
     }
@@ -119,5 +125,5 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         send(.asyncDone)
     }
 
-    public func clearCalls() { queue.sync { calls.removeAll() } }
+    public func clearCalls() { queue.sync { recorded.removeAll() } }
 }
