@@ -38,6 +38,13 @@ final class Harness {
         try recorder.wait(for: "time control \(status)", from: from) { $0.timeControl == status ? () : nil }
     }
 
+    /// Waits until every pipeline the engine let go of has reached NULL and been freed. The player
+    /// hands the engine its commands on the next turn of its queue, so that turn comes first.
+    func waitForDisposals(timeout: TimeInterval = 10) -> Bool {
+        player.queue.sync {}
+        return engine.waitForDisposals(timeout: timeout)
+    }
+
     func waitForSeeked(from: Int) throws -> Duration {
         try recorder.wait(for: "seeked", from: from) { $0.seekedPosition }
     }

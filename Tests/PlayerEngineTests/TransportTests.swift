@@ -82,7 +82,7 @@ final class TransportTests: XCTestCase {
             XCTAssertTrue(try openFiles().contains(file.path), "playing holds the file open")
             harness.player.stop()
             // the release hands the pipeline to a dispose thread that takes it to NULL
-            XCTAssertTrue(harness.engine.waitForDisposals(timeout: 10))
+            XCTAssertTrue(harness.waitForDisposals())
             XCTAssertFalse(try openFiles().contains(file.path), "stop closes it (pipeline to NULL)")
             XCTAssertEqual(harness.player.position, .zero)
             XCTAssertEqual(harness.player.state.intent, .stopped)
@@ -91,6 +91,10 @@ final class TransportTests: XCTestCase {
             harness.player.play()
             _ = try harness.waitForStatus(id, "readyToPlay", from: start)
             try harness.waitForTimeControl(.playing, from: start)
+            // and lets go of it again: the next pipeline kind's check of the open files must not
+            // see this one's pipeline, still on its dispose thread on a loaded machine
+            harness.player.stop()
+            XCTAssertTrue(harness.waitForDisposals())
         }
     }
 
@@ -134,7 +138,7 @@ final class TransportTests: XCTestCase {
                 harness.player.setMuted(muted)
                 harness.player.play()
                 _ = try harness.recorder.wait(for: "end") { $0.playedToEnd }
-                XCTAssertTrue(harness.engine.waitForDisposals(timeout: 10))
+                XCTAssertTrue(harness.waitForDisposals())
                 let captured = try WAV.samples(of: capture)
                 XCTAssertGreaterThan(captured.count, source.count / 2, "\(kind): the capture holds the track")
                 XCTAssertEqual(peak(captured) / peak(source), muted ? 0 : 0.5, accuracy: 0.02, "\(kind) muted=\(muted): linear volume")
