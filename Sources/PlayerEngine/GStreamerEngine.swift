@@ -63,6 +63,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private static let gapThreshold = Duration.milliseconds(500)
 
     // GstPlayFlags is not public (gst/playback/gstplay-enum.h): VIDEO 0x1, AUDIO 0x2, TEXT 0x4.
+    private static let rankPrimary: UInt32 = 256  // GST_RANK_PRIMARY
     private static let flagVideo: UInt32 = 0x1, flagText: UInt32 = 0x4, flagSoftVolume: UInt32 = 0x10
     /// How long a load waits for the previous pipeline to reach NULL before it goes on without it,
     /// when the output is an ALSA device that only one pipeline can open; a sound server
@@ -76,6 +77,14 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // plugins-bad's DirectFB sink (rank marginal) hangs or crashes in libdirectfb when
         // autovideosink probes it on an X11 or Wayland display; a desktop player never wants it
         GStreamer.setRank(ofElement: "dfbvideosink", to: 0)
+        // MP3 by mpg123 (plugins-good), not by gst-libav: all three decoders are ranked marginal
+        // and equal ranks go by name (gst_plugin_feature_rank_compare_func), so avdec_mp3float
+        // won, and loading gst-libav maps libavcodec, libavfilter and what they link (flite,
+        // librsvg, openblas, x265...): 7.6 MiB more RssAnon after playing one MP3, for nothing
+        // an audio player needs from them
+        if let rank = GStreamer.rank(ofElement: "mpg123audiodec"), rank < Self.rankPrimary {
+            GStreamer.setRank(ofElement: "mpg123audiodec", to: Self.rankPrimary)
+        }
         self.configuration = configuration
         self.logger = logger
         (sinkDescription, audioSinkDescription) = try Self.chooseAudioSink(configuration, logger: logger)

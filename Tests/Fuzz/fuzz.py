@@ -538,6 +538,7 @@ class Run:
         self.state = {}        # (iface, prop) -> (index, value) of the last accepted Set
         self.rss_warm = self.rss_end = None
         self.anon_warm = self.anon_end = None
+        self.malloc_warm = self.malloc_end = None
         self.ping_ms = None
         self.t0 = None
         self.last_reply = time.monotonic()
@@ -705,6 +706,8 @@ class Run:
                 await self.settle()
                 self.rss_warm = self.svc.rss_anon_kib()
                 self.anon_warm = self.svc.anon_breakdown_kib()
+                if self.args.malloc_info:
+                    self.malloc_warm = self.svc.malloc_info(os.path.join(self.args.out, f"malloc-{self.header['seed']}-warm.xml"))
             if time.monotonic() - last_report > 10:
                 last_report = time.monotonic()
                 rate = n / (last_report - self.t0)
@@ -772,6 +775,8 @@ class Run:
                 self.check(False, "Stop and Clear answer before the memory is measured", repr(e))
         self.rss_end = self.svc.rss_anon_kib() if alive else None
         self.anon_end = self.svc.anon_breakdown_kib() if alive else None
+        if alive and self.args.malloc_info:
+            self.malloc_end = self.svc.malloc_info(os.path.join(self.args.out, f"malloc-{self.header['seed']}-end.xml"))
         if self.rss_warm is not None and self.rss_end is not None:
             grew = (self.rss_end - self.rss_warm) / 1024
             self.check(grew <= 5, "private memory within 5 MiB of warm-up",
@@ -853,6 +858,10 @@ class Run:
         if self.anon_warm and self.anon_end:
             print("  by place (KiB, warm-up -> end): " + ", ".join(
                 f"{k} {self.anon_warm[k]} -> {self.anon_end[k]}" for k in self.anon_warm))
+        if self.malloc_warm and self.malloc_end:
+            print("  malloc heaps (KiB held from the system / of it free, warm-up -> end): " + ", ".join(
+                f"#{nr} {self.malloc_warm.get(nr, (0, 0))[0]}/{self.malloc_warm.get(nr, (0, 0))[1]} -> {held}/{free}"
+                for nr, (held, free) in sorted(self.malloc_end.items())))
         if self.ping_ms is not None:
             print(f"Ping latency at the end: median {self.ping_ms:.2f} ms")
         print(f"TrackList signals: {self.tracks.signals}")
@@ -1047,6 +1056,8 @@ def main():
     p.add_argument("--minimize-tries", type=int, default=2, help="replays per candidate (default 2)")
     p.add_argument("--only", metavar="CLASSES", help="send only these call classes (comma separated: "
                    + ",".join(Generator.CLASSES) + "), e.g. to look past a crash that hides the rest")
+    p.add_argument("--malloc-info", action="store_true", help="also ask glibc (malloc_info, through gdb) at "
+                   "warm-up and at the end how much of each malloc heap is free chunks")
     p.add_argument("--keep", action="store_true", help="keep the temporary media and bus directory")
     args = p.parse_args()
     args.pipeline = args.pipeline_given or "default"

@@ -259,6 +259,29 @@ class Service:
                 out["other"] += anon
         return out
 
+    def malloc_info(self, path):
+        """glibc's own account of tonearmd's malloc heaps (malloc_info(3), XML, written to `path`
+        through gdb), summarised per heap as {nr: (system KiB, free KiB)}: memory malloc holds from
+        the system and how much of it sits in free chunks. Free chunks that stay after malloc_trim
+        are fragmentation; the rest is live. None without gdb or when tonearmd is gone."""
+        if not shutil.which("gdb") or not self.alive():
+            return None
+        # libc has no debug info here: gdb wants each call cast to its return type
+        commands = [f'set $f = (void *) fopen("{path}", "w")', "call (int) malloc_info(0, $f)", "call (int) fclose($f)"]
+        try:
+            subprocess.run(["gdb", "-p", str(self.proc.pid), "-batch", "-nx"] + sum((["-ex", c] for c in commands), []),
+                           capture_output=True, timeout=120)
+            with open(path) as f:
+                text = f.read()
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        out = {}
+        for nr, body in re.findall(r'<heap nr="(\d+)">(.*?)</heap>', text, re.S):
+            free = sum(int(x) for x in re.findall(r'<total type="(?:fast|rest)" count="\d+" size="(\d+)"', body))
+            system = re.search(r'<system type="current" size="(\d+)"', body)
+            out[int(nr)] = (int(system.group(1)) // 1024 if system else 0, free // 1024)
+        return out
+
     def stop_tonearmd(self):
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
