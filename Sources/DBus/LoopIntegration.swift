@@ -20,6 +20,11 @@ final class LoopIntegration: @unchecked Sendable {
     private var watches: [OpaquePointer: WatchSources] = [:]
     private var timeouts: [OpaquePointer: TimeoutSource] = [:]
     private var dispatchScheduled = false
+    /// True while a watch's event is handled: the dispatch pass that follows takes what libdbus read,
+    /// so a wake-up or "data remains" from inside `dbus_watch_handle` (libdbus calls both for every
+    /// message it queues: _dbus_connection_queue_received_message_link) needs no pass of its own:
+    /// one queue hop and one thread wake-up less per message.
+    private var handlingWatch = false
     /// Entered for every source made, left by its cancel handler: notifies once every source is
     /// cancelled for good (see `whenCancelled`).
     private let liveSources = DispatchGroup()
@@ -63,7 +68,7 @@ final class LoopIntegration: @unchecked Sendable {
     /// For tests: the enabled timeouts and watches. An idle connection has no timeout and only its read
     /// watch enabled, so it sleeps until a message arrives.
     var enabledTimeoutCount: Int { timeouts.values.filter(\.resumed).count }
-    var enabledWatchCount: Int { watches.values.filter(\.resumed).count }
+    var enabledWatchCount: Int { watches.values.filter(\.enabled).count }
 
     private func retained() -> UnsafeMutableRawPointer { Unmanaged.passRetained(self).toOpaque() }
 
@@ -78,31 +83,48 @@ final class LoopIntegration: @unchecked Sendable {
         }
     }
 
+    /// libdbus has messages to dispatch (its wake-up and dispatch-status functions).
+    fileprivate func dispatchWanted() {
+        if !handlingWatch { scheduleDispatch() }
+    }
+
     // MARK: Watches (called from inside libdbus: no libdbus connection calls here)
 
-    /// False when no descriptor is left to duplicate (libdbus treats it as out of memory).
+    /// False when no descriptor or thread is left (libdbus treats it as out of memory).
     fileprivate func addWatch(_ watch: OpaquePointer) -> Bool {
         let flags = dbus_watch_get_flags(watch)
-        var sources: [any DispatchSourceProtocol] = []
+        var sources: [any WatchSource] = []
         for condition in [DBUS_WATCH_READABLE.rawValue, DBUS_WATCH_WRITABLE.rawValue] where flags & condition != 0 {
-            // Each source watches its own duplicate of libdbus's descriptor and closes it in its cancel
-            // handler: a descriptor must stay open until the cancel handler runs (dispatch_source_cancel(3)),
-            // and libdbus closes its own right after removing the watch when the bus goes away.
+            // Each source watches its own duplicate of libdbus's descriptor and closes it when it is
+            // done with it: a descriptor must stay open until a dispatch source's cancel handler runs
+            // (dispatch_source_cancel(3)), and libdbus closes its own right after removing the watch
+            // when the bus goes away.
             let fd = dup(dbus_watch_get_unix_fd(watch))
             guard fd >= 0 else {
                 WatchSources(sources).cancel()
                 return false
             }
-            let source = condition == DBUS_WATCH_READABLE.rawValue
-                ? DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-                : DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-            source.setEventHandler { [weak self] in self?.handle(watch, condition) }
             liveSources.enter()
-            source.setCancelHandler { [liveSources] in
+            let finished: @Sendable () -> Void = { [liveSources] in
                 close(fd)
                 liveSources.leave()
             }
-            sources.append(source)
+            if condition == DBUS_WATCH_READABLE.rawValue {
+                // Incoming messages are waited for on a thread of our own (`ReadWatcher`): one
+                // thread wake-up per message instead of a dispatch source's two.
+                guard let watcher = ReadWatcher(fd: fd, queue: queue, handler: { [weak self] in self?.handle(watch, condition) },
+                                                finished: finished) else {
+                    finished()
+                    WatchSources(sources).cancel()
+                    return false
+                }
+                sources.append(watcher)
+            } else {
+                let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+                source.setEventHandler { [weak self] in self?.handle(watch, condition) }
+                source.setCancelHandler(handler: finished)
+                sources.append(DispatchWatchSource(source))
+            }
         }
         let entry = WatchSources(sources)
         watches[watch] = entry
@@ -122,8 +144,10 @@ final class LoopIntegration: @unchecked Sendable {
     private func handle(_ watch: OpaquePointer, _ condition: UInt32) {
         // The watch may have been removed or disabled after this event was queued.
         guard watches[watch] != nil, dbus_watch_get_enabled(watch) != 0 else { return }
+        handlingWatch = true
         // FALSE means out of memory; libdbus retries on the next readiness, as its own main loops do.
         _ = dbus_watch_handle(watch, condition)
+        handlingWatch = false
         connection?.dispatchQueued()
     }
 
@@ -158,25 +182,43 @@ final class LoopIntegration: @unchecked Sendable {
     }
 }
 
-/// The read and/or write source of one `DBusWatch`. Sources are created inactive; `resumed` tracks
-/// whether each is running, because a source must be resumed once before it is released.
-final class WatchSources {
-    let sources: [any DispatchSourceProtocol]
-    var resumed = false
+/// One way of waiting for a watch's descriptor: created disabled, enabled and disabled as libdbus
+/// toggles the watch, cancelled once.
+protocol WatchSource {
+    var isEnabled: Bool { get }
+    func setEnabled(_ enabled: Bool)
+    func cancel()
+}
 
-    init(_ sources: [any DispatchSourceProtocol]) { self.sources = sources }
+/// The read and/or write source of one `DBusWatch`.
+final class WatchSources {
+    let sources: [any WatchSource]
+
+    init(_ sources: [any WatchSource]) { self.sources = sources }
+
+    func setEnabled(_ enabled: Bool) { sources.forEach { $0.setEnabled(enabled) } }
+    func cancel() { sources.forEach { $0.cancel() } }
+    var enabled: Bool { sources.contains { $0.isEnabled } }
+}
+
+/// A dispatch source (the write side: needed only while libdbus has more to send than the socket
+/// takes). `resumed` tracks whether it runs, because a source must be resumed once before it is released.
+final class DispatchWatchSource: WatchSource {
+    let source: any DispatchSourceProtocol
+    var resumed = false
+    var isEnabled: Bool { resumed }
+
+    init(_ source: any DispatchSourceProtocol) { self.source = source }
 
     func setEnabled(_ enabled: Bool) {
         guard enabled != resumed else { return }
         resumed = enabled
-        for source in sources { enabled ? source.resume() : source.suspend() }
+        enabled ? source.resume() : source.suspend()
     }
 
     func cancel() {
-        for source in sources {
-            source.cancel()
-            if !resumed { source.resume() }
-        }
+        source.cancel()
+        if !resumed { source.resume() }
         resumed = true
     }
 }
@@ -241,10 +283,10 @@ private let toggleTimeoutCallback: @convention(c) (OpaquePointer?, UnsafeMutable
 }
 
 private let wakeupCallback: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
-    integration(data).scheduleDispatch()
+    integration(data).dispatchWanted()
 }
 
 private let dispatchStatusCallback: @convention(c) (OpaquePointer?, DBusDispatchStatus, UnsafeMutableRawPointer?) -> Void = {
     _, status, data in
-    if status == DBUS_DISPATCH_DATA_REMAINS { integration(data).scheduleDispatch() }
+    if status == DBUS_DISPATCH_DATA_REMAINS { integration(data).dispatchWanted() }
 }
