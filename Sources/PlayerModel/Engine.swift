@@ -79,6 +79,9 @@ public enum EngineEvent: Sendable, Equatable {
     /// Tags to merge into the item's metadata.
     case tags(Metadata)
     case buffering(percent: Int, loadedRanges: [TimeRange])
+    /// More of the item was downloaded: what is loaded now (a download goes on after buffering
+    /// reached 100%, when no buffering message comes).
+    case loaded([TimeRange])
     case durationChanged(Duration?)
     /// Something outside (the sound server) asks the pipeline to change state (REQUEST_STATE).
     case requestState(PipelineState)

@@ -934,6 +934,8 @@ public struct PlayerMachine: Sendable {
             emit(.metadataChanged(id, merged))
         case .buffering(let percent, let ranges):
             buffering(id, percent, ranges)
+        case .loaded(let ranges):
+            setLoadedRanges(id, ranges)
         case .durationChanged(let duration):
             setDuration(id, duration)
         case .requestState(let state):
@@ -1059,10 +1061,13 @@ public struct PlayerMachine: Sendable {
             playQueue.update(id) { $0.isSeekable = snapshot.isSeekable }
             emitCapabilities(id)
         }
-        if playQueue.item(id)?.loadedRanges != snapshot.loadedRanges {
-            playQueue.update(id) { $0.loadedRanges = snapshot.loadedRanges }
-            emit(.bufferingChanged(id, percent: playQueue.item(id)!.bufferingPercent, loadedRanges: snapshot.loadedRanges))
-        }
+        setLoadedRanges(id, snapshot.loadedRanges)
+    }
+
+    private mutating func setLoadedRanges(_ id: ItemID, _ ranges: [TimeRange]) {
+        guard let item = playQueue.item(id), item.loadedRanges != ranges else { return }
+        playQueue.update(id) { $0.loadedRanges = ranges }
+        emit(.bufferingChanged(id, percent: item.bufferingPercent, loadedRanges: ranges))
     }
 
     private mutating func emitCapabilities(_ id: ItemID) {

@@ -79,6 +79,26 @@ final class StreamRulesTests: XCTestCase {
         XCTAssertEqual(player.state.rate, 1.5)
     }
 
+    /// A download that goes on after buffering reached 100% is told as it grows, once per change,
+    /// with the buffering percent as it was; nothing is asked of the pipeline.
+    func testMoreDownloadedIsAnnouncedOnceAndLeavesTheTransportAlone() throws {
+        let http = try MediaURI("http://files.example/a.wav")
+        engine.duration = .seconds(10)
+        let id = try player.enqueue([http])[0]
+        player.play()
+        engine.preroll()
+        engine.send(.stateChanged(.playing, pending: nil))
+        engine.clearCalls()
+        let before = events.count
+        let half = [TimeRange(start: .zero, end: .seconds(5))]
+        engine.send(.loaded(half))
+        engine.send(.loaded(half))
+        XCTAssertEqual(Array(events.events.dropFirst(before)), [.bufferingChanged(id, percent: 100, loadedRanges: half)])
+        XCTAssertEqual(player.currentItem?.loadedRanges, half)
+        XCTAssertEqual(player.state.timeControlStatus, .playing)
+        XCTAssertTrue(engine.calls.isEmpty, "\(engine.calls)")
+    }
+
     // a BUFFERING below 100 can come before the engine knows the stream is live; live streams
     // never buffer-pause, so that pause must not outlive the news
     func testABufferingPauseFromBeforeTheStreamWasKnownLiveEnds() throws {

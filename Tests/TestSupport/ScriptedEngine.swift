@@ -32,6 +32,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case requestState(PipelineState)
         case seekRefused
         case gap(at: Duration, length: Duration)
+        case loaded([TimeRange])
     }
 
     private var eventHandler: (@Sendable (Generation, EngineEvent) -> Void)?
@@ -106,6 +107,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case .requestState(let state): .requestState(state)
         case .seekRefused: .seekRefused
         case .gap(let at, let length): .gap(at: at, length: length)
+        case .loaded(let ranges): .loaded(ranges)
         }
         let target = queue.sync { generation ?? self.generation ?? Generation(0) }
         eventHandler?(target, event)
