@@ -65,6 +65,9 @@ public struct Message: Sendable {
         /// The stream jumped from `start` to `end` (stream time, nanoseconds) with nothing between:
         /// posted by an element that `Element.watchForGaps` watches.
         case gap(start: Int64, end: Int64)
+        /// An HTTP source's download reached `position` of `length` bytes: posted by a source that
+        /// `SourceSetup` watches with `downloadSteps`.
+        case downloaded(position: Int64, length: Int64)
         case latency
         case other(String)
     }
@@ -162,6 +165,12 @@ public struct Message: Sendable {
             gst_structure_get_uint64(structure, "start", &start)
             gst_structure_get_uint64(structure, "end", &end)
             kind = .gap(start: Int64(clamping: start), end: Int64(clamping: end))
+        case GST_MESSAGE_ELEMENT where gst_message_has_name(message, "tonearm-download") != 0:
+            let structure = gst_message_get_structure(message)
+            var position: guint64 = 0, length: guint64 = 0
+            gst_structure_get_uint64(structure, "position", &position)
+            gst_structure_get_uint64(structure, "length", &length)
+            kind = .downloaded(position: Int64(clamping: position), length: Int64(clamping: length))
         default:
             kind = .other(gst_message_type_get_name(type).map { String(cString: $0) } ?? "unknown")
         }

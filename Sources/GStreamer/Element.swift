@@ -197,6 +197,13 @@ public final class Element: @unchecked Sendable {
         return tonearm_watch_gaps(pointer, guint64(seconds) * 1_000_000_000 + guint64(attoseconds / 1_000_000_000)) != 0
     }
 
+    /// Unlinks every temporary file an element inside this pipeline makes (a downloadbuffer's
+    /// download) as soon as it is made, so that none outlives the pipeline or a killed process
+    /// (`tonearm_unlink_temp_files`: a deep-notify handler in C, connected for the element's life).
+    public func unlinkTemporaryFiles() {
+        tonearm_unlink_temp_files(pointer)
+    }
+
     /// `gst_element_seek` in time from `start` (nanoseconds) to the end.
     public func seek(rate: Double, flags: SeekFlags, start: Int64) -> Bool {
         gst_element_seek(pointer, rate, GST_FORMAT_TIME, GstSeekFlags(rawValue: flags.rawValue),
@@ -277,18 +284,24 @@ public final class AboutToFinish: SignalConnection, @unchecked Sendable {
 }
 
 /// Sets unsigned integer properties on each source element playbin makes, where the source has
-/// them (`source-setup`): souphttpsrc's `timeout` for one. Like `AboutToFinish`, the returned object
-/// must outlive the connection; `disconnect()` once the element is in NULL.
+/// them (`source-setup`): souphttpsrc's `timeout` for one. With `downloadSteps` above 0, an HTTP
+/// source of a known size posts a `downloaded` message (`Message.Kind.downloaded`) each time its
+/// download passes the next of that many equal parts, and at its end (a buffer probe in C,
+/// `tonearm_watch_download`). Like `AboutToFinish`, the returned object must outlive the
+/// connection; `disconnect()` once the element is in NULL.
 public final class SourceSetup: SignalConnection, @unchecked Sendable {
-    // @unchecked: `values` is immutable.
+    // @unchecked: `values` and `downloadSteps` are immutable.
     private let values: [(name: String, value: UInt32)]
-    private init(_ element: Element, _ values: [(name: String, value: UInt32)]) {
+    private let downloadSteps: UInt32
+    private init(_ element: Element, _ values: [(name: String, value: UInt32)], downloadSteps: UInt32) {
         self.values = values
+        self.downloadSteps = downloadSteps
         super.init(element)
     }
 
-    public static func connect(_ playbin: Element, unsignedProperties values: [(name: String, value: UInt32)]) -> SourceSetup {
-        let box = SourceSetup(playbin, values)
+    public static func connect(_ playbin: Element, unsignedProperties values: [(name: String, value: UInt32)],
+                               downloadSteps: UInt32 = 0) -> SourceSetup {
+        let box = SourceSetup(playbin, values, downloadSteps: downloadSteps)
         // source-setup runs on whichever thread builds the source (a state change, a streaming
         // thread): it only sets properties on the new element, which nothing else uses yet
         let callback: @convention(c) (UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { _, source, data in
@@ -297,6 +310,7 @@ public final class SourceSetup: SignalConnection, @unchecked Sendable {
             for (name, value) in box.values where tonearm_has_property(source, name) != 0 {
                 tonearm_set_uint(source, name, guint(value))
             }
+            tonearm_watch_download(source, guint(box.downloadSteps))
         }
         box.handlerID = tonearm_connect_source_setup(playbin.pointer, callback, Unmanaged.passUnretained(box).toOpaque())
         return box

@@ -272,6 +272,15 @@ final class ReconnectServiceTests: ServiceTestCase {
         return (try HTTPServer(directory: file.deletingLastPathComponent()), file.lastPathComponent)
     }
 
+    /// The faults for the first two requests of a WAV file served at `bytesPerSecond`, which pass:
+    /// tonearmd downloads an HTTP file through a downloadbuffer, which lets wavparse read in pull
+    /// mode, and wavparse reads the chunks after the audio first. The first answer is cut short
+    /// by that read of the file's tail (the second request, a range); the third, a range from
+    /// where the first stopped, carries the stream, and the faults after these two are for it.
+    func opening(_ bytesPerSecond: Int) -> HTTPServer.Fault {
+        .init(bytesPerSecond: bytesPerSecond, times: 2)
+    }
+
     /// The values `property` of the extension took in PropertiesChanged from `mark`, in order.
     func values(of property: String, from mark: Int) -> [String] {
         harness.propertiesChanged(H.extensionInterface, from: mark).compactMap { $0.changed[property]?.string }
@@ -281,7 +290,8 @@ final class ReconnectServiceTests: ServiceTestCase {
         let (server, path) = try served()
         // the first answer comes a little faster than it plays and stops after 1 MB (5.7 s of
         // audio, after about 5 s), then the server is down for three requests
-        try server.fault(path, [.init(dropAfter: 1_000_000, bytesPerSecond: 200_000, times: 1), .init(status: 503, times: 3)])
+        try server.fault(path, [opening(200_000), .init(dropAfter: 1_000_000, bytesPerSecond: 200_000, times: 1),
+                                .init(status: 503, times: 3)])
         let mark = harness.mark()
         try harness.start(["--reconnect-delay", "0.2", server.url(path)])
         try harness.waitForStatus("Playing")
@@ -336,15 +346,77 @@ final class ReconnectServiceTests: ServiceTestCase {
         XCTAssertEqual(statuses, ["Playing"], "PlaybackStatus stays Playing while it buffers")
     }
 
+    /// `LoadedRanges` from a PropertiesChanged as (start, end) pairs in microseconds; nil when it
+    /// is not an array.
+    func ranges(_ value: MonitorValue?) -> [[Int64]]? {
+        guard case .array(let pairs)? = value?.unwrapped else { return nil }
+        return pairs.compactMap { pair in
+            guard case .structure(let fields) = pair else { return nil }
+            return fields.compactMap(\.int64)
+        }
+    }
+
+    /// The files (not folders: GStreamer's registry, the covers) in the service's cache directory.
+    func cacheFiles() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: harness.cacheHome.path).filter {
+            var folder: ObjCBool = false
+            return FileManager.default.fileExists(atPath: harness.cacheHome.appendingPathComponent($0).path, isDirectory: &folder) && !folder.boolValue
+        }
+    }
+
+    func testAnHTTPFilesLoadedRangesGrowAsItDownloadsAndASeekInsideThemWorks() throws {
+        let (server, path) = try served()
+        // 400 kB/s for 176 kB/s of audio: the whole 10 s file in about 4.5 s, most of it after
+        // the first buffering reached 100% (downloadbuffer's 2 s read-ahead), when no BUFFERING
+        // message comes any more
+        try server.fault(path, .init(bytesPerSecond: 400_000))
+        let mark = harness.mark()
+        try harness.start([server.url(path)])
+        try harness.waitForStatus("Playing")
+        let whole = try harness.waitForChange(H.extensionInterface, "LoadedRanges to reach the end", from: mark, timeout: 20) {
+            guard let ranges = self.ranges($0["LoadedRanges"]), ranges.count == 1 else { return false }
+            return ranges[0][0] == 0 && ranges[0][1] >= 9_900_000
+        }
+        let announced = harness.propertiesChanged(H.extensionInterface, from: mark).filter { $0.index <= whole.index }
+            .compactMap { ranges($0.changed["LoadedRanges"]) }.filter { !$0.isEmpty }
+        // told at each twentieth of the download and with each step of BufferingPercent while
+        // the first buffering fills: bounded, not at every buffer
+        XCTAssertGreaterThanOrEqual(announced.count, 5, "it grew in steps: \(announced)")
+        XCTAssertLessThanOrEqual(announced.count, 42, "in bounded steps, not at every buffer: \(announced)")
+        // the range from the start (wavparse also peeks at the file's last bytes: a second range)
+        let ends = announced.map { $0.first { $0[0] == 0 }?[1] ?? 0 }
+        XCTAssertEqual(ends, ends.sorted(), "\(announced)")
+        XCTAssertLessThan(ends[0], 5_000_000, "the first ranges came before the whole file: \(announced)")
+        XCTAssertGreaterThanOrEqual(announced.filter { $0.contains { $0[0] == 0 && $0[1] > 5_000_000 && $0[1] < 9_900_000 } }.count, 3,
+                                    "it grew after the first buffering was done: \(announced)")
+        // the download is a file in the cache directory that has no name any more: nothing of it
+        // stays behind, even if tonearmd is killed
+        XCTAssertEqual(try cacheFiles(), [])
+        let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(harness.daemon.pid)/fd").compactMap {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(harness.daemon.pid)/fd/\($0)")
+        }
+        XCTAssertEqual(open.filter { $0.hasPrefix(harness.cacheHome.path + "/") && $0.hasSuffix(" (deleted)") }.count, 1, "\(open)")
+        // a seek into what was downloaded plays from the file: no new request to the server
+        let requests = server.requests.count
+        let track = try XCTUnwrap(try harness.trackID)
+        let seekMark = harness.mark()
+        try harness.call(H.player, "SetPosition", "ox", [track, "8000000"])
+        let seeked = try harness.waitForSeeked(from: seekMark)
+        XCTAssertEqual(Double(seeked), 8_000_000, accuracy: 100_000)
+        XCTAssertEqual(try harness.playbackStatus, "Playing")
+        XCTAssertEqual(server.requests.count, requests, "\(server.requests)")
+        _ = try harness.waitForSignal(H.extensionInterface, "PlayedToEnd", from: seekMark, timeout: 10)
+    }
+
     func testAStalledConnectionIsGivenUpAfterTheNetworkTimeoutAndPlaysOn() throws {
         let (server, path) = try served()
         // the first answer goes silent after 600 kB (3.4 s of audio) for 8 s
-        try server.fault(path, .init(stall: 8, stallAfter: 600_000, bytesPerSecond: 250_000, times: 1))
+        try server.fault(path, [opening(250_000), .init(stall: 8, stallAfter: 600_000, bytesPerSecond: 250_000, times: 1)])
         let mark = harness.mark()
         try harness.start(["--network-timeout", "1", "--reconnect-delay", "0.2", server.url(path)])
         let stalled = try XCTUnwrap(server.waitForStall(path, timeout: 15), "\(server.requests)")
         // with a 1 s timeout the connection is given up and asked again well before the stall ends
-        XCTAssertTrue(server.waitForRequests(path, count: 2, timeout: 6), "\(server.requests)")
+        XCTAssertTrue(server.waitForRequests(path, count: 4, timeout: 6), "\(server.requests)")
         XCTAssertLessThan(Date().timeIntervalSince(stalled), 5)
         let ended = try harness.waitForSignal(H.extensionInterface, "PlayedToEnd", from: mark, timeout: 30)
         XCTAssertFalse(harness.watcher.messages(from: mark).filter { $0.index < ended.index }.contains { $0.member == "ItemFailed" },
@@ -356,7 +428,7 @@ final class ReconnectServiceTests: ServiceTestCase {
 
     func testAServerThatStaysDownFailsTheItemAfterTheAttempts() throws {
         let (server, path) = try served()
-        try server.fault(path, [.init(dropAfter: 700_000, bytesPerSecond: 300_000, times: 1), .init(status: 503)])
+        try server.fault(path, [opening(300_000), .init(dropAfter: 700_000, bytesPerSecond: 300_000, times: 1), .init(status: 503)])
         let mark = harness.mark()
         try harness.start(["--reconnect-attempts", "2", "--reconnect-delay", "0.2", server.url(path)])
         let failed = try harness.waitForSignal(H.extensionInterface, "ItemFailed", from: mark, timeout: 20)
@@ -377,7 +449,7 @@ final class ReconnectServiceTests: ServiceTestCase {
 
     func testStopWhileReconnectingCancelsIt() throws {
         let (server, path) = try served()
-        try server.fault(path, [.init(dropAfter: 700_000, bytesPerSecond: 300_000, times: 1), .init(status: 503)])
+        try server.fault(path, [opening(300_000), .init(dropAfter: 700_000, bytesPerSecond: 300_000, times: 1), .init(status: 503)])
         let mark = harness.mark()
         try harness.start(["--reconnect-delay", "1.5", server.url(path)])
         try harness.waitForChange(H.extensionInterface, "WaitingReason reconnecting", from: mark) {
