@@ -162,13 +162,18 @@ public final class Element: @unchecked Sendable {
     }
 
     /// The SEEKING query in time: whether the element can seek now.
-    public func querySeekable() -> Bool? {
+    public func querySeekable() -> Bool? { querySeeking()?.seekable }
+
+    /// The SEEKING query in time: whether the element can seek now, and between which times
+    /// (nanoseconds) when it names them (nil: unknown, -1 in GStreamer).
+    public func querySeeking() -> (seekable: Bool, range: ClosedRange<Int64>?)? {
         guard let query = gst_query_new_seeking(GST_FORMAT_TIME) else { return nil }
         defer { tonearm_query_unref(query) }
         guard gst_element_query(pointer, query) != 0 else { return nil }
         var seekable: gboolean = 0
-        gst_query_parse_seeking(query, nil, &seekable, nil, nil)
-        return seekable != 0
+        var start: gint64 = -1, end: gint64 = -1
+        gst_query_parse_seeking(query, nil, &seekable, &start, &end)
+        return (seekable != 0, start >= 0 && end >= start ? Int64(start)...Int64(end) : nil)
     }
 
     /// The BUFFERING query in percent format: the loaded ranges as fractions 0...1 of the whole.

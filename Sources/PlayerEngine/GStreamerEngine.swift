@@ -469,10 +469,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             else if before > .zero { flags.insert(.snapBefore) }
             else if after > .zero { flags.insert(.snapAfter) }
         }
-        let start: Int64
+        var start: Int64
         switch target {
         case .position(let position): start = max(position, .zero).nanoseconds
         case .current: start = pipeline.playbin.queryPosition() ?? 0
+        }
+        if reportedLive, let window = pipeline.playbin.querySeeking()?.range {
+            // a live playlist's window slides as it grows: a seek goes to the nearest time still
+            // in it, as read now (hlsdemux 1.22.0 moves one before the window to its start, and
+            // refuses one past its end: a client asking past the live edge wants the live edge)
+            start = min(max(start, window.lowerBound), window.upperBound)
         }
         if !pipeline.playbin.seek(rate: rate, flags: flags, start: start) {
             deliver(.seekRefused, generation)
@@ -511,9 +517,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func snapshot() -> EngineSnapshot {
         let duration = duration
+        let seeking = pipeline?.playbin.querySeeking()
         return EngineSnapshot(position: positionSample(), duration: duration,
-                              isSeekable: pipeline?.playbin.querySeekable() ?? false,
-                              loadedRanges: loadedRanges(duration: duration))
+                              isSeekable: seeking?.seekable ?? false,
+                              loadedRanges: loadedRanges(duration: duration),
+                              seekableRange: seeking?.range.map { TimeRange(start: .nanoseconds($0.lowerBound), end: .nanoseconds($0.upperBound)) })
     }
 
     /// A live HLS playlist (no EXT-X-ENDLIST) and internet radio preroll like files: souphttpsrc

@@ -79,6 +79,27 @@ final class StreamRulesTests: XCTestCase {
         XCTAssertEqual(player.state.rate, 1.5)
     }
 
+    /// A live playlist can seek only inside a window of at least the minimum; rate stays 1.0 on it.
+    func testALiveStreamSeeksOnlyInAWideEnoughWindow() throws {
+        engine.duration = nil
+        engine.isSeekable = true  // hlsdemux says so for every live playlist
+        for (window, seekable) in [(Duration.seconds(4), false), (PlayerMachine.minimumLiveWindow, true)] {
+            engine.seekableRange = TimeRange(start: .seconds(30), end: .seconds(30) + window)
+            player.clear()
+            let id = try player.enqueue([radio])[0]
+            player.play()
+            engine.send(.live)
+            engine.preroll()
+            XCTAssertEqual(player.currentItem?.id, id)
+            XCTAssertEqual(player.currentItem?.isLive, true)
+            XCTAssertEqual(player.currentItem?.isSeekable, seekable, "a window of \(window)")
+            engine.clearCalls()
+            player.seek(to: .seconds(35))
+            XCTAssertEqual(engine.calls.contains { if case .seek = $0 { true } else { false } }, seekable, "\(engine.calls)")
+            XCTAssertThrowsError(try player.setRate(1.5))
+        }
+    }
+
     /// A download that goes on after buffering reached 100% is told as it grows, once per change,
     /// with the buffering percent as it was; nothing is asked of the pipeline.
     func testMoreDownloadedIsAnnouncedOnceAndLeavesTheTransportAlone() throws {

@@ -63,6 +63,55 @@ final class NetworkServiceTests: ServiceTestCase {
         XCTAssertEqual(try harness.get(H.extensionInterface, "TimeControlStatus").string, "playing")
     }
 
+    func testALiveHLSPlaylistWithAWideWindowSeeksInsideItAndStaysLive() throws {
+        let generator = try media.generator
+        let index = generator.url("hls-dvr/index.m3u8")
+        if !FileManager.default.fileExists(atPath: index.path) {
+            _ = try generator.hlsStream("hls-dvr", seconds: 80, segments: 40)
+        }
+        let segments = try String(contentsOf: index, encoding: .utf8).split(separator: "\n")
+            .filter { $0.hasSuffix(".ts") }.map(String.init)
+        let server = try HTTPServer(directory: generator.directory)
+        // 16 segments of 2 s: 32 s of playlist, and a seekable window of about 26 s (hlsdemux ends
+        // it three target durations before the live edge), wider than the 20 s minimum
+        try server.liveHLS(at: "hls-dvr/live.m3u8", segments: segments, segmentSeconds: 2, window: 16)
+        let mark = harness.mark()
+        try harness.start([server.url("hls-dvr/live.m3u8")])
+        try harness.waitForStatus("Playing")
+        try harness.waitForItemStatus("readyToPlay")
+        try harness.waitForChange(H.extensionInterface, "TimeControlStatus playing", from: mark) {
+            $0["TimeControlStatus"]?.string == "playing"
+        }
+        XCTAssertEqual(try harness.get(H.extensionInterface, "IsLive").bool, true)
+        XCTAssertEqual(try harness.get(H.player, "CanSeek").bool, true)
+        XCTAssertNil(try harness.metadata["mpris:length"], "a live stream has no length")
+        let track = try XCTUnwrap(try harness.trackID)
+
+        // 10 s back, inside the window: it plays from there, still live
+        let position = try harness.position
+        XCTAssertGreaterThan(position, 10_000_000, "it joined near the live edge, with a window behind it")
+        let backMark = harness.mark()
+        try harness.call(H.player, "SetPosition", "ox", [track, String(position - 10_000_000)])
+        let back = try harness.waitForSeeked(from: backMark)
+        XCTAssertEqual(Double(back), Double(position - 10_000_000), accuracy: 2_100_000, "within a segment of the target")
+        try harness.waitForChange(H.extensionInterface, "TimeControlStatus playing after the seek", from: backMark) {
+            $0["TimeControlStatus"]?.string == "playing"
+        }
+        // an hour ahead is past the live edge: it goes to the edge, not nowhere
+        let edgeMark = harness.mark()
+        try harness.call(H.player, "SetPosition", "ox", [track, "3600000000"])
+        let edge = try harness.waitForSeeked(from: edgeMark)
+        XCTAssertGreaterThan(edge, back + 5_000_000)
+        XCTAssertLessThan(edge, 80_000_000)
+        try harness.waitForChange(H.extensionInterface, "TimeControlStatus playing at the edge", from: edgeMark) {
+            $0["TimeControlStatus"]?.string == "playing"
+        }
+        XCTAssertGreaterThanOrEqual(try harness.position, edge)
+        XCTAssertEqual(try harness.get(H.extensionInterface, "IsLive").bool, true)
+        XCTAssertEqual(try harness.playbackStatus, "Playing")
+        XCTAssertFalse(harness.watcher.messages(from: mark).contains { $0.member == "ItemFailed" })
+    }
+
     func testALiveStreamWhosePlaylistGoesAwayReconnectsAtTheLiveEdge() throws {
         let (generator, segments) = try hlsFolder()
         let server = try HTTPServer(directory: generator.directory)

@@ -42,6 +42,8 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
     public var position: Duration? = .zero
     public var duration: Duration? = .seconds(10)
     public var isSeekable = true
+    /// The SEEKING query's range in the snapshots (a live playlist's window).
+    public var seekableRange: TimeRange?
     public var acceptsSeeks = true
     public private(set) var generation: Generation?
     public private(set) var nextGeneration: Generation?
@@ -88,7 +90,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
 
     private var snapshot: EngineSnapshot {
         EngineSnapshot(position: position.map { PositionSample($0) }, duration: duration, isSeekable: isSeekable,
-                       loadedRanges: duration.map { [TimeRange(start: .zero, end: $0)] } ?? [])
+                       loadedRanges: duration.map { [TimeRange(start: .zero, end: $0)] } ?? [], seekableRange: seekableRange)
     }
 
     /// Sends an event as the current load (or an explicit generation) and waits until the player
