@@ -584,6 +584,49 @@ final class HLSShapesServiceTests: ServiceTestCase {
                       "a variant's playlist was fetched: \(server.requests)")
     }
 
+    /// Returns once `TimeControlStatus` is `playing` (now, or by a change within 10 s).
+    func waitUntilPlaying() throws {
+        let mark = harness.mark()
+        guard try harness.get(H.extensionInterface, "TimeControlStatus").string != "playing" else { return }
+        try harness.waitForChange(H.extensionInterface, "TimeControlStatus playing", from: mark) {
+            $0["TimeControlStatus"]?.string == "playing"
+        }
+    }
+
+    func testAVariantPlaylistMovesToALowerBitrateOnASlowNetworkAndBackWhenItRecovers() throws {
+        let generator = try media.generator
+        // 30 s in 15 segments, at about 95 and 285 kbit/s (AAC at 32 and 256 kbit/s in MPEG-TS)
+        _ = try generator.hlsStream("abr-low", seconds: 30, segments: 15, audioBitrate: 32_000)
+        _ = try generator.hlsStream("abr-high", seconds: 30, segments: 15, audioBitrate: 256_000)
+        _ = try generator.hlsVariants("abr.m3u8", [("abr-high/index.m3u8", 300_000), ("abr-low/index.m3u8", 100_000)])
+        let segments = try String(contentsOf: generator.url("abr-low/index.m3u8"), encoding: .utf8).split(separator: "\n")
+            .filter { $0.hasSuffix(".ts") }.map(String.init)
+        let server = try HTTPServer(directory: generator.directory)
+        // a 200 kbit/s network: the high variant cannot keep up on it, the low one can
+        for variant in ["abr-high", "abr-low"] {
+            for segment in segments { try server.fault("\(variant)/\(segment)", .init(bytesPerSecond: 25_000)) }
+        }
+        let mark = harness.mark()
+        try harness.start([server.url("abr.m3u8")])
+        try harness.waitForStatus("Playing")
+        // hlsdemux starts on the first variant, measures its first segment's download and moves
+        // down (legacy hlsdemux: bitrate-limit 0.8 of the measured rate)
+        XCTAssertTrue(server.waitForRequests("abr-high/\(segments[0])", timeout: 10), "\(server.requests)")
+        XCTAssertTrue(server.waitForRequests("abr-low/index.m3u8", timeout: 10), "\(server.requests)")
+        XCTAssertTrue(server.waitForRequests("abr-low/\(segments[3])", timeout: 15), "it plays on the low variant: \(server.requests)")
+        XCTAssertEqual(server.requests.filter { $0.path.hasPrefix("abr-high/segment") }.count, 1, "\(server.requests)")
+        // it may refill its buffer once after the switch; then it plays
+        try waitUntilPlaying()
+        // the network recovers: it moves back up, and stays there
+        try server.clearFaults()
+        XCTAssertTrue(server.waitForRequests("abr-high/index.m3u8", count: 2, timeout: 15), "\(server.requests)")
+        XCTAssertTrue(server.waitForRequests(count: 3, timeout: 10) { $0.hasPrefix("abr-high/segment") }, "\(server.requests)")
+        try waitUntilPlaying()
+        XCTAssertEqual(try harness.playbackStatus, "Playing")
+        XCTAssertFalse(harness.watcher.messages(from: mark).contains { $0.member == "ItemFailed" })
+        XCTAssertEqual(try harness.get(H.extensionInterface, "ItemStatus").string, "readyToPlay")
+    }
+
     /// Segments with H.264 video beside the AAC audio: the service plays the audio (a fakesink takes
     /// the video when there is no display, or when --no-video) and does not stall on the video.
     func testAudioAndVideoSegmentsPlay() throws {
