@@ -5,6 +5,7 @@
 #include <gst/gst.h>
 #include <gst/pbutils/pbutils.h>
 #include <gst/audio/audio.h>
+#include <unistd.h>
 
 // g_object_set is variadic.
 static inline void tonearm_set_string(gpointer object, const char *name, const char *value) {
@@ -203,5 +204,88 @@ static inline gboolean tonearm_watch_gaps(GstElement *element, guint64 threshold
                       tonearm_gap_probe, watch, g_free);
     gst_object_unref(pad);
     return TRUE;
+}
+// Like the gap watch: C on the streaming thread, which only adds and compares byte counts.
+typedef struct {
+    GstElement *element;  // not referenced: it owns the pad
+    guint steps;
+    guint64 position;
+    guint64 length;
+    guint64 next;  // G_MAXUINT64: nothing to tell (size unknown, or the end told)
+} TonearmDownloadWatch;
+
+static void tonearm_download_post(TonearmDownloadWatch *watch) {
+    guint64 step = watch->length / watch->steps;
+    watch->next = watch->position >= watch->length ? G_MAXUINT64 : (watch->position / step + 1) * step;
+    GstStructure *progress = gst_structure_new("tonearm-download", "position", G_TYPE_UINT64, watch->position,
+                                               "length", G_TYPE_UINT64, watch->length, NULL);
+    gst_element_post_message(watch->element, gst_message_new_element(GST_OBJECT(watch->element), progress));
+}
+
+static GstPadProbeReturn tonearm_download_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    TonearmDownloadWatch *watch = (TonearmDownloadWatch *)data;
+    if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+        // told at the next buffer, whose probe runs once the previous push returned: the element
+        // downstream (downloadbuffer writes in its chain function) then holds every byte told
+        if (watch->position >= watch->next) tonearm_download_post(watch);
+        watch->position += gst_buffer_get_size(GST_PAD_PROBE_INFO_BUFFER(info));
+    } else if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+        GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+        if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT) {
+            // gstbasesrc.c: a source that knows its size in bytes puts it in the segment's
+            // duration, and a range request (a resume, a seek) starts the segment at its offset
+            const GstSegment *segment;
+            gst_event_parse_segment(event, &segment);
+            gboolean sized = segment->format == GST_FORMAT_BYTES && segment->duration != (guint64)-1
+                && segment->duration >= watch->steps && segment->start < segment->duration;
+            watch->position = sized ? segment->start : 0;
+            watch->length = sized ? segment->duration : 0;
+            guint64 step = sized ? segment->duration / watch->steps : 0;
+            watch->next = sized ? (segment->start / step + 1) * step : G_MAXUINT64;
+        } else if (GST_EVENT_TYPE(event) == GST_EVENT_EOS && watch->length > 0 && watch->next != G_MAXUINT64) {
+            tonearm_download_post(watch);
+        }
+    }
+    return GST_PAD_PROBE_OK;
+}
+
+/// Watches the bytes leaving `source`, an HTTP source of a known size, and posts a
+/// "tonearm-download" element message from it (fields "position" and "length", bytes) each time
+/// the download passes the next of `steps` equal parts of the whole, and at its end: pushed from
+/// the streaming thread, at most `steps` + 1 messages for a download from start to end. False (and
+/// nothing watched) when `source` is not an http or https source or has no src pad.
+static inline gboolean tonearm_watch_download(GstElement *source, guint steps) {
+    if (steps == 0 || !GST_IS_URI_HANDLER(source)) return FALSE;
+    gchar *uri = gst_uri_handler_get_uri(GST_URI_HANDLER(source));
+    gboolean http = uri != NULL && (g_str_has_prefix(uri, "http://") || g_str_has_prefix(uri, "https://"));
+    g_free(uri);
+    if (!http) return FALSE;
+    GstPad *pad = gst_element_get_static_pad(source, "src");
+    if (pad == NULL) return FALSE;
+    TonearmDownloadWatch *watch = g_new0(TonearmDownloadWatch, 1);
+    watch->element = source;
+    watch->steps = steps;
+    watch->next = G_MAXUINT64;
+    gst_pad_add_probe(pad, (GstPadProbeType)(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM),
+                      tonearm_download_probe, watch, g_free);
+    gst_object_unref(pad);
+    return TRUE;
+}
+// Runs on whichever thread opened the file (a state change, a streaming thread): C, no Swift.
+static void tonearm_unlink_temp_location(GstObject *pipeline, GstObject *object, GParamSpec *pspec, gpointer data) {
+    gchar *location = NULL;
+    g_object_get(object, "temp-location", &location, NULL);
+    if (location != NULL) unlink(location);
+    g_free(location);
+}
+
+/// Unlinks each temporary file an element inside `pipeline` announces in its "temp-location"
+/// property (downloadbuffer, queue2: "The temp-location property will be used to notify the
+/// application of the allocated filename", gstdownloadbuffer.c) as soon as it is made: the
+/// element keeps writing and reading it through its descriptor, and the file goes with that
+/// descriptor, even when the process is killed. (Its own temp-remove at close then finds no file,
+/// a GST_WARNING in the debug log.) g_signal_connect is a macro.
+static inline gulong tonearm_unlink_temp_files(GstElement *pipeline) {
+    return g_signal_connect(pipeline, "deep-notify::temp-location", G_CALLBACK(tonearm_unlink_temp_location), NULL);
 }
 #endif

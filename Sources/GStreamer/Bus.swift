@@ -65,6 +65,9 @@ public struct Message: Sendable {
         /// The stream jumped from `start` to `end` (stream time, nanoseconds) with nothing between:
         /// posted by an element that `Element.watchForGaps` watches.
         case gap(start: Int64, end: Int64)
+        /// An HTTP source's download reached `position` of `length` bytes: posted by a source that
+        /// `SourceSetup` watches with `downloadSteps`.
+        case downloaded(position: Int64, length: Int64)
         case latency
         case other(String)
     }
@@ -157,13 +160,22 @@ public struct Message: Sendable {
             }
             kind = .httpResponse(uri: uri, status: Int(status), contentType: contentType, contentLength: contentLength)
         case GST_MESSAGE_ELEMENT where gst_message_has_name(message, "tonearm-gap") != 0:
-            let structure = gst_message_get_structure(message)
-            var start: guint64 = 0, end: guint64 = 0
-            gst_structure_get_uint64(structure, "start", &start)
-            gst_structure_get_uint64(structure, "end", &end)
-            kind = .gap(start: Int64(clamping: start), end: Int64(clamping: end))
+            let (start, end) = Self.unsignedPair(message, "start", "end")
+            kind = .gap(start: start, end: end)
+        case GST_MESSAGE_ELEMENT where gst_message_has_name(message, "tonearm-download") != 0:
+            let (position, length) = Self.unsignedPair(message, "position", "length")
+            kind = .downloaded(position: position, length: length)
         default:
             kind = .other(gst_message_type_get_name(type).map { String(cString: $0) } ?? "unknown")
         }
+    }
+
+    /// Two guint64 fields of one of our own element messages (0 when missing), saturated to Int64.
+    private static func unsignedPair(_ message: UnsafeMutablePointer<GstMessage>, _ first: String, _ second: String) -> (Int64, Int64) {
+        let structure = gst_message_get_structure(message)
+        var a: guint64 = 0, b: guint64 = 0
+        gst_structure_get_uint64(structure, first, &a)
+        gst_structure_get_uint64(structure, second, &b)
+        return (Int64(clamping: a), Int64(clamping: b))
     }
 }

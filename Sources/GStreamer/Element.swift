@@ -162,13 +162,18 @@ public final class Element: @unchecked Sendable {
     }
 
     /// The SEEKING query in time: whether the element can seek now.
-    public func querySeekable() -> Bool? {
+    public func querySeekable() -> Bool? { querySeeking()?.seekable }
+
+    /// The SEEKING query in time: whether the element can seek now, and between which times
+    /// (nanoseconds) when it names them (nil: unknown, -1 in GStreamer).
+    public func querySeeking() -> (seekable: Bool, range: ClosedRange<Int64>?)? {
         guard let query = gst_query_new_seeking(GST_FORMAT_TIME) else { return nil }
         defer { tonearm_query_unref(query) }
         guard gst_element_query(pointer, query) != 0 else { return nil }
         var seekable: gboolean = 0
-        gst_query_parse_seeking(query, nil, &seekable, nil, nil)
-        return seekable != 0
+        var start: gint64 = -1, end: gint64 = -1
+        gst_query_parse_seeking(query, nil, &seekable, &start, &end)
+        return (seekable != 0, start >= 0 && end >= start ? Int64(start)...Int64(end) : nil)
     }
 
     /// The BUFFERING query in percent format: the loaded ranges as fractions 0...1 of the whole.
@@ -195,6 +200,13 @@ public final class Element: @unchecked Sendable {
     public func watchForGaps(longerThan threshold: Duration) -> Bool {
         let (seconds, attoseconds) = max(threshold, .zero).components
         return tonearm_watch_gaps(pointer, guint64(seconds) * 1_000_000_000 + guint64(attoseconds / 1_000_000_000)) != 0
+    }
+
+    /// Unlinks every temporary file an element inside this pipeline makes (a downloadbuffer's
+    /// download) as soon as it is made, so that none outlives the pipeline or a killed process
+    /// (`tonearm_unlink_temp_files`: a deep-notify handler in C, connected for the element's life).
+    public func unlinkTemporaryFiles() {
+        tonearm_unlink_temp_files(pointer)
     }
 
     /// `gst_element_seek` in time from `start` (nanoseconds) to the end.
@@ -277,18 +289,24 @@ public final class AboutToFinish: SignalConnection, @unchecked Sendable {
 }
 
 /// Sets unsigned integer properties on each source element playbin makes, where the source has
-/// them (`source-setup`): souphttpsrc's `timeout` for one. Like `AboutToFinish`, the returned object
-/// must outlive the connection; `disconnect()` once the element is in NULL.
+/// them (`source-setup`): souphttpsrc's `timeout` for one. With `downloadSteps` above 0, an HTTP
+/// source of a known size posts a `downloaded` message (`Message.Kind.downloaded`) each time its
+/// download passes the next of that many equal parts, and at its end (a buffer probe in C,
+/// `tonearm_watch_download`). Like `AboutToFinish`, the returned object must outlive the
+/// connection; `disconnect()` once the element is in NULL.
 public final class SourceSetup: SignalConnection, @unchecked Sendable {
-    // @unchecked: `values` is immutable.
+    // @unchecked: `values` and `downloadSteps` are immutable.
     private let values: [(name: String, value: UInt32)]
-    private init(_ element: Element, _ values: [(name: String, value: UInt32)]) {
+    private let downloadSteps: UInt32
+    private init(_ element: Element, _ values: [(name: String, value: UInt32)], downloadSteps: UInt32) {
         self.values = values
+        self.downloadSteps = downloadSteps
         super.init(element)
     }
 
-    public static func connect(_ playbin: Element, unsignedProperties values: [(name: String, value: UInt32)]) -> SourceSetup {
-        let box = SourceSetup(playbin, values)
+    public static func connect(_ playbin: Element, unsignedProperties values: [(name: String, value: UInt32)],
+                               downloadSteps: UInt32 = 0) -> SourceSetup {
+        let box = SourceSetup(playbin, values, downloadSteps: downloadSteps)
         // source-setup runs on whichever thread builds the source (a state change, a streaming
         // thread): it only sets properties on the new element, which nothing else uses yet
         let callback: @convention(c) (UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { _, source, data in
@@ -297,6 +315,7 @@ public final class SourceSetup: SignalConnection, @unchecked Sendable {
             for (name, value) in box.values where tonearm_has_property(source, name) != 0 {
                 tonearm_set_uint(source, name, guint(value))
             }
+            tonearm_watch_download(source, guint(box.downloadSteps))
         }
         box.handlerID = tonearm_connect_source_setup(playbin.pointer, callback, Unmanaged.passUnretained(box).toOpaque())
         return box

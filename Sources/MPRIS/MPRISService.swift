@@ -269,9 +269,10 @@ public final class MPRISService: @unchecked Sendable {
     }
 
     /// MPRIS CanSeek: a file may seek before it loaded (the seek runs after preroll); a stream only
-    /// once the pipeline said it can.
+    /// once the pipeline said it can, a live one only inside a window wide enough (the player's
+    /// `isSeekable`).
     private var canSeek: Bool {
-        guard let item = player.currentItem, item.error == nil, !item.isLive else { return false }
+        guard let item = player.currentItem, item.error == nil else { return false }
         return item.isSeekable || item.status == .unknown && item.uri.isFile
     }
 
@@ -641,7 +642,8 @@ public final class MPRISService: @unchecked Sendable {
                         throw DBusError.invalidArgs("position and tolerances must not be negative (microseconds)")
                     }
                     guard player.currentItem != nil else { throw ServiceError(PlayerError(.noCurrentItem, "nothing to seek: no current track")) }
-                    // as MPRIS Seek: no effect while CanSeek is false (a stream not loaded yet, a live one)
+                    // as MPRIS Seek: no effect while CanSeek is false (a stream not loaded yet, a live one
+                    // with no window to seek in)
                     guard canSeek else { return [] }
                     player.seek(to: .saturating(microseconds: position), toleranceBefore: .saturating(microseconds: before),
                                 toleranceAfter: .saturating(microseconds: after))

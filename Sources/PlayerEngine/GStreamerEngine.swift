@@ -65,6 +65,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     // GstPlayFlags is not public (gst/playback/gstplay-enum.h): VIDEO 0x1, AUDIO 0x2, TEXT 0x4.
     private static let rankPrimary: UInt32 = 256  // GST_RANK_PRIMARY
     private static let flagVideo: UInt32 = 0x1, flagText: UInt32 = 0x4, flagSoftVolume: UInt32 = 0x10
+    private static let flagDownload: UInt32 = 0x80
+    /// An HTTP file's `LoadedRanges` are told each time its download passes another twentieth of
+    /// it (and at its end): as coarse as `BufferingPercent`'s steps of 5.
+    private static let downloadSteps: UInt32 = 20
+    /// Whether HTTP files are downloaded to a temporary file (playbin's download flag), which
+    /// needs a cache directory to write to.
+    private let downloads: Bool
     /// How long a load waits for the previous pipeline to reach NULL before it goes on without it,
     /// when the output is an ALSA device that only one pipeline can open; a sound server
     /// (PulseAudio, PipeWire) or a fake sink takes a second stream at once, so nothing waits.
@@ -89,6 +96,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         self.logger = logger
         (sinkDescription, audioSinkDescription) = try Self.chooseAudioSink(configuration, logger: logger)
         waitsForDisposal = audioSinkDescription.contains("alsasink")
+        downloads = Self.prepareDownloadDirectory(logger: logger)
         // the pipeline's factory must exist; the pipeline itself is built at the first load, so
         // start-up (and the bus name) does not wait for a playbin that is thrown away
         guard GStreamer.hasElement(configuration.pipeline.rawValue) else {
@@ -211,6 +219,15 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             // plugins-bad's dfbvideosink crashes in libdirectfb without a display: name a fakesink
             playbin.set("video-sink", try Element(factory: "fakesink"))
         }
+        // An HTTP file of a known size is downloaded whole into a temporary file, nameless from
+        // the moment it is made so that it goes with the pipeline, in GLib's user cache directory
+        // (gsturidecodebin.c 1.22.0 type_found, gsturisourcebin.c setup_downloadbuffer): its
+        // buffering query then names the ranges downloaded, which queue2's memory queue never
+        // does. HLS and radio (no Content-Length) keep the memory queue.
+        if downloads {
+            flags |= Self.flagDownload
+            playbin.unlinkTemporaryFiles()
+        }
         playbin.set("flags", flags: flags)
         volumeElement?.set("volume", volume)
         volumeElement?.set("mute", muted)
@@ -225,9 +242,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         source.setCancelHandler { withExtendedLifetime(pipeline) {} }
         source.resume()
         pipeline.aboutToFinish = AboutToFinish.connect(playbin) { [weak pipeline] in pipeline?.onAboutToFinish() }
+        // downloadbuffer posts BUFFERING only until its read-ahead is full, and nothing as the
+        // rest of the file arrives (gstdownloadbuffer.c 1.22.0 update_buffering: it posts only
+        // while is_buffering): the source's own bytes tell when more was downloaded
         pipeline.sourceSetup = SourceSetup.connect(playbin, unsignedProperties: [
             ("timeout", UInt32(clamping: configuration.networkTimeout.components.seconds)),
-        ])
+        ], downloadSteps: downloads ? Self.downloadSteps : 0)
         return pipeline
     }
 
@@ -333,6 +353,22 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         reportedLive = false
         itemResponse = nil
         failedResponses = []
+    }
+
+    /// Makes GLib's user cache directory (`$XDG_CACHE_HOME`, else `~/.cache`: where downloadbuffer
+    /// puts its temporary files) if it is missing; false when it cannot be written to, and HTTP
+    /// files are then buffered in memory as before (their `LoadedRanges` stay empty).
+    private static func prepareDownloadDirectory(logger: Logger) -> Bool {
+        let environment = ProcessInfo.processInfo.environment
+        let directory = environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? environment["HOME"].map { $0 + "/.cache" }
+        guard let directory else { return false }
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        guard FileManager.default.isWritableFile(atPath: directory) else {
+            logger.notice("cannot write to \(directory): HTTP files are buffered in memory, with no loaded ranges")
+            return false
+        }
+        return true
     }
 
     /// The configured sink, `autoaudiosink` when it finds a device, else a silent sink that keeps
@@ -442,10 +478,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             else if before > .zero { flags.insert(.snapBefore) }
             else if after > .zero { flags.insert(.snapAfter) }
         }
-        let start: Int64
+        var start: Int64
         switch target {
         case .position(let position): start = max(position, .zero).nanoseconds
         case .current: start = pipeline.playbin.queryPosition() ?? 0
+        }
+        if reportedLive, let window = pipeline.playbin.querySeeking()?.range {
+            // a live playlist's window slides as it grows: a seek goes to the nearest time still
+            // in it, as read now (hlsdemux 1.22.0 moves one before the window to its start, and
+            // refuses one past its end: a client asking past the live edge wants the live edge)
+            start = min(max(start, window.lowerBound), window.upperBound)
         }
         if !pipeline.playbin.seek(rate: rate, flags: flags, start: start) {
             deliver(.seekRefused, generation)
@@ -475,16 +517,20 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private func loadedRanges(duration: Duration?) -> [TimeRange] {
         guard let pipeline, let duration, duration > .zero else { return [] }
         if uri?.isFile == true { return [TimeRange(start: .zero, end: duration)] }
-        return (pipeline.playbin.queryBufferedRanges() ?? []).map {
+        // downloadbuffer names an empty range at the end of a file a demuxer only peeked at (the
+        // tail of a WAV file): nothing a client can play
+        return (pipeline.playbin.queryBufferedRanges() ?? []).filter { $0.upperBound > $0.lowerBound }.map {
             TimeRange(start: duration * $0.lowerBound, end: duration * $0.upperBound)
         }
     }
 
     private func snapshot() -> EngineSnapshot {
         let duration = duration
+        let seeking = pipeline?.playbin.querySeeking()
         return EngineSnapshot(position: positionSample(), duration: duration,
-                              isSeekable: pipeline?.playbin.querySeekable() ?? false,
-                              loadedRanges: loadedRanges(duration: duration))
+                              isSeekable: seeking?.seekable ?? false,
+                              loadedRanges: loadedRanges(duration: duration),
+                              seekableRange: seeking?.range.map { TimeRange(start: .nanoseconds($0.lowerBound), end: .nanoseconds($0.upperBound)) })
     }
 
     /// A live HLS playlist (no EXT-X-ENDLIST) and internet radio preroll like files: souphttpsrc
@@ -613,6 +659,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             deliver(.tags(TagMapping.metadata(tags, covers: covers)), generation)
         case .buffering(let percent):
             deliver(.buffering(percent: percent, loadedRanges: loadedRanges(duration: duration)), generation)
+        case .downloaded:
+            deliver(.loaded(loadedRanges(duration: duration)), generation)
         case .durationChanged:
             deliver(.durationChanged(duration), generation)
         case .requestState(let state):

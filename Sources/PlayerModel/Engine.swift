@@ -37,11 +37,16 @@ public struct EngineSnapshot: Hashable, Sendable {
     public var duration: Duration?
     public var isSeekable: Bool
     public var loadedRanges: [TimeRange]
-    public init(position: PositionSample?, duration: Duration?, isSeekable: Bool, loadedRanges: [TimeRange]) {
+    /// Where a seek can go now, in the position's timeline, when the pipeline names it (the
+    /// SEEKING query's range): for a live HLS playlist, its window.
+    public var seekableRange: TimeRange?
+    public init(position: PositionSample?, duration: Duration?, isSeekable: Bool, loadedRanges: [TimeRange],
+                seekableRange: TimeRange? = nil) {
         self.position = position
         self.duration = duration
         self.isSeekable = isSeekable
         self.loadedRanges = loadedRanges
+        self.seekableRange = seekableRange
     }
 }
 
@@ -79,6 +84,9 @@ public enum EngineEvent: Sendable, Equatable {
     /// Tags to merge into the item's metadata.
     case tags(Metadata)
     case buffering(percent: Int, loadedRanges: [TimeRange])
+    /// More of the item was downloaded: what is loaded now (a download goes on after buffering
+    /// reached 100%, when no buffering message comes).
+    case loaded([TimeRange])
     case durationChanged(Duration?)
     /// Something outside (the sound server) asks the pipeline to change state (REQUEST_STATE).
     case requestState(PipelineState)

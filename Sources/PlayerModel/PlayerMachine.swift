@@ -934,6 +934,8 @@ public struct PlayerMachine: Sendable {
             emit(.metadataChanged(id, merged))
         case .buffering(let percent, let ranges):
             buffering(id, percent, ranges)
+        case .loaded(let ranges):
+            setLoadedRanges(id, ranges)
         case .durationChanged(let duration):
             setDuration(id, duration)
         case .requestState(let state):
@@ -1053,16 +1055,32 @@ public struct PlayerMachine: Sendable {
     /// seek, or a live one, plays at 1.0 only.
     private static func canChangeRate(_ item: Item) -> Bool { item.isSeekable && !item.isLive }
 
+    /// A live stream can seek when its window is at least this wide: video.js shows its live seek
+    /// bar from a window (seekable end minus start) of 20 s (live-tracker.js, `trackingThreshold`,
+    /// lowered from 30 in videojs/video.js#7502 for windows that hover around 30 s). Every live
+    /// HLS playlist names some window (hlsdemux ends it three target durations before the live
+    /// edge, as RFC 8216 6.3.3 asks of clients, and a playlist holds at least three: 6.2.2); a few
+    /// seconds of it are no DVR a person can use.
+    public static let minimumLiveWindow = Duration.seconds(20)
+
     private mutating func refreshCapabilities(_ id: ItemID, _ snapshot: EngineSnapshot) {
         setDuration(id, snapshot.duration)
-        if playQueue.item(id)?.isSeekable != snapshot.isSeekable {
-            playQueue.update(id) { $0.isSeekable = snapshot.isSeekable }
+        var seekable = snapshot.isSeekable
+        if playQueue.item(id)?.isLive == true {
+            let window = snapshot.seekableRange.map { $0.end - $0.start } ?? .zero
+            seekable = seekable && window >= Self.minimumLiveWindow
+        }
+        if playQueue.item(id)?.isSeekable != seekable {
+            playQueue.update(id) { $0.isSeekable = seekable }
             emitCapabilities(id)
         }
-        if playQueue.item(id)?.loadedRanges != snapshot.loadedRanges {
-            playQueue.update(id) { $0.loadedRanges = snapshot.loadedRanges }
-            emit(.bufferingChanged(id, percent: playQueue.item(id)!.bufferingPercent, loadedRanges: snapshot.loadedRanges))
-        }
+        setLoadedRanges(id, snapshot.loadedRanges)
+    }
+
+    private mutating func setLoadedRanges(_ id: ItemID, _ ranges: [TimeRange]) {
+        guard let item = playQueue.item(id), item.loadedRanges != ranges else { return }
+        playQueue.update(id) { $0.loadedRanges = ranges }
+        emit(.bufferingChanged(id, percent: item.bufferingPercent, loadedRanges: ranges))
     }
 
     private mutating func emitCapabilities(_ id: ItemID) {

@@ -276,6 +276,8 @@ public struct Item: Hashable, Sendable, Identifiable {
     public internal(set) var status: ItemStatus = .unknown
     public internal(set) var duration: Duration?
     public internal(set) var isLive = false
+    /// The pipeline can seek it; a live item only inside a window of at least
+    /// `PlayerMachine.minimumLiveWindow`.
     public internal(set) var isSeekable = false
     public internal(set) var bufferingPercent = 100
     public internal(set) var loadedRanges: [TimeRange] = []

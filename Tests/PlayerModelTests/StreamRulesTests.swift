@@ -79,6 +79,47 @@ final class StreamRulesTests: XCTestCase {
         XCTAssertEqual(player.state.rate, 1.5)
     }
 
+    /// A live playlist can seek only inside a window of at least the minimum; rate stays 1.0 on it.
+    func testALiveStreamSeeksOnlyInAWideEnoughWindow() throws {
+        engine.duration = nil
+        engine.isSeekable = true  // hlsdemux says so for every live playlist
+        for (window, seekable) in [(Duration.seconds(4), false), (PlayerMachine.minimumLiveWindow, true)] {
+            engine.seekableRange = TimeRange(start: .seconds(30), end: .seconds(30) + window)
+            player.clear()
+            let id = try player.enqueue([radio])[0]
+            player.play()
+            engine.send(.live)
+            engine.preroll()
+            XCTAssertEqual(player.currentItem?.id, id)
+            XCTAssertEqual(player.currentItem?.isLive, true)
+            XCTAssertEqual(player.currentItem?.isSeekable, seekable, "a window of \(window)")
+            engine.clearCalls()
+            player.seek(to: .seconds(35))
+            XCTAssertEqual(engine.calls.contains { if case .seek = $0 { true } else { false } }, seekable, "\(engine.calls)")
+            XCTAssertThrowsError(try player.setRate(1.5))
+        }
+    }
+
+    /// A download that goes on after buffering reached 100% is told as it grows, once per change,
+    /// with the buffering percent as it was; nothing is asked of the pipeline.
+    func testMoreDownloadedIsAnnouncedOnceAndLeavesTheTransportAlone() throws {
+        let http = try MediaURI("http://files.example/a.wav")
+        engine.duration = .seconds(10)
+        let id = try player.enqueue([http])[0]
+        player.play()
+        engine.preroll()
+        engine.send(.stateChanged(.playing, pending: nil))
+        engine.clearCalls()
+        let before = events.count
+        let half = [TimeRange(start: .zero, end: .seconds(5))]
+        engine.send(.loaded(half))
+        engine.send(.loaded(half))
+        XCTAssertEqual(Array(events.events.dropFirst(before)), [.bufferingChanged(id, percent: 100, loadedRanges: half)])
+        XCTAssertEqual(player.currentItem?.loadedRanges, half)
+        XCTAssertEqual(player.state.timeControlStatus, .playing)
+        XCTAssertTrue(engine.calls.isEmpty, "\(engine.calls)")
+    }
+
     // a BUFFERING below 100 can come before the engine knows the stream is live; live streams
     // never buffer-pause, so that pause must not outlive the news
     func testABufferingPauseFromBeforeTheStreamWasKnownLiveEnds() throws {

@@ -63,6 +63,55 @@ final class NetworkServiceTests: ServiceTestCase {
         XCTAssertEqual(try harness.get(H.extensionInterface, "TimeControlStatus").string, "playing")
     }
 
+    func testALiveHLSPlaylistWithAWideWindowSeeksInsideItAndStaysLive() throws {
+        let generator = try media.generator
+        let index = generator.url("hls-dvr/index.m3u8")
+        if !FileManager.default.fileExists(atPath: index.path) {
+            _ = try generator.hlsStream("hls-dvr", seconds: 80, segments: 40)
+        }
+        let segments = try String(contentsOf: index, encoding: .utf8).split(separator: "\n")
+            .filter { $0.hasSuffix(".ts") }.map(String.init)
+        let server = try HTTPServer(directory: generator.directory)
+        // 16 segments of 2 s: 32 s of playlist, and a seekable window of about 26 s (hlsdemux ends
+        // it three target durations before the live edge), wider than the 20 s minimum
+        try server.liveHLS(at: "hls-dvr/live.m3u8", segments: segments, segmentSeconds: 2, window: 16)
+        let mark = harness.mark()
+        try harness.start([server.url("hls-dvr/live.m3u8")])
+        try harness.waitForStatus("Playing")
+        try harness.waitForItemStatus("readyToPlay")
+        try harness.waitForChange(H.extensionInterface, "TimeControlStatus playing", from: mark) {
+            $0["TimeControlStatus"]?.string == "playing"
+        }
+        XCTAssertEqual(try harness.get(H.extensionInterface, "IsLive").bool, true)
+        XCTAssertEqual(try harness.get(H.player, "CanSeek").bool, true)
+        XCTAssertNil(try harness.metadata["mpris:length"], "a live stream has no length")
+        let track = try XCTUnwrap(try harness.trackID)
+
+        // 10 s back, inside the window: it plays from there, still live
+        let position = try harness.position
+        XCTAssertGreaterThan(position, 10_000_000, "it joined near the live edge, with a window behind it")
+        let backMark = harness.mark()
+        try harness.call(H.player, "SetPosition", "ox", [track, String(position - 10_000_000)])
+        let back = try harness.waitForSeeked(from: backMark)
+        XCTAssertEqual(Double(back), Double(position - 10_000_000), accuracy: 2_100_000, "within a segment of the target")
+        try harness.waitForChange(H.extensionInterface, "TimeControlStatus playing after the seek", from: backMark) {
+            $0["TimeControlStatus"]?.string == "playing"
+        }
+        // an hour ahead is past the live edge: it goes to the edge, not nowhere
+        let edgeMark = harness.mark()
+        try harness.call(H.player, "SetPosition", "ox", [track, "3600000000"])
+        let edge = try harness.waitForSeeked(from: edgeMark)
+        XCTAssertGreaterThan(edge, back + 5_000_000)
+        XCTAssertLessThan(edge, 80_000_000)
+        try harness.waitForChange(H.extensionInterface, "TimeControlStatus playing at the edge", from: edgeMark) {
+            $0["TimeControlStatus"]?.string == "playing"
+        }
+        XCTAssertGreaterThanOrEqual(try harness.position, edge)
+        XCTAssertEqual(try harness.get(H.extensionInterface, "IsLive").bool, true)
+        XCTAssertEqual(try harness.playbackStatus, "Playing")
+        XCTAssertFalse(harness.watcher.messages(from: mark).contains { $0.member == "ItemFailed" })
+    }
+
     func testALiveStreamWhosePlaylistGoesAwayReconnectsAtTheLiveEdge() throws {
         let (generator, segments) = try hlsFolder()
         let server = try HTTPServer(directory: generator.directory)
@@ -272,6 +321,15 @@ final class ReconnectServiceTests: ServiceTestCase {
         return (try HTTPServer(directory: file.deletingLastPathComponent()), file.lastPathComponent)
     }
 
+    /// The faults for the first two requests of a WAV file served at `bytesPerSecond`, which pass:
+    /// tonearmd downloads an HTTP file through a downloadbuffer, which lets wavparse read in pull
+    /// mode, and wavparse reads the chunks after the audio first. The first answer is cut short
+    /// by that read of the file's tail (the second request, a range); the third, a range from
+    /// where the first stopped, carries the stream, and the faults after these two are for it.
+    func opening(_ bytesPerSecond: Int) -> HTTPServer.Fault {
+        .init(bytesPerSecond: bytesPerSecond, times: 2)
+    }
+
     /// The values `property` of the extension took in PropertiesChanged from `mark`, in order.
     func values(of property: String, from mark: Int) -> [String] {
         harness.propertiesChanged(H.extensionInterface, from: mark).compactMap { $0.changed[property]?.string }
@@ -281,7 +339,8 @@ final class ReconnectServiceTests: ServiceTestCase {
         let (server, path) = try served()
         // the first answer comes a little faster than it plays and stops after 1 MB (5.7 s of
         // audio, after about 5 s), then the server is down for three requests
-        try server.fault(path, [.init(dropAfter: 1_000_000, bytesPerSecond: 200_000, times: 1), .init(status: 503, times: 3)])
+        try server.fault(path, [opening(200_000), .init(dropAfter: 1_000_000, bytesPerSecond: 200_000, times: 1),
+                                .init(status: 503, times: 3)])
         let mark = harness.mark()
         try harness.start(["--reconnect-delay", "0.2", server.url(path)])
         try harness.waitForStatus("Playing")
@@ -336,15 +395,77 @@ final class ReconnectServiceTests: ServiceTestCase {
         XCTAssertEqual(statuses, ["Playing"], "PlaybackStatus stays Playing while it buffers")
     }
 
+    /// `LoadedRanges` from a PropertiesChanged as (start, end) pairs in microseconds; nil when it
+    /// is not an array.
+    func ranges(_ value: MonitorValue?) -> [[Int64]]? {
+        guard case .array(let pairs)? = value?.unwrapped else { return nil }
+        return pairs.compactMap { pair in
+            guard case .structure(let fields) = pair else { return nil }
+            return fields.compactMap(\.int64)
+        }
+    }
+
+    /// The files (not folders: GStreamer's registry, the covers) in the service's cache directory.
+    func cacheFiles() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: harness.cacheHome.path).filter {
+            var folder: ObjCBool = false
+            return FileManager.default.fileExists(atPath: harness.cacheHome.appendingPathComponent($0).path, isDirectory: &folder) && !folder.boolValue
+        }
+    }
+
+    func testAnHTTPFilesLoadedRangesGrowAsItDownloadsAndASeekInsideThemWorks() throws {
+        let (server, path) = try served()
+        // 400 kB/s for 176 kB/s of audio: the whole 10 s file in about 4.5 s, most of it after
+        // the first buffering reached 100% (downloadbuffer's 2 s read-ahead), when no BUFFERING
+        // message comes any more
+        try server.fault(path, .init(bytesPerSecond: 400_000))
+        let mark = harness.mark()
+        try harness.start([server.url(path)])
+        try harness.waitForStatus("Playing")
+        let whole = try harness.waitForChange(H.extensionInterface, "LoadedRanges to reach the end", from: mark, timeout: 20) {
+            guard let ranges = self.ranges($0["LoadedRanges"]), ranges.count == 1 else { return false }
+            return ranges[0][0] == 0 && ranges[0][1] >= 9_900_000
+        }
+        let announced = harness.propertiesChanged(H.extensionInterface, from: mark).filter { $0.index <= whole.index }
+            .compactMap { ranges($0.changed["LoadedRanges"]) }.filter { !$0.isEmpty }
+        // told at each twentieth of the download and with each step of BufferingPercent while
+        // the first buffering fills: bounded, not at every buffer
+        XCTAssertGreaterThanOrEqual(announced.count, 5, "it grew in steps: \(announced)")
+        XCTAssertLessThanOrEqual(announced.count, 42, "in bounded steps, not at every buffer: \(announced)")
+        // the range from the start (wavparse also peeks at the file's last bytes: a second range)
+        let ends = announced.map { $0.first { $0[0] == 0 }?[1] ?? 0 }
+        XCTAssertEqual(ends, ends.sorted(), "\(announced)")
+        XCTAssertLessThan(ends[0], 5_000_000, "the first ranges came before the whole file: \(announced)")
+        XCTAssertGreaterThanOrEqual(announced.filter { $0.contains { $0[0] == 0 && $0[1] > 5_000_000 && $0[1] < 9_900_000 } }.count, 3,
+                                    "it grew after the first buffering was done: \(announced)")
+        // the download is a file in the cache directory that has no name any more: nothing of it
+        // stays behind, even if tonearmd is killed
+        XCTAssertEqual(try cacheFiles(), [])
+        let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(harness.daemon.pid)/fd").compactMap {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(harness.daemon.pid)/fd/\($0)")
+        }
+        XCTAssertEqual(open.filter { $0.hasPrefix(harness.cacheHome.path + "/") && $0.hasSuffix(" (deleted)") }.count, 1, "\(open)")
+        // a seek into what was downloaded plays from the file: no new request to the server
+        let requests = server.requests.count
+        let track = try XCTUnwrap(try harness.trackID)
+        let seekMark = harness.mark()
+        try harness.call(H.player, "SetPosition", "ox", [track, "8000000"])
+        let seeked = try harness.waitForSeeked(from: seekMark)
+        XCTAssertEqual(Double(seeked), 8_000_000, accuracy: 100_000)
+        XCTAssertEqual(try harness.playbackStatus, "Playing")
+        XCTAssertEqual(server.requests.count, requests, "\(server.requests)")
+        _ = try harness.waitForSignal(H.extensionInterface, "PlayedToEnd", from: seekMark, timeout: 10)
+    }
+
     func testAStalledConnectionIsGivenUpAfterTheNetworkTimeoutAndPlaysOn() throws {
         let (server, path) = try served()
         // the first answer goes silent after 600 kB (3.4 s of audio) for 8 s
-        try server.fault(path, .init(stall: 8, stallAfter: 600_000, bytesPerSecond: 250_000, times: 1))
+        try server.fault(path, [opening(250_000), .init(stall: 8, stallAfter: 600_000, bytesPerSecond: 250_000, times: 1)])
         let mark = harness.mark()
         try harness.start(["--network-timeout", "1", "--reconnect-delay", "0.2", server.url(path)])
         let stalled = try XCTUnwrap(server.waitForStall(path, timeout: 15), "\(server.requests)")
         // with a 1 s timeout the connection is given up and asked again well before the stall ends
-        XCTAssertTrue(server.waitForRequests(path, count: 2, timeout: 6), "\(server.requests)")
+        XCTAssertTrue(server.waitForRequests(path, count: 4, timeout: 6), "\(server.requests)")
         XCTAssertLessThan(Date().timeIntervalSince(stalled), 5)
         let ended = try harness.waitForSignal(H.extensionInterface, "PlayedToEnd", from: mark, timeout: 30)
         XCTAssertFalse(harness.watcher.messages(from: mark).filter { $0.index < ended.index }.contains { $0.member == "ItemFailed" },
@@ -356,7 +477,7 @@ final class ReconnectServiceTests: ServiceTestCase {
 
     func testAServerThatStaysDownFailsTheItemAfterTheAttempts() throws {
         let (server, path) = try served()
-        try server.fault(path, [.init(dropAfter: 700_000, bytesPerSecond: 300_000, times: 1), .init(status: 503)])
+        try server.fault(path, [opening(300_000), .init(dropAfter: 700_000, bytesPerSecond: 300_000, times: 1), .init(status: 503)])
         let mark = harness.mark()
         try harness.start(["--reconnect-attempts", "2", "--reconnect-delay", "0.2", server.url(path)])
         let failed = try harness.waitForSignal(H.extensionInterface, "ItemFailed", from: mark, timeout: 20)
@@ -377,7 +498,7 @@ final class ReconnectServiceTests: ServiceTestCase {
 
     func testStopWhileReconnectingCancelsIt() throws {
         let (server, path) = try served()
-        try server.fault(path, [.init(dropAfter: 700_000, bytesPerSecond: 300_000, times: 1), .init(status: 503)])
+        try server.fault(path, [opening(300_000), .init(dropAfter: 700_000, bytesPerSecond: 300_000, times: 1), .init(status: 503)])
         let mark = harness.mark()
         try harness.start(["--reconnect-delay", "1.5", server.url(path)])
         try harness.waitForChange(H.extensionInterface, "WaitingReason reconnecting", from: mark) {
@@ -461,6 +582,49 @@ final class HLSShapesServiceTests: ServiceTestCase {
         try assertPlaysAsVOD(server.url("master.m3u8"), seconds: 8)
         XCTAssertTrue(server.requests.contains { $0.path.hasSuffix("/index.m3u8") && $0.status == 200 },
                       "a variant's playlist was fetched: \(server.requests)")
+    }
+
+    /// Returns once `TimeControlStatus` is `playing` (now, or by a change within 10 s).
+    func waitUntilPlaying() throws {
+        let mark = harness.mark()
+        guard try harness.get(H.extensionInterface, "TimeControlStatus").string != "playing" else { return }
+        try harness.waitForChange(H.extensionInterface, "TimeControlStatus playing", from: mark) {
+            $0["TimeControlStatus"]?.string == "playing"
+        }
+    }
+
+    func testAVariantPlaylistMovesToALowerBitrateOnASlowNetworkAndBackWhenItRecovers() throws {
+        let generator = try media.generator
+        // 30 s in 15 segments, at about 95 and 285 kbit/s (AAC at 32 and 256 kbit/s in MPEG-TS)
+        _ = try generator.hlsStream("abr-low", seconds: 30, segments: 15, audioBitrate: 32_000)
+        _ = try generator.hlsStream("abr-high", seconds: 30, segments: 15, audioBitrate: 256_000)
+        _ = try generator.hlsVariants("abr.m3u8", [("abr-high/index.m3u8", 300_000), ("abr-low/index.m3u8", 100_000)])
+        let segments = try String(contentsOf: generator.url("abr-low/index.m3u8"), encoding: .utf8).split(separator: "\n")
+            .filter { $0.hasSuffix(".ts") }.map(String.init)
+        let server = try HTTPServer(directory: generator.directory)
+        // a 200 kbit/s network: the high variant cannot keep up on it, the low one can
+        for variant in ["abr-high", "abr-low"] {
+            for segment in segments { try server.fault("\(variant)/\(segment)", .init(bytesPerSecond: 25_000)) }
+        }
+        let mark = harness.mark()
+        try harness.start([server.url("abr.m3u8")])
+        try harness.waitForStatus("Playing")
+        // hlsdemux starts on the first variant, measures its first segment's download and moves
+        // down (legacy hlsdemux: bitrate-limit 0.8 of the measured rate)
+        XCTAssertTrue(server.waitForRequests("abr-high/\(segments[0])", timeout: 10), "\(server.requests)")
+        XCTAssertTrue(server.waitForRequests("abr-low/index.m3u8", timeout: 10), "\(server.requests)")
+        XCTAssertTrue(server.waitForRequests("abr-low/\(segments[3])", timeout: 15), "it plays on the low variant: \(server.requests)")
+        XCTAssertEqual(server.requests.filter { $0.path.hasPrefix("abr-high/segment") }.count, 1, "\(server.requests)")
+        // it may refill its buffer once after the switch; then it plays
+        try waitUntilPlaying()
+        // the network recovers: it moves back up, and stays there
+        try server.clearFaults()
+        XCTAssertTrue(server.waitForRequests("abr-high/index.m3u8", count: 2, timeout: 15), "\(server.requests)")
+        XCTAssertTrue(server.waitForRequests(count: 3, timeout: 10) { $0.hasPrefix("abr-high/segment") }, "\(server.requests)")
+        try waitUntilPlaying()
+        XCTAssertEqual(try harness.playbackStatus, "Playing")
+        XCTAssertFalse(harness.watcher.messages(from: mark).contains { $0.member == "ItemFailed" })
+        XCTAssertEqual(try harness.get(H.extensionInterface, "ItemStatus").string, "readyToPlay")
     }
 
     /// Segments with H.264 video beside the AAC audio: the service plays the audio (a fakesink takes

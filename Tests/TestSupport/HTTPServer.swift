@@ -171,12 +171,20 @@ public final class HTTPServer: @unchecked Sendable {
     /// Waits until `count` requests of `path` were answered (with `status` if given); false after `timeout`.
     @discardableResult
     public func waitForRequests(_ path: String, count: Int = 1, status: Int? = nil, timeout: TimeInterval = 10) -> Bool {
+        waitForRequests(count: count, status: status, timeout: timeout) { $0 == path }
+    }
+
+    /// Waits until `count` requests of paths that `matching` accepts were answered (with `status`
+    /// if given); false after `timeout`.
+    @discardableResult
+    public func waitForRequests(count: Int = 1, status: Int? = nil, timeout: TimeInterval = 10,
+                                matching: (String) -> Bool) -> Bool {
         condition.withLock {
             let deadline = Date(timeIntervalSinceNow: timeout)
             func seen() -> Int {
                 lines.reduce(0) { total, line in
                     let parts = line.split(separator: " ")
-                    let matches = parts.count == 3 && parts[0] == "request" && parts[1] == path
+                    let matches = parts.count == 3 && parts[0] == "request" && matching(String(parts[1]))
                         && (status == nil || Int(parts[2]) == status)
                     return total + (matches ? 1 : 0)
                 }

@@ -119,7 +119,9 @@ public final class MediaGenerator: @unchecked Sendable {
     /// (each segment starts with the tables a demuxer needs), and its `index.m3u8`. Made without
     /// hlssink2, whose EOS hangs gst-launch about one run in three on GStreamer 1.22.0.
     /// With `video`, the segments carry H.264 video too (320x240 at 25 fps, a key frame each second).
-    public func hlsStream(_ name: String, seconds: Double, segments: Int, video: Bool = false) throws -> URL {
+    /// `audioBitrate` is avenc_aac's `bitrate` (its default: 128 kbit/s).
+    public func hlsStream(_ name: String, seconds: Double, segments: Int, video: Bool = false,
+                          audioBitrate: Int? = nil) throws -> URL {
         let folder = url(name)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let whole = folder.appendingPathComponent("whole.ts")
@@ -128,7 +130,8 @@ public final class MediaGenerator: @unchecked Sendable {
                 + " ! x264enc key-int-max=25 speed-preset=ultrafast ! h264parse ! mux."
             : ""
         try gstLaunch("audiotestsrc num-buffers=\(Int(seconds * 100)) samplesperbuffer=441 ! audio/x-raw,rate=44100,channels=2"
-                      + " ! avenc_aac ! aacparse ! mpegtsmux name=mux ! filesink location=\(whole.path)" + pictures)
+                      + " ! avenc_aac\(audioBitrate.map { " bitrate=\($0)" } ?? "") ! aacparse ! mpegtsmux name=mux"
+                      + " ! filesink location=\(whole.path)" + pictures)
         let data = try Data(contentsOf: whole)
         try FileManager.default.removeItem(at: whole)
         let packet = 188

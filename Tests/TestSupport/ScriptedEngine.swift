@@ -32,6 +32,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case requestState(PipelineState)
         case seekRefused
         case gap(at: Duration, length: Duration)
+        case loaded([TimeRange])
     }
 
     private var eventHandler: (@Sendable (Generation, EngineEvent) -> Void)?
@@ -44,6 +45,8 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
     public var position: Duration? = .zero
     public var duration: Duration? = .seconds(10)
     public var isSeekable = true
+    /// The SEEKING query's range in the snapshots (a live playlist's window).
+    public var seekableRange: TimeRange?
     public var acceptsSeeks = true
     private var loaded: Generation?
     private var preparedNext: Generation?
@@ -93,7 +96,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
 
     private var snapshot: EngineSnapshot {
         EngineSnapshot(position: position.map { PositionSample($0) }, duration: duration, isSeekable: isSeekable,
-                       loadedRanges: duration.map { [TimeRange(start: .zero, end: $0)] } ?? [])
+                       loadedRanges: duration.map { [TimeRange(start: .zero, end: $0)] } ?? [], seekableRange: seekableRange)
     }
 
     /// Sends an event as the current load (or an explicit generation) and waits until the player
@@ -112,6 +115,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case .requestState(let state): .requestState(state)
         case .seekRefused: .seekRefused
         case .gap(let at, let length): .gap(at: at, length: length)
+        case .loaded(let ranges): .loaded(ranges)
         }
         let target = queue.sync { generation ?? loaded ?? Generation(0) }
         eventHandler?(target, event)
