@@ -317,6 +317,7 @@ final class PlayerRulesTests: XCTestCase {
         engine.failingChecks[a] = ItemError(.notFound, "no such file: /music/a.flac")
         let ids = try player.enqueue([a, b])
         player.play()
+        engine.settle()
         XCTAssertEqual(player.item(ids[0])?.error, ItemError(.notFound, "no such file: /music/a.flac"))
         XCTAssertEqual(loads(), [b])
     }

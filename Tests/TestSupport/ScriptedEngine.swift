@@ -129,5 +129,12 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         send(.asyncDone)
     }
 
+    /// Waits out the queue turns a failed check takes: the turn that hands the player's commands to
+    /// this engine (the check fails there and the failure is queued), the failure's own turn (the
+    /// player moves on and queues its next commands), and the turn that hands those over.
+    public func settle() {
+        for _ in 0..<3 { queue.sync {} }
+    }
+
     public func clearCalls() { queue.sync { recorded.removeAll() } }
 }
