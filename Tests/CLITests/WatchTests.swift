@@ -110,6 +110,9 @@ final class WatchTests: CLITestCase {
     func testAStreamOverHTTPShowsItsBuffering() throws {
         let a = try a()
         let server = try HTTPServer(directory: a.deletingLastPathComponent())
+        // a slow server, so the buffer is seen filling: from one on 127.0.0.1 at full speed, a
+        // downloaded file (playbin's download flag) may well be whole before the first message
+        try server.fault(a.lastPathComponent, .init(bytesPerSecond: 100_000))
         try harness.startService()
         let watch = try harness.spawn(["watch"])
         defer { watch.kill() }
