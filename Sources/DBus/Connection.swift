@@ -52,6 +52,8 @@ public final class Connection: @unchecked Sendable {
     private var handlers: [(id: Int, handler: (Message) -> Bool)] = []
     private var nextHandlerID = 0
     private var isDispatching = false
+    /// Work to do once the current dispatch pass is over (`afterDispatchPass`).
+    private var afterPass: [() -> Void] = []
     /// Completions of calls in flight, failed by `close()` (libdbus would drop them silently).
     private var pendingCalls: [ObjectIdentifier: PendingBox] = [:]
 
@@ -335,12 +337,28 @@ public final class Connection: @unchecked Sendable {
         onDisconnect?(error)
     }
 
+    /// Runs `body` on the queue right after the dispatch pass under way, outside libdbus, before
+    /// the queue takes anything else; false (and `body` not kept) when no pass is under way. What a
+    /// handler's call changed is announced then, on the thread that read the call, instead of on
+    /// the next turn of the queue, which wakes another thread for it (make bench: PlayPause).
+    public func afterDispatchPass(_ body: @escaping () -> Void) -> Bool {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard isDispatching else { return false }
+        afterPass.append(body)
+        return true
+    }
+
     /// Dispatches queued incoming messages (`dbus_connection_dispatch`). Called on the queue after I/O,
     /// never from inside libdbus. Yields after a batch so that one busy client cannot starve the queue.
     func dispatchQueued() {
         guard let raw, !isDispatching else { return }
         isDispatching = true
-        defer { isDispatching = false }
+        defer {
+            isDispatching = false
+            let after = afterPass
+            afterPass = []
+            after.forEach { $0() }
+        }
         var budget = 64
         while dbus_connection_get_dispatch_status(raw) == DBUS_DISPATCH_DATA_REMAINS {
             guard budget > 0 else { integration.scheduleDispatch(); return }

@@ -340,11 +340,12 @@ public final class ExportedObject: @unchecked Sendable {
     private func scheduleFlush() {
         guard !flushScheduled else { return }
         flushScheduled = true
-        connection.queue.async { [weak self] in
+        let flush: @Sendable () -> Void = { [weak self] in
             guard let self else { return }
             self.flushScheduled = false
             self.flushPropertyChanges()
         }
+        if !connection.afterDispatchPass(flush) { connection.queue.async(execute: flush) }
     }
 
     /// Reads a property through its getter and checks the value's type against the table.
