@@ -5,7 +5,8 @@
 #      parsers accept, and programs that run from there with no Swift toolchain libraries;
 #   2. its control fields: GStreamer's plugin packages and a session bus among the dependencies;
 #   3. as root (unless DEB_TEST_INSTALL=0): apt-get installs it, a client call on a fresh session
-#      bus starts tonearmd through D-Bus activation and it plays a generated file, then dpkg
+#      bus starts tonearmd through D-Bus activation and it plays a generated file; systemd-analyze
+#      accepts the unit, and a bus with systemd activation asks for tonearmd.service; then dpkg
 #      removes it and none of its files is left.
 #   Tests/Packaging/deb-test.sh [PACKAGE.deb]      (default: the newest .build/deb/tonearm_*.deb)
 # Ends with "N passed, N failed"; exits 1 when a check failed.
@@ -120,6 +121,27 @@ install_test() {
     bus_pid=""
     daemon_pid=$(cat "$work/daemon" 2>/dev/null)
     check "the service ends with its bus" bash -c "[ -z '$daemon_pid' ] || timeout 15 tail --pid='$daemon_pid' -f /dev/null"
+    # systemd's way: the unit as systemd reads it, and a bus run with --systemd-activation, which
+    # asks org.freedesktop.systemd1 for the activation file's SystemdService= unit instead of
+    # running Exec= (no systemd user manager runs here: a script stands in for it, see its header)
+    mkdir -m 700 "$work/runtime"
+    export XDG_STATE_HOME="$work/state-systemd"  # nothing to resume: the service starts stopped
+    check "systemd accepts the installed user unit (systemd-analyze verify --user)" \
+        env XDG_RUNTIME_DIR="$work/runtime" systemd-analyze verify --user /usr/lib/systemd/user/tonearmd.service
+    dbus-daemon --session --systemd-activation --fork --nopidfile --print-address=3 --print-pid=4 3>"$work/address" 4>"$work/pid"
+    bus_pid=$(head -n 1 "$work/pid")
+    export DBUS_SESSION_BUS_ADDRESS=$(head -n 1 "$work/address")
+    coproc activator { exec /usr/bin/python3 Tests/Packaging/systemd_activator.py /usr/lib/systemd/user "$work/units"; }
+    read -r -t 10 ready <&"${activator[0]}"
+    check "under systemd activation a client call asks for tonearmd.service, whose ExecStart serves it" bash -c \
+        "[ '${ready:-}' = ready ] && /usr/bin/tonearm status | grep -q '^status *Stopped' && [ \"\$(cat '$work/units')\" = tonearmd.service ] ||
+         { cat '$work/units' '$work/units.out'; exit 1; }"
+    check "the unit's BusName is the activation file's Name" bash -c \
+        "grep -qx 'BusName=org.mpris.MediaPlayer2.tonearm' /usr/lib/systemd/user/tonearmd.service &&
+         grep -qx 'Name=org.mpris.MediaPlayer2.tonearm' /usr/share/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service"
+    kill "$bus_pid"
+    bus_pid=""
+    kill "$activator_PID" 2>/dev/null
     unset DBUS_SESSION_BUS_ADDRESS
     check "dpkg removes it" dpkg -r tonearm
     check "none of its files is left" bash -c \
