@@ -1,5 +1,8 @@
+import Basics
 import DBus
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Logging
 import PlayerModel
 import Playlists
@@ -599,7 +602,7 @@ public final class MPRISService: @unchecked Sendable {
                     switch order {
                     case "Alphabetical":
                         sorted = playlists.sorted {
-                            let compared = $0.name.localizedStandardCompare($1.name)
+                            let compared = NaturalOrder.compare($0.name, $1.name)
                             return compared == .orderedSame ? $0.id < $1.id : compared == .orderedAscending
                         }
                     case "ModifiedDate":

@@ -1,5 +1,6 @@
+import Basics
 import Dispatch
-import Foundation
+import FoundationEssentials
 import GStreamer
 import Logging
 import PlayerModel
@@ -22,13 +23,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// The output chosen once at start: a bin description, or nil for `autoaudiosink`.
     private let sinkDescription: String?
 
-    private let handlerLock = NSLock()
+    private let handlerLock = Lock()
     private var eventHandler: (@Sendable (Generation, EngineEvent) -> Void)?
     /// Loads handed to `queue` and not run yet, guarded by `handlerLock`.
     private var loadsQueued = 0
     /// Pipelines on their way to NULL, and what runs when the last of them is freed; guarded by
     /// `teardown`, which a retire waits on while `maximumTeardowns` are under way.
-    private let teardown = NSCondition()
+    private let teardown = Condition()
     private var disposing = 0
     private var whenReleased: (@Sendable () -> Void)?
     /// At most this many retired pipelines go to NULL at once; a retire waits for one of them (on
@@ -148,7 +149,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
         var sourceSetup: SourceSetup?
-        let lock = NSLock()
+        let lock = Lock()
         var nextUp: (uri: MediaURI, generation: Generation)?
         var switching: (uri: MediaURI, generation: Generation)?
 
@@ -231,7 +232,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     public func waitForDisposals(timeout: TimeInterval) -> Bool {
         queue.sync {}  // the release commands queued so far have run
         return teardown.withLock {
-            let deadline = Date(timeIntervalSinceNow: timeout)
+            let deadline = ContinuousClock.now + .seconds(timeout)
             while disposing > 0 && teardown.wait(until: deadline) {}
             return disposing == 0
         }
@@ -248,12 +249,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // the thread holds the pipeline through a box it empties, so the pipeline is freed before
         // `released` runs (the bus source's cancel handler, on the engine queue, holds the other)
         let held = Held(pipeline)
-        let thread = Thread {
+        detachThread(name: "tonearm.dispose") {
             stop(held, done: done)  // the pipeline's last reference goes when this returns
             released?()
         }
-        thread.name = "tonearm.dispose"
-        thread.start()
         if let wait, done.wait(timeout: .now() + wait) == .timedOut {
             logger?.warning("the previous pipeline did not stop within \(wait); going on without it")
         }
@@ -291,7 +290,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// One strong reference, handed over once.
     private final class Held: @unchecked Sendable {
         // @unchecked: `value` is guarded by `lock`.
-        private let lock = NSLock()
+        private let lock = Lock()
         private var value: Pipeline?
         init(_ value: Pipeline) { self.value = value }
         func take() -> Pipeline? { lock.withLock { defer { value = nil }; return value } }
@@ -303,7 +302,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         prerollWatch = nil
         if let pipeline {
             teardown.withLock {
-                let deadline = Date(timeIntervalSinceNow: Self.teardownWait)
+                let deadline = ContinuousClock.now + .seconds(Self.teardownWait)
                 while disposing >= Self.maximumTeardowns && teardown.wait(until: deadline) {}
                 disposing += 1
             }

@@ -1,7 +1,8 @@
 import ArgumentParser
 import DBus
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import MPRIS
 import PlayerEngine
@@ -208,7 +209,7 @@ final class Service: @unchecked Sendable {
         }
         mpris.onQuit = { [weak self] in self?.quit(reason: "a client asked to quit") }
         for signal in [SIGTERM, SIGINT] {
-            Foundation.signal(signal, SIG_IGN)
+            Glibc.signal(signal, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signal, queue: queue)
             source.setEventHandler { [weak self] in self?.quit(reason: signal == SIGTERM ? "SIGTERM" : "SIGINT") }
             source.resume()

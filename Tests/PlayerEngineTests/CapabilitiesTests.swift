@@ -91,15 +91,4 @@ final class CapabilitiesTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("not a directory"), "\(error)")
         }
     }
-
-    func testNaturalOrder() {
-        let names = ["track10", "Track 2", "track 1", "10 - a", "2 - b", "a", "B", "c", "x007", "x7", "x06", "file99999999999999999999", "file100000000000000000000"]
-        XCTAssertEqual(names.sorted(by: NaturalOrder.precedes),
-                       ["2 - b", "10 - a", "a", "B", "c", "file99999999999999999999", "file100000000000000000000",
-                        "track 1", "Track 2", "track10", "x06", "x007", "x7"])
-        XCTAssertEqual(NaturalOrder.sorted(names), names.sorted(by: NaturalOrder.precedes), "keys made once, the same order")
-        XCTAssertEqual(NaturalOrder.sorted(["b", "A", "a", "B"]), ["A", "a", "B", "b"])
-        XCTAssertEqual(NaturalOrder.compare("a", "a"), .orderedSame)
-        XCTAssertEqual(NaturalOrder.compare("A", "a"), .orderedAscending, "case breaks ties, for a fixed order")
-    }
 }
