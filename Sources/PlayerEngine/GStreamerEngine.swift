@@ -77,6 +77,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // plugins-bad's DirectFB sink (rank marginal) hangs or crashes in libdirectfb when
         // autovideosink probes it on an X11 or Wayland display; a desktop player never wants it
         GStreamer.setRank(ofElement: "dfbvideosink", to: 0)
+        Self.preferNativeMP3Decoder()
         self.configuration = configuration
         self.logger = logger
         (sinkDescription, audioSinkDescription) = try Self.chooseAudioSink(configuration, logger: logger)
@@ -93,6 +94,19 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     deinit {
         if let pipeline { Self.dispose(pipeline, wait: nil) }
+    }
+
+    /// GStreamer 1.22 ranks mpg123audiodec and gst-libav's avdec_mp3 both marginal, and a tie goes
+    /// by name, so every MP3 loaded gst-libav and, with it, FFmpeg and the ~150 libraries it links
+    /// (flite's voices, librsvg, x265, OpenBLAS...): make bench, paused after playing the MP3, RSS
+    /// 73 MiB (RssAnon 17.8) with avdec_mp3, 35 MiB (9.0) with mpg123. mpg123 decodes MP3 alone,
+    /// with no extra library. A rank the user gives it in GST_PLUGIN_FEATURE_RANK stands.
+    private static func preferNativeMP3Decoder() {
+        let userRanks = ProcessInfo.processInfo.environment["GST_PLUGIN_FEATURE_RANK"] ?? ""
+        guard !userRanks.contains("mpg123audiodec"),
+              let rank = GStreamer.setRank(ofElement: "mpg123audiodec", to: Registry.Rank.primary),
+              rank > Registry.Rank.primary else { return }
+        GStreamer.setRank(ofElement: "mpg123audiodec", to: rank)  // ranked higher already: keep it
     }
 
     // MARK: PlaybackEngine
