@@ -26,31 +26,36 @@ let package = Package(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
 
+        // What the programs took from Foundation beyond FoundationEssentials, in plain Swift: locks,
+        // a condition and threads over pthreads, path and text helpers, natural order. With it no
+        // target links Foundation proper, and so neither ICU's data nor FoundationInternationalization.
+        .target(name: "Basics"),
+
         // Thin Swift wrappers: no policy.
-        .target(name: "GStreamer", dependencies: ["CGStreamer"]),
+        .target(name: "GStreamer", dependencies: ["Basics", "CGStreamer"]),
         .target(name: "DBus", dependencies: ["CDBus", .product(name: "Logging", package: "swift-log")]),
 
         // The player model: pure Swift, no C.
-        .target(name: "PlayerModel"),
+        .target(name: "PlayerModel", dependencies: ["Basics"]),
 
         // The GStreamer engine behind the model's engine protocol.
         .target(
             name: "PlayerEngine",
-            dependencies: ["GStreamer", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Basics", "GStreamer", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
 
         // The saved state (resume after a restart): SQLite through a thin wrapper, and what the
         // player's events become in it.
         .target(
             name: "Store",
-            dependencies: ["CSQLite", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Basics", "CSQLite", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
 
         // Playlist files (M3U, M3U8, PLS, XSPF) and the folders that hold them, watched with inotify.
-        .target(name: "Playlists", dependencies: ["PlayerModel", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Playlists", dependencies: ["Basics", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
 
         // MPRIS adapter: org.mpris.* and io.github.tonearm.Player1 over the model.
         .target(
             name: "MPRIS",
-            dependencies: ["DBus", "PlayerModel", "Playlists", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Basics", "DBus", "PlayerModel", "Playlists", .product(name: "Logging", package: "swift-log")],
             // the introspection XML of dbus/ is compiled in, so Introspect answers with exactly it
             exclude: ["dbus/org.mpris.MediaPlayer2.tonearm.service"],
             resources: [
@@ -63,13 +68,13 @@ let package = Package(
 
         // A client of a running tonearmd: typed MPRIS and extension calls over DBus. The CLI and
         // tonearmd --open use it; it knows nothing of the player's internals.
-        .target(name: "TonearmClient", dependencies: ["DBus", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "TonearmClient", dependencies: ["Basics", "DBus", .product(name: "Logging", package: "swift-log")]),
 
         // The command-line client: parses and prints, all D-Bus work is TonearmClient's.
         .executableTarget(
             name: "tonearm",
             dependencies: [
-                "TonearmClient",
+                "Basics", "TonearmClient",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
@@ -77,13 +82,14 @@ let package = Package(
         .executableTarget(
             name: "tonearmd",
             dependencies: [
-                "PlayerEngine", "PlayerModel", "MPRIS", "DBus", "TonearmClient", "Store",
+                "Basics", "PlayerEngine", "PlayerModel", "MPRIS", "DBus", "TonearmClient", "Store",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
         // Test support: the scripted engine, the media generator, the private bus.
         .target(name: "TestSupport", dependencies: ["PlayerModel"], path: "Tests/TestSupport"),
+        .testTarget(name: "BasicsTests", dependencies: ["Basics"]),
         .testTarget(name: "PlayerModelTests", dependencies: ["PlayerModel", "TestSupport"]),
         .testTarget(
             name: "PlayerEngineTests",

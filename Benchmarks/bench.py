@@ -294,7 +294,9 @@ class Bench:
     # ---- processes
 
     async def start(self, player, env=None, extra=()):
-        """Starts PLAYER and returns the seconds until it owned its name."""
+        """Starts PLAYER and returns the seconds until it owned its name; player.answered_s is the
+        seconds until the reply to a Get(PlaybackStatus) sent once the name was owned arrived (a
+        service that takes its name before it is ready answers later than that)."""
         taken = self.expect(self.name_taken(player.prefix))
         err = open(os.path.join(self.workdir, f"{player.name}.err"), "ab")
         start = time.perf_counter()
@@ -313,6 +315,8 @@ class Bench:
         r = await self.watcher.call(new_method_call(BUS, "ListNames"))
         names = [n for n in r.body[0] if n == player.prefix or n.startswith(player.prefix + ".")]
         player.dest = names[0] if names else player.prefix
+        self.raw.call(call_msg(player.dest, OBJ, PROPS, "Get", "ss", (PLAYER, "PlaybackStatus")))
+        player.answered_s = time.perf_counter() - start
         return owned - start
 
     @staticmethod
@@ -372,22 +376,25 @@ class Bench:
     # ---- figures
 
     async def starts(self, player, echo):
-        """Start -> name owned: the first start with no registry cache, then --starts more, each
-        beside a start of the echo floor."""
+        """Start -> name owned, and -> first Get answered: the first start with no registry cache,
+        then --starts more, each beside a start of the echo floor. Returns ((first, first
+        answered), ours, floor, ours answered, floor answered)."""
         reg = self.env["GST_REGISTRY"]
         if os.path.exists(reg):
             os.unlink(reg)
         first = await self.start(player)
+        first = (first, player.answered_s)
         self.stop(player)
         await asyncio.sleep(0.5)
-        ours, floor = [], []
+        ours, floor, ours_answered, floor_answered = [], [], [], []
         for i in range(self.args.starts):
             for which in ((player, echo) if i % 2 == 0 else (echo, player)):
                 seconds = await self.start(which)
                 (ours if which is player else floor).append(seconds)
+                (ours_answered if which is player else floor_answered).append(which.answered_s)
                 self.stop(which)
                 await asyncio.sleep(0.2)
-        return first, ours, floor
+        return first, ours, floor, ours_answered, floor_answered
 
     async def wakeups(self, pids, window):
         """Context switches per second of each of PIDS over WINDOW seconds; {pid: (rate, {thread: n})}."""
@@ -525,8 +532,9 @@ class Bench:
     async def measure(self, player, echo):
         r = {}
         log(f"{player.name}: start -> name owned")
-        first, ours, floor = await self.starts(player, echo)
-        r["start_first_s"], r["start_s"], r["echo_start_s"] = first, ours, floor
+        first, ours, floor, ours_answered, floor_answered = await self.starts(player, echo)
+        (r["start_first_s"], r["answer_first_s"]), r["start_s"], r["echo_start_s"] = first, ours, floor
+        r["answer_s"], r["echo_answer_s"] = ours_answered, floor_answered
         await self.start(player)
         await self.start(echo)
         pids = [player.proc.pid, echo.proc.pid]
@@ -742,6 +750,8 @@ def summarize(results):
         f["threads_paused"] = m["Threads"]
         f["start_first_ms"] = r["start_first_s"] * 1e3
         f["start_ms"], f["echo_start_ms"] = stats(r["start_s"], 1e3), stats(r["echo_start_s"], 1e3)
+        f["answer_first_ms"] = r["answer_first_s"] * 1e3
+        f["answer_ms"], f["echo_answer_ms"] = stats(r["answer_s"], 1e3), stats(r["echo_answer_s"], 1e3)
         f["open_ms"], f["firstbuffer_ms"] = stats(r["open_s"], 1e3), stats(r["firstbuffer_s"], 1e3)
         f["playpause_ms"], f["seeked_ms"] = stats(r["playpause_s"], 1e3), stats(r["seeked_s"], 1e3)
         f["get_us"], f["echo_get_us"] = stats(r["get_s"], 1e6), stats(r["echo_get_s"], 1e6)
@@ -776,6 +786,8 @@ def table(summary, results, queues):
     row("RSS paused, MiB (RssAnon)", "-", *each(lambda f: f"{f['rss_paused_mib']:.1f} ({f['rss_anon_paused_mib']:.1f})"))
     row("start -> name owned, median ms (first start)",
         f"{t['echo_start_ms']['median']:.1f} (echo)", *each(lambda f: f"{f['start_ms']['median']:.1f} ({f['start_first_ms']:.0f})"))
+    row("start -> first Get answered, median ms (first start)",
+        f"{t['echo_answer_ms']['median']:.1f} (echo)", *each(lambda f: f"{f['answer_ms']['median']:.1f} ({f['answer_first_ms']:.0f})"))
     row("OpenUri -> Position > 0, median ms", f"{t['firstbuffer_ms']['median']:.1f} (1st buffer)",
         *each(lambda f: f"{f['open_ms']['median']:.1f}"))
     row("PlayPause -> PropertiesChanged, median ms (p95)", "-",

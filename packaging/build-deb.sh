@@ -16,7 +16,8 @@ trap 'rm -rf "$stage"' EXIT
 root="$stage/root"
 "$make" --no-print-directory install PREFIX=/usr DESTDIR="$root" >&2
 
-# Debian strips its programs (dh_strip): 75 MB of symbols and debug information each otherwise
+# Debian strips its programs (dh_strip): tonearmd is 31.6 MB with its symbols and debug
+# information, 16.8 MB without (swift 6.3.1)
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/tonearm" "$root/usr/bin/tonearmd"
 # Debian policy: man pages gzip-compressed (-n: no name or time inside, the same bytes every build)
 gzip -9n "$root"/usr/share/man/man1/*.1

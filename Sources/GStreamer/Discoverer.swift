@@ -1,5 +1,6 @@
+import Basics
 import CGStreamer
-import Foundation
+import FoundationEssentials
 
 /// What GstDiscoverer found in a URI, copied out of its `GstDiscovererInfo` at once.
 public struct DiscovererInfo: Sendable, Equatable {
@@ -68,7 +69,7 @@ public final class Discoverer: @unchecked Sendable {
     // @unchecked: `pointer` is immutable, and every call on it runs under `lock`.
     private let pointer: UnsafeMutablePointer<GstDiscoverer>
     // gst_discoverer_discover_uri drives one pipeline: one call at a time per discoverer
-    private let lock = NSLock()
+    private let lock = Lock()
     public let timeout: Duration
 
     /// `gst_discoverer_new` with `timeout` per URI, clamped to 1 s...1 h; the discoverer is released

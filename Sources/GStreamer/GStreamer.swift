@@ -33,14 +33,6 @@ public enum GStreamer {
         return true
     }
 
-    /// The rank of an element factory (`gst_plugin_feature_get_rank`), nil if the factory is unknown.
-    public static func rank(ofElement factoryName: String) -> UInt32? {
-        initialize()
-        guard let factory = gst_element_factory_find(factoryName) else { return nil }
-        defer { gst_object_unref(UnsafeMutableRawPointer(factory)) }
-        return tonearm_feature_get_rank(factory)
-    }
-
     /// Sets the rank of an element factory (`gst_plugin_feature_set_rank`), which decides whether
     /// `playbin` autoplugs it: rank 0 (NONE) hides a decoder. Returns the previous rank, nil if the
     /// factory is unknown.

@@ -1,5 +1,6 @@
+import Basics
 import CGStreamer
-import Foundation
+import FoundationEssentials
 
 /// A tag list copied into Swift. Strings are repaired to valid UTF-8 here, at the boundary.
 public struct TagList: Sendable, Equatable {
@@ -92,7 +93,7 @@ public struct TagList: Sendable, Equatable {
             let date = boxed.assumingMemoryBound(to: GDate.self)
             guard g_date_valid(date) != 0 else { return nil }
             let year = g_date_get_year(date), month = g_date_get_month(date).rawValue, day = g_date_get_day(date)
-            return .date(String(format: "%04d-%02d-%02d", Int(year), Int(month), Int(day)))
+            return .date("\(Digits.padded(Int(year), width: 4))-\(Digits.padded(Int(month), width: 2))-\(Digits.padded(Int(day), width: 2))")
         }
         if type == gst_sample_get_type() {
             guard let boxed = g_value_get_boxed(value) else { return nil }

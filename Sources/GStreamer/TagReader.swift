@@ -1,5 +1,6 @@
+import Basics
 import CGStreamer
-import Foundation
+import FoundationEssentials
 
 /// Reads what `Discoverer` reads (tags, duration, seekability, the kinds of streams) with a
 /// smaller pipeline that stops at the tags: the URI's source, `parsebin` (demuxers and parsers,
@@ -24,7 +25,7 @@ import Foundation
 public final class TagReader: @unchecked Sendable {
     // @unchecked: `kept` is guarded by `lock`, held for the whole of a read.
     public let timeout: Duration
-    private let lock = NSLock()
+    private let lock = Lock()
     private var kept: Pipeline?
 
     /// One pipeline: its source, parsebin, bus, and the sinks given to the streams parsebin exposed.
@@ -204,7 +205,7 @@ public final class TagReader: @unchecked Sendable {
         }
 
         private let bin: UnsafeMutablePointer<GstBin>
-        private let lock = NSLock()
+        private let lock = Lock()
         /// The sinks' pads, one reference each (released in deinit).
         private var pads: [UnsafeMutablePointer<GstPad>] = []
 

@@ -1,5 +1,8 @@
+import Basics
 import DBus
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Logging
 import PlayerModel
 import Playlists
@@ -19,6 +22,8 @@ public final class MPRISService: @unchecked Sendable {
         public var supportedMIMETypes: [String] = []
         /// A suffix for the bus name (`org.mpris.MediaPlayer2.tonearm.NAME`), or nil.
         public var instanceName: String?
+        /// The name `takeName` owns already on the connection; nil: `start()` takes it.
+        public var ownedName: String?
         /// Checks a URI before it is queued: a missing file fails here, a directory becomes its
         /// playable files in order. Nil: every URI is queued as it is.
         public var resolve: (@Sendable (MediaURI) throws(ItemError) -> [MediaURI])?
@@ -62,8 +67,24 @@ public final class MPRISService: @unchecked Sendable {
         server = ObjectServer(connection: connection, logger: logger)
     }
 
-    /// Registers the object, then asks for the name (DO_NOT_QUEUE), falling back to
-    /// `.instance<pid>` when it is taken. Returns the name owned.
+    /// Asks for `org.mpris.MediaPlayer2.tonearm` (with `instance`'s suffix) with DO_NOT_QUEUE,
+    /// falling back to `.instance<pid>` when it is taken. Returns the name owned. Called before the
+    /// service is built, on the connection's queue and in the same turn of it as `start()`, a
+    /// client's call waits in the socket until the service can answer it: nothing is dispatched
+    /// before that turn ends.
+    public static func takeName(on connection: Connection, instance: String?) throws -> String {
+        var name = MPRIS.busName + (instance.map { ".\($0)" } ?? "")
+        if try connection.requestName(name) != .primaryOwner {
+            name = MPRIS.busName + ".instance\(getpid())"
+            guard try connection.requestName(name) == .primaryOwner else {
+                throw ServiceError("NameTaken", "cannot own \(MPRIS.busName) nor \(name) on the session bus")
+            }
+        }
+        return name
+    }
+
+    /// Registers the object, then asks for the name unless `options.ownedName` has it already.
+    /// Returns the name owned.
     @discardableResult
     public func start() throws -> String {
         object = try server.register([rootInterface(), playerInterface(), trackListInterface(), playlistsInterface(),
@@ -73,18 +94,12 @@ public final class MPRISService: @unchecked Sendable {
         subscribing = false
         if let catalog = options.playlists {
             let queue = connection.queue
-            // listed now, before the name is taken; later changes come from inotify on its queue
+            // listed now, before a call is answered; later changes come from inotify on its queue
             playlists = catalog.start { [weak self] list, rewritten in
                 queue.async { [weak self] in self?.playlistsChanged(list, rewritten: rewritten) }
             }
         }
-        var name = MPRIS.busName + (options.instanceName.map { ".\($0)" } ?? "")
-        if try connection.requestName(name) != .primaryOwner {
-            name = MPRIS.busName + ".instance\(getpid())"
-            guard try connection.requestName(name) == .primaryOwner else {
-                throw ServiceError("NameTaken", "cannot own \(MPRIS.busName) nor \(name) on the session bus")
-            }
-        }
+        let name = try options.ownedName ?? Self.takeName(on: connection, instance: options.instanceName)
         busName = name
         logger.info("on the session bus", metadata: ["name": "\(name)", "address": "\(connection.address)"])
         return name
@@ -600,7 +615,7 @@ public final class MPRISService: @unchecked Sendable {
                     switch order {
                     case "Alphabetical":
                         sorted = playlists.sorted {
-                            let compared = $0.name.localizedStandardCompare($1.name)
+                            let compared = NaturalOrder.compare($0.name, $1.name)
                             return compared == .orderedSame ? $0.id < $1.id : compared == .orderedAscending
                         }
                     case "ModifiedDate":

@@ -1,5 +1,5 @@
 import DBus
-import Foundation
+import FoundationEssentials
 import PlayerModel
 
 /// An item as MPRIS metadata (`a{sv}`), with the exact types clients require: `xesam:artist` is

@@ -1,4 +1,6 @@
-import Foundation
+import Basics
+import FoundationEssentials
+import Glibc
 import PlayerModel
 
 /// Where cover art is kept for clients: an embedded image is written once to a content-addressed
@@ -25,7 +27,7 @@ public final class CoverCache: @unchecked Sendable {
         var used: Date
     }
 
-    private let lock = NSLock()
+    private let lock = Lock()
     /// What the directory holds, read from it at the first store; nil before.
     private var files: [String: File]?
     private var totalBytes = 0
@@ -45,7 +47,7 @@ public final class CoverCache: @unchecked Sendable {
     /// directory spec asks), else `$HOME/.cache/tonearm/covers`.
     public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
         let cache = environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? ((environment["HOME"] ?? NSTemporaryDirectory()) as NSString).appendingPathComponent(".cache")
+            ?? Path.appending(".cache", to: environment["HOME"] ?? "/tmp")
         return URL(fileURLWithPath: cache).appendingPathComponent("tonearm/covers")
     }
 
@@ -100,11 +102,12 @@ public final class CoverCache: @unchecked Sendable {
     private func loadIndex() {
         guard files == nil else { return }
         var found: [String: File] = [:]
-        let keys: Set<URLResourceKey> = [.fileSizeKey, .contentModificationDateKey, .isRegularFileKey]
-        let listed = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: Array(keys))) ?? []
-        for url in listed where !url.lastPathComponent.hasPrefix(".") {
-            guard let values = try? url.resourceValues(forKeys: keys), values.isRegularFile == true else { continue }
-            found[url.lastPathComponent] = File(size: values.fileSize ?? 0, used: values.contentModificationDate ?? .distantPast)
+        let listed = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in listed where !name.hasPrefix(".") {
+            var status = stat()
+            guard stat(directory.appendingPathComponent(name).path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { continue }
+            let modified = Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9
+            found[name] = File(size: Int(status.st_size), used: Date(timeIntervalSince1970: modified))
         }
         files = found
         totalBytes = found.values.reduce(0) { $0 + $1.size }
@@ -135,7 +138,7 @@ public final class CoverCache: @unchecked Sendable {
                 b = (b &* 0x0000_0100_0000_01b3) ^ UInt64(byte)
             }
         }
-        return String(format: "%016llx%016llx-%llx", a, b, UInt64(data.count))
+        return Digits.padded(a, width: 16, radix: 16) + Digits.padded(b, width: 16, radix: 16) + "-" + String(data.count, radix: 16)
     }
 
     // MARK: Images beside the files
@@ -143,7 +146,7 @@ public final class CoverCache: @unchecked Sendable {
     /// A `cover.jpg`, `folder.png`, ... in the folder of a local file, or nil; one look per folder.
     public func beside(_ uri: MediaURI) -> URL? {
         guard let path = uri.path else { return nil }
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = Path.directory(of: path)
         if let known = lock.withLock({ besideByFolder[folder] }) { return known }
         let found = Self.besideNames.lazy.flatMap { name in Self.besideExtensions.lazy.map { (name, $0) } }
             .map { URL(fileURLWithPath: folder).appendingPathComponent("\($0.0).\($0.1)") }

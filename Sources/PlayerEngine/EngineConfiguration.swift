@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GStreamer
 
 /// How the GStreamer engine builds its pipeline.
@@ -45,7 +45,7 @@ public struct EngineConfiguration: Sendable {
     /// The defaults, overridden by `TONEARM_AUDIO_SINK` and `TONEARM_PIPELINE` (playbin3|playbin).
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> EngineConfiguration {
         var configuration = EngineConfiguration()
-        if let sink = environment["TONEARM_AUDIO_SINK"], !sink.trimmingCharacters(in: .whitespaces).isEmpty {
+        if let sink = environment["TONEARM_AUDIO_SINK"], !sink.trimmingWhitespace().isEmpty {
             configuration.audioSink = sink
         }
         if let kind = environment["TONEARM_PIPELINE"].flatMap(PipelineKind.init(rawValue:)) {
@@ -59,7 +59,7 @@ public struct EngineConfiguration: Sendable {
 
     /// A network timeout in whole seconds, 1 to 3600; nil when `text` is not one.
     public static func parseTimeout(_ text: String) -> Duration? {
-        guard let seconds = Int(text.trimmingCharacters(in: .whitespaces)), (1...3600).contains(seconds) else { return nil }
+        guard let seconds = Int(text.trimmingWhitespace()), (1...3600).contains(seconds) else { return nil }
         return .seconds(seconds)
     }
 }

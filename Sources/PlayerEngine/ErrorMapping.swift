@@ -58,8 +58,8 @@ enum ErrorMapping {
                 }
                 // no answer at all: refused, unreachable, timed out or cut off (a refused
                 // connection is not worth a retry; the others are)
-                let refused = error.message.localizedCaseInsensitiveContains("refused")
-                    || error.message.localizedCaseInsensitiveContains("resolve")
+                let message = error.message.lowercased()
+                let refused = message.contains("refused") || message.contains("resolve")
                 return ItemError(.network, "network error for \(name): \(error.message)", isTransient: !refused)
             }
             if error.code == resourceNotAuthorized {

@@ -1,5 +1,6 @@
+import Basics
 import Dispatch
-import Foundation
+import FoundationEssentials
 import GStreamer
 import Logging
 import PlayerModel
@@ -22,13 +23,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// The output chosen once at start: a bin description, or nil for `autoaudiosink`.
     private let sinkDescription: String?
 
-    private let handlerLock = NSLock()
+    private let handlerLock = Lock()
     private var eventHandler: (@Sendable (Generation, EngineEvent) -> Void)?
     /// Loads handed to `queue` and not run yet, guarded by `handlerLock`.
     private var loadsQueued = 0
     /// Pipelines on their way to NULL, and what runs when the last of them is freed; guarded by
     /// `teardown`, which a retire waits on while `maximumTeardowns` are under way.
-    private let teardown = NSCondition()
+    private let teardown = Condition()
     private var disposing = 0
     private var whenReleased: (@Sendable () -> Void)?
     /// At most this many retired pipelines go to NULL at once; a retire waits for one of them (on
@@ -63,7 +64,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private static let gapThreshold = Duration.milliseconds(500)
 
     // GstPlayFlags is not public (gst/playback/gstplay-enum.h): VIDEO 0x1, AUDIO 0x2, TEXT 0x4.
-    private static let rankPrimary: UInt32 = 256  // GST_RANK_PRIMARY
     private static let flagVideo: UInt32 = 0x1, flagText: UInt32 = 0x4, flagSoftVolume: UInt32 = 0x10
     private static let flagDownload: UInt32 = 0x80
     /// An HTTP file's `LoadedRanges` are told each time its download passes another twentieth of
@@ -84,14 +84,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // plugins-bad's DirectFB sink (rank marginal) hangs or crashes in libdirectfb when
         // autovideosink probes it on an X11 or Wayland display; a desktop player never wants it
         GStreamer.setRank(ofElement: "dfbvideosink", to: 0)
-        // MP3 by mpg123 (plugins-good), not by gst-libav: all three decoders are ranked marginal
-        // and equal ranks go by name (gst_plugin_feature_rank_compare_func), so avdec_mp3float
-        // won, and loading gst-libav maps libavcodec, libavfilter and what they link (flite,
-        // librsvg, openblas, x265...): 7.6 MiB more RssAnon after playing one MP3, for nothing
-        // an audio player needs from them
-        if let rank = GStreamer.rank(ofElement: "mpg123audiodec"), rank < Self.rankPrimary {
-            GStreamer.setRank(ofElement: "mpg123audiodec", to: Self.rankPrimary)
-        }
+        Self.preferNativeMP3Decoder()
         self.configuration = configuration
         self.logger = logger
         (sinkDescription, audioSinkDescription) = try Self.chooseAudioSink(configuration, logger: logger)
@@ -109,6 +102,19 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     deinit {
         if let pipeline { Self.dispose(pipeline, wait: nil) }
+    }
+
+    /// GStreamer 1.22 ranks mpg123audiodec and gst-libav's avdec_mp3 both marginal, and a tie goes
+    /// by name, so every MP3 loaded gst-libav and, with it, FFmpeg and the ~150 libraries it links
+    /// (flite's voices, librsvg, x265, OpenBLAS...): make bench, paused after playing the MP3, RSS
+    /// 73 MiB (RssAnon 17.8) with avdec_mp3, 35 MiB (9.0) with mpg123. mpg123 decodes MP3 alone,
+    /// with no extra library. A rank the user gives it in GST_PLUGIN_FEATURE_RANK stands.
+    private static func preferNativeMP3Decoder() {
+        let userRanks = ProcessInfo.processInfo.environment["GST_PLUGIN_FEATURE_RANK"] ?? ""
+        guard !userRanks.contains("mpg123audiodec"),
+              let rank = GStreamer.setRank(ofElement: "mpg123audiodec", to: Registry.Rank.primary),
+              rank > Registry.Rank.primary else { return }
+        GStreamer.setRank(ofElement: "mpg123audiodec", to: rank)  // ranked higher already: keep it
     }
 
     // MARK: PlaybackEngine
@@ -165,7 +171,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
         var sourceSetup: SourceSetup?
-        let lock = NSLock()
+        let lock = Lock()
         var nextUp: (uri: MediaURI, generation: Generation)?
         var switching: (uri: MediaURI, generation: Generation)?
 
@@ -260,7 +266,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     public func waitForDisposals(timeout: TimeInterval) -> Bool {
         queue.sync {}  // the release commands queued so far have run
         return teardown.withLock {
-            let deadline = Date(timeIntervalSinceNow: timeout)
+            let deadline = ContinuousClock.now + .seconds(timeout)
             while disposing > 0 && teardown.wait(until: deadline) {}
             return disposing == 0
         }
@@ -277,12 +283,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // the thread holds the pipeline through a box it empties, so the pipeline is freed before
         // `released` runs (the bus source's cancel handler, on the engine queue, holds the other)
         let held = Held(pipeline)
-        let thread = Thread {
+        detachThread(name: "tonearm.dispose") {
             stop(held, done: done)  // the pipeline's last reference goes when this returns
             released?()
         }
-        thread.name = "tonearm.dispose"
-        thread.start()
         if let wait, done.wait(timeout: .now() + wait) == .timedOut {
             logger?.warning("the previous pipeline did not stop within \(wait); going on without it")
         }
@@ -320,7 +324,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// One strong reference, handed over once.
     private final class Held: @unchecked Sendable {
         // @unchecked: `value` is guarded by `lock`.
-        private let lock = NSLock()
+        private let lock = Lock()
         private var value: Pipeline?
         init(_ value: Pipeline) { self.value = value }
         func take() -> Pipeline? { lock.withLock { defer { value = nil }; return value } }
@@ -332,7 +336,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         prerollWatch = nil
         if let pipeline {
             teardown.withLock {
-                let deadline = Date(timeIntervalSinceNow: Self.teardownWait)
+                let deadline = ContinuousClock.now + .seconds(Self.teardownWait)
                 while disposing >= Self.maximumTeardowns && teardown.wait(until: deadline) {}
                 disposing += 1
             }

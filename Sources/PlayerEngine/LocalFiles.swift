@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlayerModel
 #if canImport(Glibc)
 import Glibc

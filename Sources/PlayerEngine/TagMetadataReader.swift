@@ -1,5 +1,6 @@
+import Basics
 import Dispatch
-import Foundation
+import FoundationEssentials
 import GStreamer
 import PlayerModel
 
@@ -32,7 +33,7 @@ public final class TagMetadataReader: MetadataReader, @unchecked Sendable {
     /// non-overcommit worker arms its thread-pool monitor, a 1 Hz timer that then wakes the
     /// process every second for good (event/workqueue.c); serial queues run on overcommit threads.
     private let queues: [DispatchQueue]
-    private let lock = NSLock()
+    private let lock = Lock()
     // guarded by lock: reads not started yet, oldest first, and the worker queues not in use
     private var pending: [(uri: MediaURI, completion: Completion)] = []
     private var idleQueues: [Int]

@@ -1,4 +1,5 @@
-import Foundation
+import Basics
+import FoundationEssentials
 
 /// What observers of a player hear. States arrive first with their current value when a
 /// subscription starts (rule 1); moments (`seeked`, `playedToEnd`, `itemFailed`) only as they happen.
@@ -62,7 +63,7 @@ public struct PlayerError: Error, Hashable, Sendable, CustomStringConvertible {
 /// Keeps a subscription alive; `cancel()` or dropping it ends it.
 public final class Subscription: @unchecked Sendable {
     // @unchecked: `onCancel` is guarded by `lock`, so two threads cancelling run it once.
-    private let lock = NSLock()
+    private let lock = Lock()
     private var onCancel: (() -> Void)?
     init(_ onCancel: @escaping () -> Void) { self.onCancel = onCancel }
     public func cancel() {
@@ -139,7 +140,7 @@ public struct ReconnectPolicy: Sendable, Equatable {
 
     /// A count of attempts, 0 to 1000.
     public static func parseAttempts(_ text: String, name: String) throws(ConfigurationError) -> Int {
-        guard let value = Int(text.trimmingCharacters(in: .whitespaces)), (0...1000).contains(value) else {
+        guard let value = Int(text.trimmingWhitespace()), (0...1000).contains(value) else {
             throw ConfigurationError("\(name) must be a whole number from 0 to 1000, not '\(text)'")
         }
         return value
@@ -147,7 +148,7 @@ public struct ReconnectPolicy: Sendable, Equatable {
 
     /// Seconds, 0 to 3600, fractions allowed.
     public static func parseSeconds(_ text: String, name: String) throws(ConfigurationError) -> Duration {
-        guard let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite, (0...3600).contains(value) else {
+        guard let value = Double(text.trimmingWhitespace()), value.isFinite, (0...3600).contains(value) else {
             throw ConfigurationError("\(name) must be a number of seconds from 0 to 3600, not '\(text)'")
         }
         return .milliseconds(Int64((value * 1000).rounded()))

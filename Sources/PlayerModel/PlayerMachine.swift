@@ -1,3 +1,5 @@
+import Basics
+
 /// What the player's owner must do after the machine took an input: tell observers, command the
 /// engine, read an unplayed item's tags.
 public enum PlayerAction: Sendable, Equatable {
@@ -881,7 +883,7 @@ public struct PlayerMachine: Sendable {
 
     private static func seconds(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
-        return attoseconds == 0 ? "\(seconds) s" : String(format: "%.1f s", Double(seconds) + Double(attoseconds) / 1e18)
+        return attoseconds == 0 ? "\(seconds) s" : Digits.fixed(Double(seconds) + Double(attoseconds) / 1e18, fractionDigits: 1) + " s"
     }
 
     // MARK: Engine events

@@ -1,4 +1,5 @@
-import Foundation
+import Basics
+import FoundationEssentials
 
 /// A stable identifier of one queue entry. Two entries of the same URI have different ids.
 public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
@@ -30,11 +31,11 @@ public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
         guard text.utf8.count <= Self.maximumLength else {
             throw ItemError(.invalidURI, "URI too long: \(text.utf8.count) bytes (at most \(Self.maximumLength)): \(text.prefix(64))…")
         }
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.trimmingWhitespace()
         guard !trimmed.isEmpty else { throw ItemError(.invalidURI, "empty URI") }
         if trimmed.hasPrefix("/") || trimmed.hasPrefix("~") || trimmed.hasPrefix(".") || !trimmed.contains(":") {
-            let expanded = (trimmed as NSString).expandingTildeInPath
-            let absolute = expanded.hasPrefix("/") ? expanded : (directory as NSString).appendingPathComponent(expanded)
+            let expanded = Path.expandingTilde(trimmed)
+            let absolute = expanded.hasPrefix("/") ? expanded : Path.appending(expanded, to: directory)
             url = URL(fileURLWithPath: Self.lexicallyNormalized(absolute))
             return
         }
@@ -109,7 +110,7 @@ public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
 
     /// The path of a file (the URI when the path's bytes are not text), or the URI: for messages.
     public var displayPath: String {
-        guard let path, !path.isEmpty else { return url.isFileURL ? (url.absoluteString.removingPercentEncoding ?? string) : string }
+        guard let path, !path.isEmpty else { return url.isFileURL ? (url.absoluteString.removingPercentEscapes() ?? string) : string }
         return path
     }
     /// The last path component, decoded, for a title when there is no title tag.

@@ -1,4 +1,7 @@
-import Foundation
+import Basics
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Logging
 import PlayerModel
 
@@ -51,15 +54,15 @@ public final class PlaylistCatalog: @unchecked Sendable {
     /// `$XDG_MUSIC_DIR/Playlists`: XDG_MUSIC_DIR from the environment, else from
     /// `$XDG_CONFIG_HOME/user-dirs.dirs` (xdg-user-dirs: `XDG_MUSIC_DIR="$HOME/Music"`), else ~/Music.
     public static func musicPlaylists(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? Path.homeDirectory()
         if let music = environment["XDG_MUSIC_DIR"], music.hasPrefix("/") {
             return URL(fileURLWithPath: music).appendingPathComponent("Playlists")
         }
         let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.config"
         if let text = try? String(contentsOfFile: config + "/user-dirs.dirs", encoding: .utf8) {
             for line in text.split(separator: "\n") where line.hasPrefix("XDG_MUSIC_DIR=") {
-                let value = line.dropFirst("XDG_MUSIC_DIR=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-                let path = value.replacingOccurrences(of: "$HOME", with: home)
+                let value = line.dropFirst("XDG_MUSIC_DIR=".count).drop { $0 == "\"" }.reversed().drop { $0 == "\"" }.reversed()
+                let path = String(value).replacing("$HOME", with: home)
                 if path.hasPrefix("/") { return URL(fileURLWithPath: path).appendingPathComponent("Playlists") }
             }
         }
@@ -177,7 +180,7 @@ public final class PlaylistCatalog: @unchecked Sendable {
 
     /// Adds, refreshes or drops the entry of one path, from a stat of it.
     private func update(_ path: String) {
-        let name = (path as NSString).lastPathComponent
+        let name = Path.lastComponent(path)
         guard !name.hasPrefix("."), PlaylistFile.format(of: path) != nil,
               let attributes = try? FileManager.default.attributesOfItem(atPath: path),
               attributes[.type] as? FileAttributeType == .typeRegular else {
@@ -189,7 +192,7 @@ public final class PlaylistCatalog: @unchecked Sendable {
             entry.modified = modified
             entries[path] = entry
         } else {
-            entries[path] = PlaylistEntry(id: nextID, path: path, name: (name as NSString).deletingPathExtension, modified: modified)
+            entries[path] = PlaylistEntry(id: nextID, path: path, name: Path.nameWithoutExtension(name), modified: modified)
             nextID += 1
         }
     }

@@ -1,7 +1,5 @@
-import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
+import Basics
+import FoundationEssentials
 import PlayerModel
 
 /// Why a playlist file cannot be used, with a message a person can act on.
@@ -22,7 +20,7 @@ public struct PlaylistFile: Sendable, Equatable {
 
     /// The format named by a file's extension; nil for a file that is not a playlist.
     public static func format(of path: String) -> Format? {
-        Format(rawValue: (path as NSString).pathExtension.lowercased())
+        Format(rawValue: Path.extension(of: path).lowercased())
     }
 
     /// The largest file read: a playlist of 100,000 entries of 160-byte paths is 16 MiB.
@@ -41,15 +39,15 @@ public struct PlaylistFile: Sendable, Equatable {
         } catch let error as PlaylistError {
             throw error
         } catch {
-            throw PlaylistError("cannot read \(path): \((error as NSError).localizedDescription)")
+            throw PlaylistError("cannot read \(path): \(SystemError.reason(error))")
         }
         return try parse(data, format: format, path: path)
     }
 
     /// Parses a playlist's bytes; relative entries are taken against the file's directory.
     public static func parse(_ data: Data, format: Format, path: String) throws(PlaylistError) -> PlaylistFile {
-        let directory = (path as NSString).deletingLastPathComponent
-        let defaultName = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+        let directory = Path.directory(of: path)
+        let defaultName = Path.nameWithoutExtension(path)
         switch format {
         case .xspf:
             return try parseXSPF(data, directory: directory, path: path, defaultName: defaultName)
@@ -80,11 +78,11 @@ public struct PlaylistFile: Sendable, Equatable {
         var name = defaultName
         var entries: [MediaURI] = []
         for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "\u{FEFF}", with: "")
+            let line = raw.trimmingWhitespace().replacing("\u{FEFF}", with: "")
             if line.isEmpty { continue }
             if line.hasPrefix("#") {
                 if line.hasPrefix("#PLAYLIST:") {
-                    let title = line.dropFirst("#PLAYLIST:".count).trimmingCharacters(in: .whitespaces)
+                    let title = line.dropFirst("#PLAYLIST:".count).trimmingWhitespace()
                     if !title.isEmpty { name = title }
                 }
                 continue
@@ -100,7 +98,7 @@ public struct PlaylistFile: Sendable, Equatable {
         var sawSection = false
         var files: [(Int, MediaURI)] = []
         for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "\u{FEFF}", with: "")
+            let line = raw.trimmingWhitespace().replacing("\u{FEFF}", with: "")
             if line.isEmpty || line.hasPrefix(";") || line.hasPrefix("#") { continue }
             if line.hasPrefix("[") {
                 inPlaylist = line.lowercased() == "[playlist]"
@@ -111,8 +109,8 @@ public struct PlaylistFile: Sendable, Equatable {
             guard let equals = line.firstIndex(of: "=") else {
                 throw PlaylistError("\(path), line \(index + 1): not a key=value line: \(line.prefix(80))")
             }
-            let key = line[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            let key = line[..<equals].trimmingWhitespace().lowercased()
+            let value = line[line.index(after: equals)...].trimmingWhitespace()
             if key.hasPrefix("file"), let number = Int(key.dropFirst(4)) {
                 files.append((number, try entry(value, directory: directory, path: path, line: index + 1)))
             }
@@ -123,55 +121,50 @@ public struct PlaylistFile: Sendable, Equatable {
 
     // XSPF (xspf.org/spec): <playlist><title/><trackList><track><location>URI</location>.
     private static func parseXSPF(_ data: Data, directory: String, path: String, defaultName: String) throws(PlaylistError) -> PlaylistFile {
-        let reader = XSPFReader()
-        let parser = XMLParser(data: data)
-        parser.shouldResolveExternalEntities = false
-        parser.delegate = reader
-        let parsed = parser.parse()
-        // swift-corelibs-foundation's XMLParser takes a file that ends inside an element: the
-        // elements still open say it did not end
-        guard parsed, reader.sawPlaylist, reader.open.isEmpty else {
-            let why = parser.parserError.map { "line \(parser.lineNumber): \(($0 as NSError).localizedDescription)" }
-                ?? (reader.sawPlaylist ? "it ends inside <\(reader.open.last ?? "")>" : "no <playlist> element")
+        // XML is UTF-8 unless its declaration says otherwise; Latin-1 is the other one met in practice
+        guard let text = String(validating: data, as: UTF8.self)
+            ?? (String(decoding: data.prefix(100), as: UTF8.self).lowercased().contains("iso-8859-1")
+                ? String(data: data, encoding: .isoLatin1) : nil)
+        else {
+            throw PlaylistError("\(path) is not a valid XSPF playlist (not UTF-8 text)")
+        }
+        var reader = XMLReader(text)
+        var sawPlaylist = false
+        var title: String?
+        var locations: [(line: Int, text: String)] = []
+        var elementText = ""
+        do throws(XMLReader.Failure) {
+            while let event = try reader.next() {
+                switch event {
+                case .start:
+                    if reader.openElements == ["playlist"] { sawPlaylist = true }
+                    elementText = ""
+                case .text(let text):
+                    elementText += text
+                case .end(let name):
+                    switch reader.openElements + [name] {
+                    case ["playlist", "title"]: title = elementText
+                    case ["playlist", "trackList", "track", "location"]: locations.append((reader.line, elementText.trimmingWhitespace()))
+                    default: break
+                    }
+                    elementText = ""
+                }
+            }
+        } catch {
+            throw PlaylistError("\(path) is not a valid XSPF playlist (line \(error.line): \(error.message))")
+        }
+        guard sawPlaylist, reader.openElements.isEmpty else {
+            let why = sawPlaylist ? "it ends inside <\(reader.openElements.last ?? "")>" : "no <playlist> element"
             throw PlaylistError("\(path) is not a valid XSPF playlist (\(why))")
         }
         var entries: [MediaURI] = []
-        for (line, location) in reader.locations {
+        for (line, location) in locations {
             // locations are URIs (xspf.org/spec 4.1.1.2.14.1.1.1); a relative one is against the file
             let text = location.contains("://") || location.hasPrefix("/") ? location
-                : (location.removingPercentEncoding ?? location)
+                : (location.removingPercentEscapes() ?? location)
             entries.append(try entry(text, directory: directory, path: path, line: line))
         }
-        let title = reader.title?.trimmingCharacters(in: .whitespacesAndNewlines)
-        return PlaylistFile(name: title.flatMap { $0.isEmpty ? nil : $0 } ?? defaultName, entries: entries)
-    }
-}
-
-/// Collects an XSPF file's title and track locations.
-private final class XSPFReader: NSObject, XMLParserDelegate {
-    var sawPlaylist = false
-    var title: String?
-    var locations: [(Int, String)] = []
-    private var path: [String] = []
-    private var text = ""
-    /// The elements not closed yet.
-    var open: [String] { path }
-
-    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-                attributes: [String: String] = [:]) {
-        if path.isEmpty && name == "playlist" { sawPlaylist = true }
-        path.append(name)
-        text = ""
-    }
-
-    func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
-
-    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
-        if path == ["playlist", "title"] { title = text }
-        if path == ["playlist", "trackList", "track", "location"] {
-            locations.append((parser.lineNumber, text.trimmingCharacters(in: .whitespacesAndNewlines)))
-        }
-        path.removeLast()
-        text = ""
+        let name = title?.trimmingWhitespace()
+        return PlaylistFile(name: name.flatMap { $0.isEmpty ? nil : $0 } ?? defaultName, entries: entries)
     }
 }

@@ -1,5 +1,8 @@
+import Basics
 import CSQLite
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Logging
 import PlayerModel
 
@@ -51,7 +54,7 @@ public final class StateStore: @unchecked Sendable {
     private var saving: Bool { database != nil }
     /// The file was replaced by a fresh one while running: changes wait for the whole state.
     private var awaitingFullState = false
-    private let lock = NSLock()
+    private let lock = Lock()
     private var pending: [StateChange] = []
     private var drainScheduled = false
     /// Called (on the store's queue) when the store needs the whole state written again: its
@@ -85,7 +88,7 @@ public final class StateStore: @unchecked Sendable {
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
             return URL(fileURLWithPath: state).appendingPathComponent("tonearm")
         }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? Path.homeDirectory()
         return URL(fileURLWithPath: home).appendingPathComponent(".local/state/tonearm")
     }
 
@@ -137,9 +140,9 @@ public final class StateStore: @unchecked Sendable {
 
     /// Moves the bad file aside (with its WAL) and opens a fresh one.
     private func replace(because why: String, suffix: String, retry: Bool) -> SavedState? {
-        let stamp = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!,
-                                                formatOptions: [.withYear, .withMonth, .withDay, .withTime, .withTimeZone])
-        let aside = "\(path).\(suffix)-\(stamp.replacingOccurrences(of: ":", with: ""))"
+        // 20261124T070912Z
+        let stamp = Date().formatted(Date.ISO8601FormatStyle(dateSeparator: .omitted, timeSeparator: .omitted))
+        let aside = "\(path).\(suffix)-\(stamp)"
         if rename(path, aside) != 0 {
             let error = String(cString: strerror(errno))
             logger.error("cannot use the saved state \(path): \(why), and it cannot be moved aside (\(error)); tonearmd starts empty and saves nothing")
@@ -161,8 +164,22 @@ public final class StateStore: @unchecked Sendable {
         if let saved = read(path, flags: [.readOnly]) { return saved }
         // a WAL-mode file in a directory where its -wal and -shm files cannot be created opens
         // only as immutable (sqlite.org/wal.html#readonly, sqlite.org/uri.html#uriimmutable)
-        let escaped = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["?", "#", "%"])) ?? path
+        let escaped = Self.uriEscaped(path)
         return read("file:\(escaped)?immutable=1", flags: [.readOnly, .uri])
+    }
+
+    /// `path` for a `file:` URI: every byte but letters, digits and `/!$&'()*+,-.:=@_~` as `%XX`.
+    static func uriEscaped(_ path: String) -> String {
+        let kept = Set("!$&'()*+,-./:=@_~".utf8)
+        var escaped = ""
+        for byte in path.utf8 {
+            if (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || kept.contains(byte) {
+                escaped.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                escaped += "%" + Digits.padded(byte, width: 2, radix: 16).uppercased()
+            }
+        }
+        return escaped
     }
 
     private func read(_ path: String, flags: Database.OpenFlags) -> SavedState? {
@@ -290,7 +307,7 @@ public final class StateStore: @unchecked Sendable {
     /// disk and for a read-only directory alike, so the directory, the file, the free space and
     /// the file-size limit are looked at.
     private func diagnosis(_ error: SQLiteError) -> String {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = Path.directory(of: path)
         if access(directory, W_OK) != 0 {
             return "\(directory) is not writable: \(String(cString: strerror(errno)))"
         }
@@ -309,11 +326,7 @@ public final class StateStore: @unchecked Sendable {
     }
 
     private static func reason(_ error: any Error) -> String {
-        let error = error as NSError
-        if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return String(cString: strerror(Int32(underlying.code)))
-        }
-        return error.localizedDescription
+        SystemError.reason(error)
     }
 
     // MARK: Writing

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a person types for a track: a path (relative or absolute) or a URI.
 public enum MediaLocation {

@@ -1,4 +1,5 @@
-import Foundation
+import Basics
+import FoundationEssentials
 
 /// Where the service's executable is, for `tonearm daemon` and anyone else who starts it directly.
 public enum ServiceExecutable {
@@ -11,13 +12,13 @@ public enum ServiceExecutable {
     public static func find(nextTo directory: String?, searchPath: String?) -> String? {
         let manager = FileManager.default
         var candidates: [String] = []
-        if let directory { candidates.append((directory as NSString).appendingPathComponent(name)) }
+        if let directory { candidates.append(Path.appending(name, to: directory)) }
         for entry in (searchPath ?? "").split(separator: ":", omittingEmptySubsequences: true) {
-            candidates.append((String(entry) as NSString).appendingPathComponent(name))
+            candidates.append(Path.appending(name, to: String(entry)))
         }
         return candidates.first { path in
-            var isDirectory: ObjCBool = false
-            return manager.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
+            var isDirectory = false
+            return manager.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory
                 && manager.isExecutableFile(atPath: path)
         }
     }
@@ -25,6 +26,6 @@ public enum ServiceExecutable {
     /// The directory of the running executable (`/proc/self/exe`, links resolved); nil when unknown.
     public static var ownDirectory: String? {
         guard let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
-        return (path as NSString).deletingLastPathComponent
+        return Path.directory(of: path)
     }
 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import TonearmClient
 
 struct Status: ParsableCommand {
@@ -65,7 +65,7 @@ enum Format {
         if status.rate != 1 { lines.append(("rate", "\(status.rate)")) }
         if status.bufferingPercent < 100 { lines.append(("buffering", "\(status.bufferingPercent)%")) }
         if let error = status.itemError { lines.append(("error", "\(error.message) (\(error.name))")) }
-        return lines.map { "\($0.0.padding(toLength: 9, withPad: " ", startingAt: 0))\($0.1)" }.joined(separator: "\n")
+        return lines.map { "\($0.0 + String(repeating: " ", count: max(0, 9 - $0.0.count)))\($0.1)" }.joined(separator: "\n")
     }
 
     /// `status --json`: the schema of the README's "tonearm status --json". Keys sorted, so the text is

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import TonearmClient
 
@@ -89,6 +90,20 @@ enum Output {
     }()
 
     static func error(_ message: String) {
-        FileHandle.standardError.write(Data("tonearm: \(message)\n".utf8))
+        writeAll("tonearm: \(message)\n", to: STDERR_FILENO)
+    }
+}
+
+/// Writes all of `text` to the file descriptor `fd`, straight (no buffer to flush); gives up on an
+/// error other than EINTR (a closed pipe).
+func writeAll(_ text: String, to fd: Int32) {
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        if written < 0 {
+            if errno == EINTR { continue }
+            return
+        }
+        bytes = bytes.dropFirst(written)
     }
 }

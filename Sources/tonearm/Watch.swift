@@ -1,6 +1,8 @@
 import ArgumentParser
+import Basics
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 import TonearmClient
 
 struct Watch: ParsableCommand {
@@ -48,7 +50,7 @@ struct Watch: ParsableCommand {
 /// The first of Ctrl-C and the watch's end, for the main thread to wait on.
 private final class Finish: @unchecked Sendable {
     // @unchecked: `result` and `sources` are guarded by `lock`
-    private let lock = NSLock()
+    private let lock = Lock()
     private let done = DispatchSemaphore(value: 0)
     private var result: ClientError??
     private var sources: [any DispatchSourceSignal] = []
@@ -75,7 +77,7 @@ private final class Finish: @unchecked Sendable {
 final class WatchPrinter: @unchecked Sendable {
     // @unchecked: `lastLine` is guarded by `lock`
     private let bar: Bool
-    private let lock = NSLock()
+    private let lock = Lock()
     private var lastLine: String?
 
     init(bar: Bool) { self.bar = bar }
@@ -99,17 +101,7 @@ final class WatchPrinter: @unchecked Sendable {
         if bar { lock.withLock { if lastLine != nil { write("\n") } } }
     }
 
-    private func write(_ text: String) {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Foundation.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            bytes = bytes.dropFirst(written)
-        }
-    }
+    private func write(_ text: String) { writeAll(text, to: STDOUT_FILENO) }
 
     static func terminalWidth() -> Int {
         var size = winsize()

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import Glibc
 
 // Not Tonearm.main(): argument-parser exits 64 (EX_USAGE) on a usage error, and ours is 2.
 do {
@@ -7,7 +7,7 @@ do {
     try command.run()
 } catch {
     if Tonearm.exitCode(for: error) == .validationFailure {
-        FileHandle.standardError.write(Data((Tonearm.fullMessage(for: error) + "\n").utf8))
+        writeAll(Tonearm.fullMessage(for: error) + "\n", to: STDERR_FILENO)
         exit(ExitStatus.usage)
     }
     Tonearm.exit(withError: error)

@@ -1,7 +1,8 @@
 import ArgumentParser
 import DBus
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import MPRIS
 import PlayerEngine
@@ -127,16 +128,26 @@ struct Tonearmd: ParsableCommand {
         // a file-size limit (ulimit -f) makes a write fail with EFBIG instead of killing the
         // process with SIGXFSZ (setrlimit(2), RLIMIT_FSIZE): the store says so and goes on
         signal(SIGXFSZ, SIG_IGN)
-        // read before the service answers anything, on this thread: the restored queue is there
-        // before the name is taken, so the first GetAll shows it
-        let store = StateStore(directory: StateStore.defaultDirectory(), instance: instance, logger: logger)
+        // watched before the name is taken: one that comes while the service is built below is
+        // handled once it is, as a quit
+        let quitSignals = QuitSignals(queue: queue)
+        // The name first (issue 11: start -> name owned), then everything slow: GStreamer's
+        // registry, the saved state, the playlist folders. All of it is one turn of the service
+        // queue, and libdbus's messages are dispatched on that queue only, so a call that comes
+        // once the name is owned waits in the socket until this turn ends; its answer (the first
+        // GetAll) shows the restored queue and the formats as before.
         let service = try queue.sync {
-            try Service(address: address, engine: engineConfiguration, player: playerConfiguration, instance: instance,
-                        store: store, resume: resume, playlists: playlists.map { URL(fileURLWithPath: $0) }, queue: queue,
-                        logger: logger)
+            let connection = try Connection(address: address, queue: queue, logger: logger)
+            let name = try MPRISService.takeName(on: connection, instance: instance)
+            let store = StateStore(directory: StateStore.defaultDirectory(), instance: instance, logger: logger)
+            let service = try Service(connection: connection, name: name, engine: engineConfiguration, player: playerConfiguration,
+                                      instance: instance, store: store, resume: resume,
+                                      playlists: playlists.map { URL(fileURLWithPath: $0) }, queue: queue, logger: logger)
+            try service.start(playing: uris)
+            quitSignals.service = service
+            return service
         }
-        try queue.sync { try service.start(playing: uris) }
-        withExtendedLifetime(service) { dispatchMain() }
+        withExtendedLifetime((service, quitSignals)) { dispatchMain() }
     }
 
     /// With --open: gives the URIs to the tonearmd that owns the name, if one does (TonearmClient,
@@ -166,20 +177,19 @@ final class Service: @unchecked Sendable {
     private let engine: GStreamerEngine
     private let player: Player
     private let mpris: MPRISService
-    private var signalSources: [DispatchSourceSignal] = []
     private var log: Subscription?
     private var systemBus: Connection?
     private let store: StateStore
     private let recorder: StateRecorder
     private let resume: ResumeMode
 
-    init(address: String, engine configuration: EngineConfiguration, player playerConfiguration: PlayerConfiguration,
+    init(connection: Connection, name: String, engine configuration: EngineConfiguration, player playerConfiguration: PlayerConfiguration,
          instance: String?, store: StateStore, resume: ResumeMode, playlists: URL?, queue: DispatchQueue, logger: Logger) throws {
         self.queue = queue
         self.logger = logger
         self.store = store
         self.resume = resume
-        connection = try Connection(address: address, queue: queue, logger: logger)
+        self.connection = connection
         let covers = CoverCache(directory: CoverCache.defaultDirectory())
         engine = try GStreamerEngine(configuration: configuration, covers: covers, logger: logger)
         engine.whenPipelinesReleased(giveBackFreedMemory)
@@ -187,6 +197,7 @@ final class Service: @unchecked Sendable {
         let capabilities = MediaCapabilities()
         var options = MPRISService.Options()
         options.instanceName = instance
+        options.ownedName = name
         options.supportedURISchemes = capabilities.supportedURISchemes
         options.supportedMIMETypes = capabilities.supportedMIMETypes
         options.resolve = { uri throws(ItemError) in try LocalFiles.resolve(uri, capabilities: capabilities) }
@@ -206,13 +217,6 @@ final class Service: @unchecked Sendable {
             exit(69)
         }
         mpris.onQuit = { [weak self] in self?.quit(reason: "a client asked to quit") }
-        for signal in [SIGTERM, SIGINT] {
-            Foundation.signal(signal, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signal, queue: queue)
-            source.setEventHandler { [weak self] in self?.quit(reason: signal == SIGTERM ? "SIGTERM" : "SIGINT") }
-            source.resume()
-            signalSources.append(source)
-        }
         if let saved = store.loaded, resume != .none {
             player.restore(saved, resume: resume)
             logger.info("restored \(saved.items.count) item(s) from \(store.path)", metadata: ["resume": "\(resume.rawValue)"])
@@ -278,7 +282,7 @@ final class Service: @unchecked Sendable {
     }
 
     /// Says Stopped, releases the name, closes the connection, exits 0.
-    private func quit(reason: String) {
+    func quit(reason: String) {
         logger.info("quitting: \(reason)")
         // what the user left it doing, before the shutdown stops the player
         recorder.finish()
@@ -287,6 +291,23 @@ final class Service: @unchecked Sendable {
         connection.close()
         systemBus?.close()
         exit(0)
+    }
+}
+
+/// SIGTERM and SIGINT, each a quit of the service on its queue; set up before the bus name is taken.
+final class QuitSignals: @unchecked Sendable {
+    // @unchecked: `service` is set and read on the service queue only (the sources' handlers run there).
+    private var sources: [DispatchSourceSignal] = []
+    var service: Service?
+
+    init(queue: DispatchQueue) {
+        for signal in [SIGTERM, SIGINT] {
+            Glibc.signal(signal, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signal, queue: queue)
+            source.setEventHandler { [unowned self] in self.service?.quit(reason: signal == SIGTERM ? "SIGTERM" : "SIGINT") }
+            source.resume()
+            sources.append(source)
+        }
     }
 }
 

@@ -71,6 +71,9 @@ check "the activation file starts /usr/bin/tonearmd, or the unit under systemd" 
      grep -qx 'Name=org.mpris.MediaPlayer2.tonearm' '$root/usr/share/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service'"
 check "no Swift toolchain library is needed" bash -c \
     "for p in tonearm tonearmd; do out=\$(ldd '$root/usr/bin/'\$p) || exit 1; echo \"\$out\" | grep -E 'not found|libswift|libFoundation|libdispatch|/opt/swift|swift/linux' && exit 1; done; true"
+# Foundation proper would bring FoundationInternationalization and ICU's data (37 MB of each program)
+check "neither program carries ICU's data or FoundationInternationalization" bash -c \
+    "for p in tonearm tonearmd; do grep -q -a -e icudt -e FoundationInternationalization '$root/usr/bin/'\$p && exit 1; done; true"
 check "tonearm --version runs from the package with an empty environment" bash -c \
     "[ \"\$(env -i '$root/usr/bin/tonearm' --version)\" = \"\$(dpkg-deb -f '$package' Version)\" ]"
 check "tonearmd --help runs from the package" bash -c "env -i '$root/usr/bin/tonearmd' --help | grep -q -- --audio-sink"

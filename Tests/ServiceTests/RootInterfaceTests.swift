@@ -9,6 +9,8 @@ final class RootInterfaceTests: ServiceTestCase {
 
     func testIdentityDesktopEntryAndSchemesAsClientsReadThem() throws {
         try harness.start()
+        // asked as soon as the name is owned: tonearmd takes it before it reads GStreamer's
+        // registry, and this answer waits for that, with the formats in it
         let root = try harness.getAll(H.root)
         // KDE ignores a player without Identity; the desktop file's basename is DesktopEntry
         XCTAssertEqual(root["Identity"]?.type, "s")

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import PlayerModel
-import Store
+@testable import Store
 import XCTest
 
 /// The store against a real SQLite file in a temporary directory: what is written comes back in
@@ -136,5 +136,14 @@ final class StateStoreTests: XCTestCase {
         second.flush()
         first.close()
         XCTAssertEqual(try XCTUnwrap(reopen().loaded).items.map(\.id.rawValue), [1])
+    }
+
+    /// The path in an SQLite `file:` URI is escaped as Foundation's urlPathAllowed without `?#%` did.
+    func testURIEscapedAsFoundationEscaped() {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.subtract(CharacterSet(charactersIn: "?#%"))
+        for path in ["/home/a b/state.sqlite", "/x/?#%/é ü/★", "/plain/path-1_2.~", "/a;b=c&d@e+f$g,h'(i)*!:j"] {
+            XCTAssertEqual(StateStore.uriEscaped(path), path.addingPercentEncoding(withAllowedCharacters: allowed), path)
+        }
     }
 }
