@@ -33,7 +33,7 @@ let package = Package(
 
         // Thin Swift wrappers: no policy.
         .target(name: "GStreamer", dependencies: ["Basics", "CGStreamer"]),
-        .target(name: "DBus", dependencies: ["CDBus", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "DBus", dependencies: ["Basics", "CDBus", .product(name: "Logging", package: "swift-log")]),
 
         // The player model: pure Swift, no C.
         .target(name: "PlayerModel", dependencies: ["Basics"]),

@@ -3,7 +3,6 @@
 #include <dbus/dbus.h>
 
 #include <sys/eventfd.h>
-#include <pthread.h>
 
 /* Every libdbus function used by the DBus target imports as is.
  * The DBUS_TYPE_* macros are casts ((int) 's') that Swift does not import; their values are fixed by the
@@ -12,8 +11,5 @@
 
 /* Glibc's Swift module leaves out <sys/eventfd.h> (ReadWatcher wakes its poll with one). */
 static inline int tonearm_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
-
-/* pthread_setname_np is a GNU extension the Glibc module does not export. */
-static inline void tonearm_set_thread_name(const char *name) { pthread_setname_np(pthread_self(), name); }
 
 #endif

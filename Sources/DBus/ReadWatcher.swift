@@ -1,3 +1,4 @@
+import Basics
 import CDBus
 import Dispatch
 #if canImport(Glibc)
@@ -11,8 +12,8 @@ import Glibc
 /// trip of a Get about twice the libdbus echo floor's (make bench). Still no timeout and no polling:
 /// the thread sleeps in poll until a message or a change of its own state comes.
 ///
-/// `@unchecked Sendable`: `enabled` and `cancelled` are written on the queue and read by the thread
-/// under `lock`; `handler` runs only on the queue.
+/// `@unchecked Sendable`: `enabled` and `cancelled` are written on the queue and read by the thread,
+/// both under `lock`; `handler` runs only on the queue.
 final class ReadWatcher: WatchSource, @unchecked Sendable {
     private let fd: Int32
     /// An eventfd that wakes the thread from poll when `enabled` or `cancelled` changes.
@@ -20,12 +21,12 @@ final class ReadWatcher: WatchSource, @unchecked Sendable {
     private let queue: DispatchQueue
     private let handler: () -> Void
     private let finished: @Sendable () -> Void
-    private var lock = pthread_mutex_t()
+    private let lock = Lock()
     private var enabled = false
     private var cancelled = false
 
-    /// Starts the thread, disabled; nil when no eventfd or thread can be made. `finished` runs on the
-    /// thread once it has stopped looking at `fd` (after `cancel`).
+    /// Starts the thread, disabled; nil when no eventfd can be made. `finished` runs on the thread
+    /// once it has stopped looking at `fd` (after `cancel`).
     init?(fd: Int32, queue: DispatchQueue, handler: @escaping () -> Void, finished: @escaping @Sendable () -> Void) {
         wake = tonearm_eventfd()
         guard wake >= 0 else { return nil }
@@ -33,22 +34,8 @@ final class ReadWatcher: WatchSource, @unchecked Sendable {
         self.queue = queue
         self.handler = handler
         self.finished = finished
-        pthread_mutex_init(&lock, nil)
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        guard pthread_create(&thread, nil, { context in
-            let watcher = Unmanaged<ReadWatcher>.fromOpaque(context!).takeRetainedValue()
-            watcher.run()
-            return nil
-        }, context) == 0 else {
-            Unmanaged<ReadWatcher>.fromOpaque(context).release()
-            close(wake)
-            return nil
-        }
-        pthread_detach(thread)
+        detachThread(name: "tonearm.dbus-read") { [self] in run() }
     }
-
-    deinit { pthread_mutex_destroy(&lock) }
 
     var isEnabled: Bool { locked { enabled } }
 
@@ -67,11 +54,7 @@ final class ReadWatcher: WatchSource, @unchecked Sendable {
         poke()
     }
 
-    private func locked<T>(_ body: () -> T) -> T {
-        pthread_mutex_lock(&lock)
-        defer { pthread_mutex_unlock(&lock) }
-        return body()
-    }
+    private func locked<T>(_ body: () -> T) -> T { lock.withLock(body) }
 
     private func poke() {
         var one: UInt64 = 1
@@ -79,7 +62,6 @@ final class ReadWatcher: WatchSource, @unchecked Sendable {
     }
 
     private func run() {
-        setThreadName("tonearm.dbus-read")
         var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
         while true {
             let (enabled, cancelled) = locked { (self.enabled, self.cancelled) }
@@ -103,9 +85,4 @@ final class ReadWatcher: WatchSource, @unchecked Sendable {
         close(wake)
         finished()
     }
-}
-
-/// Names the calling thread (at most 15 bytes: pthread_setname_np(3)), for ps, top and gdb.
-private func setThreadName(_ name: String) {
-    tonearm_set_thread_name(String(name.prefix(15)))
 }
