@@ -24,6 +24,11 @@ public final class MPRISService: @unchecked Sendable {
         public var resolve: (@Sendable (MediaURI) throws(ItemError) -> [MediaURI])?
         /// The playlist files behind org.mpris.MediaPlayer2.Playlists and SaveQueue; nil: none.
         public var playlists: PlaylistCatalog?
+        /// The active playlist of the saved state: active again at start when the catalog still
+        /// lists it and the restored queue holds items its activation gave.
+        public var restoredActivePlaylist: ActivePlaylistRecord?
+        /// Told (on the service queue) when the active playlist changes, to save it.
+        public var onActivePlaylistChanged: (@Sendable (ActivePlaylistRecord?) -> Void)?
         public init() {}
     }
 
@@ -47,8 +52,12 @@ public final class MPRISService: @unchecked Sendable {
     private var announcedMetadata: [ItemID: Int] = [:]
     /// The playlists as the catalog last listed them, in the order it found them.
     private var playlists: [PlaylistEntry] = []
-    /// The playlist whose activation filled the queue; nil once the queue is cleared or it is gone.
+    /// The playlist whose activation filled the queue; nil once the queue is replaced or cleared,
+    /// once none of the items its activation gave is left, or once its file is gone.
     private var activePlaylist: PlaylistEntry?
+    /// The ids its activation gave, and how many of them are still queued.
+    private var activeItems: ClosedRange<UInt64> = 0...0
+    private var activeRemaining = 0
     /// Called when a client asks the service to quit.
     public var onQuit: (() -> Void)?
     public private(set) var busName: String?
@@ -76,6 +85,9 @@ public final class MPRISService: @unchecked Sendable {
             // listed now, before the name is taken; later changes come from inotify on its queue
             playlists = catalog.start { [weak self] list, rewritten in
                 queue.async { [weak self] in self?.playlistsChanged(list, rewritten: rewritten) }
+            }
+            if let restored = options.restoredActivePlaylist {
+                restoreActivePlaylist(restored)
             }
         }
         var name = MPRIS.busName + (options.instanceName.map { ".\($0)" } ?? "")
@@ -140,9 +152,18 @@ public final class MPRISService: @unchecked Sendable {
             object.propertiesMayHaveChanged(interface: MPRIS.player)
             if reason != .initial { emit(MPRIS.tonearm, "RateChanged", [.double(rate), .string(reason.rawValue)]) }
         case .queueChanged(let change):
-            if case .replaced(let ids) = change, ids.isEmpty, activePlaylist != nil {
-                activePlaylist = nil  // Clear: the queue is no playlist's any more
-                object.propertiesMayHaveChanged(interface: MPRIS.playlists)
+            if activePlaylist != nil {
+                switch change {
+                case .replaced:
+                    // Clear, or another playlist (which is made active once its queue is in)
+                    setActivePlaylist(nil)
+                case .removed(let ids):
+                    // the last of the playlist's items gone: the queue is no longer the playlist's
+                    activeRemaining -= ids.reduce(0) { $0 + (activeItems.contains($1.rawValue) ? 1 : 0) }
+                    if activeRemaining <= 0 { setActivePlaylist(nil) }
+                default:
+                    break
+                }
             }
             trackListChanged(change)
             object.propertiesMayHaveChanged(interface: MPRIS.player)
@@ -538,7 +559,7 @@ public final class MPRISService: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(connection.queue))
         playlists = list
         if let active = activePlaylist {
-            activePlaylist = list.first { $0.id == active.id }
+            if let entry = list.first(where: { $0.id == active.id }) { activePlaylist = entry } else { setActivePlaylist(nil) }
         }
         object?.propertiesMayHaveChanged(interface: MPRIS.playlists)
         // MPRIS PlaylistChanged: a playlist's data changed; here, its file was rewritten
@@ -546,6 +567,36 @@ public final class MPRISService: @unchecked Sendable {
     }
 
     private static let playlistBase: ObjectPath = "/io/github/tonearm/Playlist"
+
+    /// Makes `entry` the active playlist, its activation having given the items `ids` (nil: none
+    /// is active), and says so to clients and to the saved state.
+    private func setActivePlaylist(_ entry: PlaylistEntry?, items ids: [ItemID] = []) {
+        let changed = entry != nil || activePlaylist != nil
+        activePlaylist = entry
+        if let entry, let first = ids.first, let last = ids.last {
+            activeItems = first.rawValue...last.rawValue
+            activeRemaining = ids.count
+            options.onActivePlaylistChanged?(ActivePlaylistRecord(playlist: entry.id, items: activeItems))
+        } else {
+            activePlaylist = nil
+            activeRemaining = 0
+            options.onActivePlaylistChanged?(nil)
+        }
+        if changed { object?.propertiesMayHaveChanged(interface: MPRIS.playlists) }
+    }
+
+    /// At start: the saved active playlist is active again when the catalog still lists it and the
+    /// restored queue holds items its activation gave (one walk of the queue, once).
+    private func restoreActivePlaylist(_ restored: ActivePlaylistRecord) {
+        let remaining = player.ids.reduce(0) { $0 + (restored.items.contains($1.rawValue) ? 1 : 0) }
+        guard remaining > 0, let entry = playlists.first(where: { $0.id == restored.playlist }) else {
+            options.onActivePlaylistChanged?(nil)
+            return
+        }
+        activePlaylist = entry
+        activeItems = restored.items
+        activeRemaining = remaining
+    }
 
     private func playlistValue(_ entry: PlaylistEntry) -> DBusValue {
         .structure([.objectPath(Self.playlistBase.appending(number: entry.id)), .string(entry.name), .string("")])
@@ -576,9 +627,8 @@ public final class MPRISService: @unchecked Sendable {
                             do {
                                 let file = try parsed.get()
                                 guard !file.entries.isEmpty else { throw PlaylistError("\(entry.path) has no entries") }
-                                try player.replace(with: file.entries)
-                                activePlaylist = entry
-                                object.propertiesMayHaveChanged(interface: MPRIS.playlists)
+                                let ids = try player.replace(with: file.entries)
+                                setActivePlaylist(playlists.first { $0.id == entry.id } ?? entry, items: ids)
                                 reply.succeed([])
                             } catch let error as PlaylistError {
                                 reply.fail(ServiceError("MalformedPlaylist", error.message))

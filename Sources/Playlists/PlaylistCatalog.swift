@@ -4,7 +4,7 @@ import PlayerModel
 
 /// One playlist the catalog knows: a file in one of its folders.
 public struct PlaylistEntry: Sendable, Equatable {
-    /// Stable while the service runs: the same file keeps its id.
+    /// Stable across restarts: the same file (path) keeps its id, which the saved state remembers.
     public var id: UInt64
     public var path: String
     /// The file's name without its extension.
@@ -26,7 +26,12 @@ public final class PlaylistCatalog: @unchecked Sendable {
     private let logger: Logger
     private let queue = DispatchQueue(label: "tonearm.playlists", qos: .utility)
     private var entries: [String: PlaylistEntry] = [:]
+    /// Every path ever given an id (those of the saved state, and those seen since), kept when its
+    /// file goes: a file that comes back (a folder removed and made again) gets its id back.
+    private var records: [String: PlaylistRecord] = [:]
     private var nextID: UInt64 = 1
+    /// Told of each record that is new or changed, on the catalog's queue (to save it).
+    private let onRecord: (@Sendable (PlaylistRecord) -> Void)?
     private var inotify: Int32 = -1
     private var watches: [Int32: String] = [:]
     private var source: DispatchSourceRead?
@@ -34,7 +39,10 @@ public final class PlaylistCatalog: @unchecked Sendable {
     /// Saved queues written here whose inotify event has not come yet.
     private var savedHere: Set<String> = []
 
-    public init(directories: [URL], savedQueues: URL, logger: Logger) {
+    /// `remembered`: the records of the saved state, so that every file keeps the id it had;
+    /// `onRecord` is told of each new or changed one.
+    public init(directories: [URL], savedQueues: URL, remembered: [PlaylistRecord] = [],
+                onRecord: (@Sendable (PlaylistRecord) -> Void)? = nil, logger: Logger) {
         var unique: [URL] = []
         for directory in directories + [savedQueues] where !unique.contains(where: { $0.standardizedFileURL == directory.standardizedFileURL }) {
             unique.append(directory)
@@ -42,6 +50,11 @@ public final class PlaylistCatalog: @unchecked Sendable {
         self.directories = unique
         self.savedQueues = savedQueues
         self.logger = logger
+        self.onRecord = onRecord
+        for record in remembered where records[record.path] == nil {
+            records[record.path] = record
+            nextID = max(nextID, record.id &+ 1)
+        }
     }
 
     deinit {
@@ -189,8 +202,15 @@ public final class PlaylistCatalog: @unchecked Sendable {
             entry.modified = modified
             entries[path] = entry
         } else {
-            entries[path] = PlaylistEntry(id: nextID, path: path, name: (name as NSString).deletingPathExtension, modified: modified)
-            nextID += 1
+            let record = records[path] ?? {
+                let record = PlaylistRecord(id: nextID, path: path, firstSeen: Date())
+                nextID += 1
+                records[path] = record
+                onRecord?(record)
+                return record
+            }()
+            entries[path] = PlaylistEntry(id: record.id, path: path, name: (name as NSString).deletingPathExtension,
+                                          modified: modified)
         }
     }
 

@@ -138,4 +138,83 @@ final class PlaylistsTests: ServiceTestCase {
         try harness.waitForChange(H.playlists, "PlaylistCount 1", from: mark) { $0["PlaylistCount"]?.int64 == 1 }
         XCTAssertEqual(try playlists().map(\.1), ["My Queue"])
     }
+
+    /// ActivePlaylist as (valid, id).
+    func activePlaylist() throws -> (Bool, String?) {
+        let value = try harness.get(H.playlists, "ActivePlaylist")
+        let fields = try XCTUnwrap(value.data as? [Any], "\(value)")
+        return (fields.first as? Bool ?? false, (fields.last as? [Any])?.first as? String)
+    }
+
+    /// SIGTERM and the wait for a clean exit.
+    func restart(_ arguments: [String] = []) throws {
+        let daemon = harness.daemon
+        harness.exitExpected.insert(daemon.pid)
+        daemon.process.terminate()
+        XCTAssertEqual(daemon.waitForExit(timeout: 10), 0, daemon.output)
+        try harness.start(arguments)
+    }
+
+    func testPlaylistIDsAndTheActivePlaylistAreKeptAcrossRestarts() throws {
+        let a = try short("pl-a", seconds: 10)
+        let b = try short("pl-b", seconds: 10, frequency: 660)
+        _ = try write("b-side.m3u", "\(a.path)\n\(b.path)\n")
+        _ = try write("c-side.m3u8", "\(b.path)\n")
+        try harness.start()
+        let before = Dictionary(uniqueKeysWithValues: try playlists().map { ($0.1, $0.0) })
+        let bSide = try XCTUnwrap(before["b-side"])
+        try harness.call(H.playlists, "ActivatePlaylist", "o", [bSide])
+        try harness.waitForStatus("Playing")
+        XCTAssertEqual(try activePlaylist().1, bSide)
+        let tracks = try harness.tracks
+
+        // killed; meanwhile a file whose name sorts first appears: the others keep their ids
+        let first = harness.daemon
+        harness.exitExpected.insert(first.pid)
+        Thread.sleep(forTimeInterval: 0.5)  // the store writes on its own queue right after the change
+        kill(first.pid, SIGKILL)
+        XCTAssertEqual(first.waitForExit(timeout: 10), SIGKILL)
+        _ = try write("a-side.xspf", "<playlist version=\"1\" xmlns=\"http://xspf.org/ns/0/\"><trackList/></playlist>")
+        try harness.start()
+        let after = Dictionary(uniqueKeysWithValues: try playlists().map { ($0.1, $0.0) })
+        XCTAssertEqual(after["b-side"], before["b-side"], "\(before) then \(after)")
+        XCTAssertEqual(after["c-side"], before["c-side"], "\(before) then \(after)")
+        XCTAssertNotNil(after["a-side"])
+        XCTAssertFalse(Set(before.values).contains(after["a-side"] ?? ""), "a new file gets a new id: \(after)")
+        XCTAssertEqual(try harness.tracks, tracks)
+        let restored = try activePlaylist()
+        XCTAssertTrue(restored.0, "ActivePlaylist restored with the queue it filled")
+        XCTAssertEqual(restored.1, bSide)
+
+        // an edit keeps it the playlist's queue, across a restart too
+        try harness.call(H.extensionInterface, "Enqueue", "asb", ["1", H.uri(a), "false"])
+        try restart()
+        XCTAssertEqual(try activePlaylist().0, true)
+        XCTAssertEqual(try activePlaylist().1, bSide)
+        // once the playlist's own items are all gone, the queue is no longer the playlist's
+        let now = try harness.tracks
+        XCTAssertEqual(now.count, 3)
+        var mark = harness.mark()
+        for track in now.prefix(2) { try harness.call(H.trackList, "RemoveTrack", "o", [track]) }
+        try harness.waitForChange(H.playlists, "ActivePlaylist no longer valid", from: mark) {
+            guard case .structure(let fields)? = $0["ActivePlaylist"]?.unwrapped else { return false }
+            return fields.first?.bool == false
+        }
+        try restart()
+        XCTAssertEqual(try activePlaylist().0, false, "not restored: the queue is not the one the playlist gave")
+
+        // activated again, then cleared: not active after a restart either
+        try harness.call(H.playlists, "ActivatePlaylist", "o", [bSide])
+        try harness.waitForStatus("Playing")
+        XCTAssertEqual(try activePlaylist().0, true)
+        mark = harness.mark()
+        try harness.call(H.extensionInterface, "Clear")
+        try harness.waitForChange(H.playlists, "ActivePlaylist cleared", from: mark) {
+            guard case .structure(let fields)? = $0["ActivePlaylist"]?.unwrapped else { return false }
+            return fields.first?.bool == false
+        }
+        try restart()
+        XCTAssertEqual(try activePlaylist().0, false)
+        XCTAssertEqual(Dictionary(uniqueKeysWithValues: try playlists().map { ($0.1, $0.0) }), after, "ids kept over every restart")
+    }
 }
