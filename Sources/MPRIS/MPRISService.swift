@@ -75,14 +75,10 @@ public final class MPRISService: @unchecked Sendable {
     /// `.instance<pid>` when it is taken. Returns the name owned.
     @discardableResult
     public func start() throws -> String {
-        object = try server.register([rootInterface(), playerInterface(), trackListInterface(), playlistsInterface(),
-                                      tonearmInterface()], at: MPRIS.path)
-        subscribing = true
-        subscription = player.subscribe { [weak self] event in self?.handle(event) }
-        subscribing = false
         if let catalog = options.playlists {
             let queue = connection.queue
-            // listed now, before the name is taken; later changes come from inotify on its queue
+            // listed now, before the object is registered (which takes its properties' values as
+            // the ones announced) and the name taken; later changes come from inotify on its queue
             playlists = catalog.start { [weak self] list, rewritten in
                 queue.async { [weak self] in self?.playlistsChanged(list, rewritten: rewritten) }
             }
@@ -90,6 +86,11 @@ public final class MPRISService: @unchecked Sendable {
                 restoreActivePlaylist(restored)
             }
         }
+        object = try server.register([rootInterface(), playerInterface(), trackListInterface(), playlistsInterface(),
+                                      tonearmInterface()], at: MPRIS.path)
+        subscribing = true
+        subscription = player.subscribe { [weak self] event in self?.handle(event) }
+        subscribing = false
         var name = MPRIS.busName + (options.instanceName.map { ".\($0)" } ?? "")
         if try connection.requestName(name) != .primaryOwner {
             name = MPRIS.busName + ".instance\(getpid())"
@@ -152,7 +153,7 @@ public final class MPRISService: @unchecked Sendable {
             object.propertiesMayHaveChanged(interface: MPRIS.player)
             if reason != .initial { emit(MPRIS.tonearm, "RateChanged", [.double(rate), .string(reason.rawValue)]) }
         case .queueChanged(let change):
-            if activePlaylist != nil {
+            if activePlaylist != nil, !subscribing {  // subscribing: the queue as it is, no change
                 switch change {
                 case .replaced:
                     // Clear, or another playlist (which is made active once its queue is in)

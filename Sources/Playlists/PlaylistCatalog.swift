@@ -87,7 +87,7 @@ public final class PlaylistCatalog: @unchecked Sendable {
             try? FileManager.default.createDirectory(at: savedQueues, withIntermediateDirectories: true,
                                                      attributes: [.posixPermissions: 0o700])
             watch()
-            scanAll()
+            reconcile()
             return list
         }
     }
@@ -101,6 +101,9 @@ public final class PlaylistCatalog: @unchecked Sendable {
     /// reader never sees half of it) and adds it at once. Call on the catalog's queue (`async`).
     public func save(name: String, entries uris: [MediaURI]) throws(PlaylistError) -> PlaylistEntry {
         dispatchPrecondition(condition: .onQueue(queue))
+        // made again if it was removed while running (its coming is then an event, as any folder's)
+        try? FileManager.default.createDirectory(at: savedQueues, withIntermediateDirectories: true,
+                                                 attributes: [.posixPermissions: 0o700])
         let path = savedQueues.appendingPathComponent(name + ".m3u8").path
         // RFC 8216 4.3.1.1 (EXTM3U first); #PLAYLIST: is the extended M3U name directive
         var text = "#EXTM3U\n#PLAYLIST:\(name)\n"
@@ -125,20 +128,19 @@ public final class PlaylistCatalog: @unchecked Sendable {
 
     // MARK: Watching
 
+    /// What is watched in a playlist folder: files that come, are rewritten, go or are renamed, and
+    /// the folder itself going.
+    private static let folderMask = UInt32(IN_CREATE | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE
+                                           | IN_DELETE_SELF | IN_MOVE_SELF)
+    /// What is watched in the nearest existing ancestor of a folder that does not exist (yet): a
+    /// directory made or moved in, and the ancestor itself going. No file's writes wake us there.
+    private static let ancestorMask = UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+
     private func watch() {
         inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard inotify >= 0 else {
             logger.error("cannot watch playlist folders (inotify_init1: \(String(cString: strerror(errno)))): changes are seen at the next start")
             return
-        }
-        let mask = UInt32(IN_CREATE | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF)
-        for directory in directories {
-            let watch = inotify_add_watch(inotify, directory.path, mask)
-            if watch >= 0 {
-                watches[watch] = directory.path
-            } else {
-                logger.debug("no playlist folder \(directory.path) to watch: \(String(cString: strerror(errno)))")
-            }
         }
         let source = DispatchSource.makeReadSource(fileDescriptor: inotify, queue: queue)
         source.setEventHandler { [weak self] in self?.readEvents() }
@@ -147,12 +149,87 @@ public final class PlaylistCatalog: @unchecked Sendable {
         self.source = source
     }
 
+    /// The watch of each playlist folder that exists, by its path.
+    private var folderWatches: [String: Int32] = [:]
+    /// Every watch: what it watches.
+    private var watchedPaths: [Int32: String] = [:]
+
+    /// Watches each folder that exists, and for each that does not (yet, or any more) its nearest
+    /// existing ancestor, so that its coming is an event too; then lists the folders that came
+    /// (or were made anew) and forgets the files of those that went. Runs at start and when an
+    /// event says a folder or an ancestor came or went: never on a timer.
+    private func reconcile() {
+        var wanted: [String: UInt32] = [:]
+        for directory in directories.map(\.path) {
+            if Self.isDirectory(directory) {
+                wanted[directory, default: 0] |= Self.folderMask
+            } else if let ancestor = Self.nearestExistingAncestor(of: directory) {
+                wanted[ancestor, default: 0] |= Self.ancestorMask
+            }
+        }
+        var watchOf: [String: Int32] = [:]
+        if inotify >= 0 {
+            for (watch, path) in watchedPaths where wanted[path] == nil {
+                inotify_rm_watch(inotify, watch)
+                watchedPaths[watch] = nil
+            }
+            for (path, mask) in wanted {
+                // the mask replaces the watch's own when the path already had one (no IN_MASK_ADD)
+                let watch = inotify_add_watch(inotify, path, mask)
+                guard watch >= 0 else {
+                    logger.debug("cannot watch \(path): \(String(cString: strerror(errno)))")
+                    continue
+                }
+                for (other, otherPath) in watchedPaths where otherPath == path && other != watch {
+                    // the path names another directory than the one watched (made anew)
+                    inotify_rm_watch(inotify, other)
+                    watchedPaths[other] = nil
+                }
+                watchedPaths[watch] = path
+                watchOf[path] = watch
+            }
+        }
+        for directory in directories.map(\.path) {
+            // the folder's watch; -1 for a folder that exists but cannot be watched (no inotify)
+            let now: Int32? = (wanted[directory] ?? 0) & Self.folderMask == Self.folderMask ? watchOf[directory] ?? -1 : nil
+            let before = folderWatches[directory]
+            guard now != before else { continue }
+            if before != nil {
+                for (path, _) in entries where (path as NSString).deletingLastPathComponent == directory { entries[path] = nil }
+            }
+            folderWatches[directory] = now
+            if now != nil {
+                if before == nil { logger.debug("watching the playlist folder \(directory)") }
+                scan(directory)
+            } else if before != nil {
+                logger.debug("the playlist folder \(directory) is gone; watching for it to come back")
+            }
+        }
+    }
+
+    private static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+    }
+
+    private static func nearestExistingAncestor(of path: String) -> String? {
+        var cursor = path
+        while cursor != "/" && !cursor.isEmpty {
+            cursor = (cursor as NSString).deletingLastPathComponent
+            if isDirectory(cursor) { return cursor }
+        }
+        return nil
+    }
+
     /// Reads what inotify queued (struct inotify_event: wd, mask, cookie, len, then len bytes of
-    /// name; inotify(7)) and updates the files it names, one stat each.
+    /// name; inotify(7)) and updates the files it names, one stat each; an event that says a
+    /// folder (or a directory on the way to one) came or went has the watches set again.
     private func readEvents() {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var changed: [String] = []
         var rewritten: Set<String> = []
+        var foldersMoved = false
+        var overflowed = false
         while true {
             let count = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
             guard count > 0 else { break }
@@ -167,11 +244,28 @@ public final class PlaylistCatalog: @unchecked Sendable {
                 offset += 16 + length
                 if mask & UInt32(IN_Q_OVERFLOW) != 0 {
                     // events were lost: the one case where the folders are listed again
-                    scanAll()
+                    overflowed = true
                     continue
                 }
-                guard let directory = watches[watch], !nameBytes.isEmpty else { continue }
+                guard let directory = watchedPaths[watch] else { continue }
+                if mask & UInt32(IN_IGNORED) != 0 {
+                    // the watch is gone (its directory was deleted, or we removed it)
+                    watchedPaths[watch] = nil
+                    foldersMoved = true
+                    continue
+                }
+                if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
+                    foldersMoved = true
+                    continue
+                }
+                guard !nameBytes.isEmpty else { continue }
                 let path = directory + "/" + String(decoding: nameBytes, as: UTF8.self)
+                if mask & UInt32(IN_ISDIR) != 0 {
+                    // a directory that is, or leads to, a playlist folder
+                    if directories.contains(where: { $0.path == path || $0.path.hasPrefix(path + "/") }) { foldersMoved = true }
+                    continue
+                }
+                guard folderWatches[directory] == watch else { continue }  // an ancestor's own files
                 changed.append(path)
                 if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO) != 0, entries[path] != nil {
                     // a saved queue was announced when it was written
@@ -179,12 +273,14 @@ public final class PlaylistCatalog: @unchecked Sendable {
                 }
             }
         }
-        guard !changed.isEmpty else { return }
+        guard !changed.isEmpty || foldersMoved || overflowed else { return }
         var touched: [PlaylistEntry] = []
         for path in Set(changed) {
             update(path)
             if rewritten.contains(path), let entry = entries[path] { touched.append(entry) }
         }
+        if foldersMoved || overflowed { reconcile() }
+        if overflowed { scanAll() }
         onChange?(list, touched.sorted { $0.id < $1.id })
     }
 
@@ -214,18 +310,23 @@ public final class PlaylistCatalog: @unchecked Sendable {
         }
     }
 
-    /// Lists every folder (at start, and after IN_Q_OVERFLOW), in name order.
+    /// Lists one folder, in name order.
+    private func scan(_ directory: String) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names.sorted() { update(directory + "/" + name) }
+    }
+
+    /// Lists every watched folder again (after IN_Q_OVERFLOW), and forgets the files that are gone.
     private func scanAll() {
         var seen: Set<String> = []
-        for directory in directories {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for directory in directories.map(\.path) where folderWatches[directory] != nil {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
             for name in names.sorted() {
-                let path = directory.path + "/" + name
+                let path = directory + "/" + name
                 update(path)
                 if entries[path] != nil { seen.insert(path) }
             }
         }
         for path in entries.keys where !seen.contains(path) { entries[path] = nil }
-        onChange?(list, [])
     }
 }

@@ -217,4 +217,59 @@ final class PlaylistsTests: ServiceTestCase {
         XCTAssertEqual(try activePlaylist().0, false)
         XCTAssertEqual(Dictionary(uniqueKeysWithValues: try playlists().map { ($0.1, $0.0) }), after, "ids kept over every restart")
     }
+
+    /// Waits for PlaylistCount to be announced as `count`.
+    func waitForCount(_ count: Int64, from mark: Int, _ what: String) throws {
+        try harness.waitForChange(H.playlists, "PlaylistCount \(count): \(what)", from: mark) { $0["PlaylistCount"]?.int64 == count }
+        XCTAssertEqual(try harness.get(H.playlists, "PlaylistCount").int64, count, what)
+    }
+
+    func testPlaylistFoldersMadeAfterTheStartOrMadeAgainAreWatched() throws {
+        let a = try short("pl-a", seconds: 10)
+        // neither $XDG_MUSIC_DIR nor the configured folder exists at the start
+        let configured = harness.directory.appendingPathComponent("more/lists")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: harness.musicDirectory.path))
+        try harness.start(["--playlists", configured.path])
+        XCTAssertEqual(try harness.get(H.playlists, "PlaylistCount").int64, 0)
+
+        // $XDG_MUSIC_DIR/Playlists made (two levels at once), then a file in it
+        var mark = harness.mark()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("\(a.path)\n".utf8).write(to: folder.appendingPathComponent("first.m3u"))
+        try waitForCount(1, from: mark, "a file in a folder made after the start")
+        XCTAssertEqual(try playlists().map(\.1), ["first"])
+        let id = try XCTUnwrap(try playlists().first?.0)
+
+        // the configured folder, made level by level, with a file written before it is watched
+        mark = harness.mark()
+        try FileManager.default.createDirectory(at: configured.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: configured, withIntermediateDirectories: true)
+        try Data("\(a.path)\n".utf8).write(to: configured.appendingPathComponent("second.m3u8"))
+        try waitForCount(2, from: mark, "the configured folder made after the start")
+        XCTAssertEqual(try playlists().map(\.1), ["first", "second"])
+
+        // removed: its files go; made again: they come back, with their ids
+        mark = harness.mark()
+        try FileManager.default.removeItem(at: folder)
+        try waitForCount(1, from: mark, "the folder removed")
+        XCTAssertEqual(try playlists().map(\.1), ["second"])
+        mark = harness.mark()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("\(a.path)\n".utf8).write(to: folder.appendingPathComponent("first.m3u"))
+        try waitForCount(2, from: mark, "the folder made again")
+        XCTAssertEqual(try playlists().first { $0.1 == "first" }?.0, id, "the same file, the same id")
+        // and files written in it later are seen as before
+        mark = harness.mark()
+        try Data("\(a.path)\n".utf8).write(to: folder.appendingPathComponent("third.pls".replacingOccurrences(of: ".pls", with: ".m3u")))
+        try waitForCount(3, from: mark, "a file in the folder made again")
+
+        // a folder moved away is gone too, and one moved in is listed
+        mark = harness.mark()
+        let aside = harness.directory.appendingPathComponent("aside")
+        try FileManager.default.moveItem(at: folder, to: aside)
+        try waitForCount(1, from: mark, "the folder moved away")
+        mark = harness.mark()
+        try FileManager.default.moveItem(at: aside, to: folder)
+        try waitForCount(3, from: mark, "the folder moved back")
+    }
 }
