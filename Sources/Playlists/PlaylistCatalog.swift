@@ -7,7 +7,8 @@ public struct PlaylistEntry: Sendable, Equatable {
     /// Stable across restarts: the same file (path) keeps its id, which the saved state remembers.
     public var id: UInt64
     public var path: String
-    /// The file's name without its extension.
+    /// The title the file carries (`#PLAYLIST:` in an extended M3U, `<title>` in XSPF), else its
+    /// name without the extension; a saved queue's, the name given to SaveQueue.
     public var name: String
     public var modified: Date
 }
@@ -294,8 +295,11 @@ public final class PlaylistCatalog: @unchecked Sendable {
             return
         }
         let modified = attributes[.modificationDate] as? Date ?? Date(timeIntervalSince1970: 0)
+        // the title is read again at each event of the file (a read of its head, at most 64 KiB)
+        let shown = title(of: path)
         if var entry = entries[path] {
             entry.modified = modified
+            entry.name = shown
             entries[path] = entry
         } else {
             let record = records[path] ?? {
@@ -305,9 +309,16 @@ public final class PlaylistCatalog: @unchecked Sendable {
                 onRecord?(record)
                 return record
             }()
-            entries[path] = PlaylistEntry(id: record.id, path: path, name: (name as NSString).deletingPathExtension,
-                                          modified: modified)
+            entries[path] = PlaylistEntry(id: record.id, path: path, name: shown, modified: modified)
         }
+    }
+
+    /// What a playlist is called: a saved queue by its file's name (the one given to SaveQueue,
+    /// exactly), a file by the title it carries, else by its name without the extension.
+    private func title(of path: String) -> String {
+        let base = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+        if (path as NSString).deletingLastPathComponent == savedQueues.path { return base }
+        return PlaylistFile.title(of: path) ?? base
     }
 
     /// Lists one folder, in name order.

@@ -75,15 +75,16 @@ public struct PlaylistFile: Sendable, Equatable {
     }
 
     // M3U: one entry per line; lines starting with # are directives or comments (#EXTM3U,
-    // #EXTINF, #PLAYLIST: the name, in the extended M3U of Winamp and of RFC 8216 section 4.1).
+    // #EXTINF, #PLAYLIST: the name, in the extended M3U of Winamp and of RFC 8216 section 4.1;
+    // the first one counts, as in `title(of:)`).
     private static func parseM3U(_ text: String, directory: String, path: String, defaultName: String) throws(PlaylistError) -> PlaylistFile {
-        var name = defaultName
+        var name: String?
         var entries: [MediaURI] = []
         for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = raw.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "\u{FEFF}", with: "")
             if line.isEmpty { continue }
             if line.hasPrefix("#") {
-                if line.hasPrefix("#PLAYLIST:") {
+                if name == nil, line.hasPrefix("#PLAYLIST:") {
                     let title = line.dropFirst("#PLAYLIST:".count).trimmingCharacters(in: .whitespaces)
                     if !title.isEmpty { name = title }
                 }
@@ -91,7 +92,7 @@ public struct PlaylistFile: Sendable, Equatable {
             }
             entries.append(try entry(line, directory: directory, path: path, line: index + 1))
         }
-        return PlaylistFile(name: name, entries: entries)
+        return PlaylistFile(name: name ?? defaultName, entries: entries)
     }
 
     // PLS: an INI file with a [playlist] section and FileN=, TitleN=, NumberOfEntries=, Version=2.
@@ -144,6 +145,75 @@ public struct PlaylistFile: Sendable, Equatable {
         }
         let title = reader.title?.trimmingCharacters(in: .whitespacesAndNewlines)
         return PlaylistFile(name: title.flatMap { $0.isEmpty ? nil : $0 } ?? defaultName, entries: entries)
+    }
+}
+
+extension PlaylistFile {
+    /// How much of a file `title(of:)` reads: the title is in its head (before the entries).
+    public static let titleScanSize = 64 * 1024
+
+    /// The title a playlist file carries, read from its first `titleScanSize` bytes: the first
+    /// `#PLAYLIST:` directive of an extended M3U, the `<title>` of an XSPF `<playlist>` (before its
+    /// `<trackList>`); nil when it has none (PLS has no title), or cannot be read.
+    public static func title(of path: String) -> String? {
+        guard let format = format(of: path), format != .pls, let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: titleScanSize), !head.isEmpty else { return nil }
+        let title: String?
+        switch format {
+        case .m3u, .m3u8:
+            title = m3uTitle(head, latin1: format == .m3u)
+        case .xspf:
+            let reader = XSPFTitleReader()
+            let parser = XMLParser(data: head)
+            parser.shouldResolveExternalEntities = false
+            parser.delegate = reader
+            _ = parser.parse()  // a head cut inside the file ends in an error after the title
+            title = reader.title
+        case .pls:
+            title = nil
+        }
+        return title.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The first #PLAYLIST: line among whole lines of `head` (UTF-8; Latin-1 in a plain M3U that
+    /// is not UTF-8, as `parse` takes it).
+    private static func m3uTitle(_ head: Data, latin1: Bool) -> String? {
+        let prefix = Array("#PLAYLIST:".utf8)
+        for line in head.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+            var bytes = Array(line)
+            if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }  // a byte order mark
+            while let first = bytes.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { bytes.removeFirst() }
+            guard bytes.starts(with: prefix) else { continue }
+            let value = Data(bytes.dropFirst(prefix.count))
+            return String(data: value, encoding: .utf8) ?? (latin1 ? String(data: value, encoding: .isoLatin1) : nil)
+        }
+        return nil
+    }
+}
+
+/// Reads an XSPF file up to its title, and stops there (or at its track list).
+private final class XSPFTitleReader: NSObject, XMLParserDelegate {
+    var title: String?
+    private var path: [String] = []
+    private var text = ""
+
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+                attributes: [String: String] = [:]) {
+        path.append(name)
+        text = ""
+        if path == ["playlist", "trackList"] || path.count == 1 && name != "playlist" { parser.abortParsing() }
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
+
+    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        if path == ["playlist", "title"] {
+            title = text
+            parser.abortParsing()
+        }
+        path.removeLast()
+        text = ""
     }
 }
 

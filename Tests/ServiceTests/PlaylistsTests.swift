@@ -272,4 +272,33 @@ final class PlaylistsTests: ServiceTestCase {
         try FileManager.default.moveItem(at: aside, to: folder)
         try waitForCount(3, from: mark, "the folder moved back")
     }
+
+    func testPlaylistsAreCalledByTheTitleTheyCarry() throws {
+        let a = try short("pl-a", seconds: 10)
+        _ = try write("morning.m3u8", "#EXTM3U\n#PLAYLIST:Good Morning\n\(a.path)\n")
+        _ = try write("untitled.m3u", "\(a.path)\n")
+        _ = try write("classic.pls", "[playlist]\nFile1=\(a.path)\nTitle1=A track\n")
+        _ = try write("night.xspf", """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <playlist version="1" xmlns="http://xspf.org/ns/0/">
+              <title>Evening Jazz</title>
+              <trackList><track><location>\(H.uri(a))</location><title>A track</title></track></trackList>
+            </playlist>
+            """)
+        try harness.startPlaying([a])
+        XCTAssertEqual(try playlists().map(\.1), ["classic", "Evening Jazz", "Good Morning", "untitled"])
+        // a saved queue keeps the name it was given, exactly
+        try harness.call(H.extensionInterface, "SaveQueue", "s", ["  Spaced: out  "])
+        let names = try playlists().map(\.1)
+        XCTAssertTrue(names.contains("  Spaced: out  "), "\(names)")
+        // a title rewritten: PlaylistChanged with the new one
+        let id = try XCTUnwrap(try playlists().first { $0.1 == "Good Morning" }?.0)
+        let mark = harness.mark()
+        _ = try write("morning.m3u8", "#EXTM3U\n#PLAYLIST:Good Afternoon\n\(a.path)\n")
+        let changed = try harness.waitForSignal(H.playlists, "PlaylistChanged", from: mark)
+        guard case .structure(let fields)? = changed.arguments.first?.unwrapped else { return XCTFail("\(changed)") }
+        XCTAssertEqual(fields.first?.string, id)
+        XCTAssertEqual(fields.dropFirst().first?.string, "Good Afternoon")
+        XCTAssertEqual(try playlists().first { $0.0 == id }?.1, "Good Afternoon")
+    }
 }
