@@ -552,13 +552,21 @@ public final class MPRISService: @unchecked Sendable {
 
     // MARK: org.mpris.MediaPlayer2.Playlists
 
-    /// The orderings GetPlaylists takes (MPRIS Playlist_Ordering): by name, by the file's
-    /// modification time, and "user defined", the order the files were found in.
-    static let orderings = ["Alphabetical", "ModifiedDate", "UserDefined"]
+    /// The orderings GetPlaylists takes (MPRIS Playlist_Ordering), in the spec's order: by name,
+    /// by the file's birth time (else when it was first seen), by its modification time, by when
+    /// it was last activated (never: first), and "user defined", the order the files were found in.
+    static let orderings = ["Alphabetical", "CreationDate", "ModifiedDate", "LastPlayDate", "UserDefined"]
 
     private func playlistsChanged(_ list: [PlaylistEntry], rewritten: [PlaylistEntry]) {
         dispatchPrecondition(condition: .onQueue(connection.queue))
-        playlists = list
+        // an activation is marked here at once and in the catalog on its queue: a list it sent
+        // before it marked it does not take it back
+        let played = Dictionary(playlists.compactMap { entry in entry.lastPlayed.map { (entry.id, $0) } }) { max($0, $1) }
+        playlists = list.map { entry in
+            var entry = entry
+            if let date = played[entry.id], entry.lastPlayed.map({ $0 < date }) ?? true { entry.lastPlayed = date }
+            return entry
+        }
         if let active = activePlaylist {
             if let entry = list.first(where: { $0.id == active.id }) { activePlaylist = entry } else { setActivePlaylist(nil) }
         }
@@ -629,6 +637,9 @@ public final class MPRISService: @unchecked Sendable {
                                 let file = try parsed.get()
                                 guard !file.entries.isEmpty else { throw PlaylistError("\(entry.path) has no entries") }
                                 let ids = try player.replace(with: file.entries)
+                                let now = Date()
+                                if let index = playlists.firstIndex(where: { $0.id == entry.id }) { playlists[index].lastPlayed = now }
+                                catalog.markPlayed(entry.id, at: now)
                                 setActivePlaylist(playlists.first { $0.id == entry.id } ?? entry, items: ids)
                                 reply.succeed([])
                             } catch let error as PlaylistError {
@@ -655,6 +666,13 @@ public final class MPRISService: @unchecked Sendable {
                         }
                     case "ModifiedDate":
                         sorted = playlists.sorted { $0.modified == $1.modified ? $0.id < $1.id : $0.modified < $1.modified }
+                    case "CreationDate":
+                        sorted = playlists.sorted { $0.created == $1.created ? $0.id < $1.id : $0.created < $1.created }
+                    case "LastPlayDate":
+                        sorted = playlists.sorted {
+                            let (a, b) = ($0.lastPlayed ?? .distantPast, $1.lastPlayed ?? .distantPast)
+                            return a == b ? $0.id < $1.id : a < b
+                        }
                     default:
                         sorted = playlists
                     }

@@ -11,6 +11,11 @@ public struct PlaylistEntry: Sendable, Equatable {
     /// name without the extension; a saved queue's, the name given to SaveQueue.
     public var name: String
     public var modified: Date
+    /// The file's birth time where the file system keeps one (statx), else when the catalog first
+    /// saw it (remembered in the saved state).
+    public var created: Date
+    /// When it was last activated; nil: never.
+    public var lastPlayed: Date?
 }
 
 /// The playlist files in a few folders (`$XDG_MUSIC_DIR/Playlists`, a configured one, the saved
@@ -160,35 +165,15 @@ public final class PlaylistCatalog: @unchecked Sendable {
     /// (or were made anew) and forgets the files of those that went. Runs at start and when an
     /// event says a folder or an ancestor came or went: never on a timer.
     private func reconcile() {
-        var wanted: [String: UInt32] = [:]
-        for directory in directories.map(\.path) {
-            if Self.isDirectory(directory) {
-                wanted[directory, default: 0] |= Self.folderMask
-            } else if let ancestor = Self.nearestExistingAncestor(of: directory) {
-                wanted[ancestor, default: 0] |= Self.ancestorMask
-            }
-        }
-        var watchOf: [String: Int32] = [:]
-        if inotify >= 0 {
-            for (watch, path) in watchedPaths where wanted[path] == nil {
-                inotify_rm_watch(inotify, watch)
-                watchedPaths[watch] = nil
-            }
-            for (path, mask) in wanted {
-                // the mask replaces the watch's own when the path already had one (no IN_MASK_ADD)
-                let watch = inotify_add_watch(inotify, path, mask)
-                guard watch >= 0 else {
-                    logger.debug("cannot watch \(path): \(String(cString: strerror(errno)))")
-                    continue
-                }
-                for (other, otherPath) in watchedPaths where otherPath == path && other != watch {
-                    // the path names another directory than the one watched (made anew)
-                    inotify_rm_watch(inotify, other)
-                    watchedPaths[other] = nil
-                }
-                watchedPaths[watch] = path
-                watchOf[path] = watch
-            }
+        // a directory made between the look and the watch has no event: look again until what
+        // is watched is what exists (a few rounds while `mkdir -p` runs)
+        var wanted = Self.wantedWatches(directories.map(\.path))
+        var watchOf = applyWatches(wanted)
+        for _ in 0..<16 {
+            let again = Self.wantedWatches(directories.map(\.path))
+            if again == wanted { break }
+            wanted = again
+            watchOf = applyWatches(wanted)
         }
         for directory in directories.map(\.path) {
             // the folder's watch; -1 for a folder that exists but cannot be watched (no inotify)
@@ -206,6 +191,45 @@ public final class PlaylistCatalog: @unchecked Sendable {
                 logger.debug("the playlist folder \(directory) is gone; watching for it to come back")
             }
         }
+    }
+
+    /// What to watch: each folder that exists, and the nearest existing ancestor of each that does not.
+    private static func wantedWatches(_ directories: [String]) -> [String: UInt32] {
+        var wanted: [String: UInt32] = [:]
+        for directory in directories {
+            if isDirectory(directory) {
+                wanted[directory, default: 0] |= folderMask
+            } else if let ancestor = nearestExistingAncestor(of: directory) {
+                wanted[ancestor, default: 0] |= ancestorMask
+            }
+        }
+        return wanted
+    }
+
+    /// Sets the watches to `wanted` (each path to its mask); returns each path's watch.
+    private func applyWatches(_ wanted: [String: UInt32]) -> [String: Int32] {
+        var watchOf: [String: Int32] = [:]
+        guard inotify >= 0 else { return watchOf }
+        for (watch, path) in watchedPaths where wanted[path] == nil {
+            inotify_rm_watch(inotify, watch)
+            watchedPaths[watch] = nil
+        }
+        for (path, mask) in wanted {
+            // the mask replaces the watch's own when the path already had one (no IN_MASK_ADD)
+            let watch = inotify_add_watch(inotify, path, mask)
+            guard watch >= 0 else {
+                logger.debug("cannot watch \(path): \(String(cString: strerror(errno)))")
+                continue
+            }
+            for (other, otherPath) in watchedPaths where otherPath == path && other != watch {
+                // the path names another directory than the one watched (made anew)
+                inotify_rm_watch(inotify, other)
+                watchedPaths[other] = nil
+            }
+            watchedPaths[watch] = path
+            watchOf[path] = watch
+        }
+        return watchOf
     }
 
     private static func isDirectory(_ path: String) -> Bool {
@@ -300,6 +324,7 @@ public final class PlaylistCatalog: @unchecked Sendable {
         if var entry = entries[path] {
             entry.modified = modified
             entry.name = shown
+            if let born = Self.birthTime(path) { entry.created = born }
             entries[path] = entry
         } else {
             let record = records[path] ?? {
@@ -309,8 +334,42 @@ public final class PlaylistCatalog: @unchecked Sendable {
                 onRecord?(record)
                 return record
             }()
-            entries[path] = PlaylistEntry(id: record.id, path: path, name: shown, modified: modified)
+            entries[path] = PlaylistEntry(id: record.id, path: path, name: shown, modified: modified,
+                                          created: Self.birthTime(path) ?? record.firstSeen, lastPlayed: record.lastPlayed)
         }
+    }
+
+    /// Says that playlist `id` was activated at `date` (LastPlayDate), and saves it.
+    public func markPlayed(_ id: UInt64, at date: Date) {
+        queue.async { [self] in
+            guard let path = entries.first(where: { $0.value.id == id })?.key else { return }
+            entries[path]?.lastPlayed = date
+            if var record = records[path] {
+                record.lastPlayed = date
+                records[path] = record
+                onRecord?(record)
+            }
+        }
+    }
+
+    /// glibc's statx(2) wrapper (2.28 on), found with dlsym: Swift's Glibc module does not import
+    /// it. Nil where the C library has none.
+    private typealias Statx = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UInt32, UnsafeMutableRawPointer) -> Int32
+    private static let statx: Statx? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "statx").map { unsafeBitCast($0, to: Statx.self) }
+
+    /// The file's birth time, when the file system keeps one (ext4, btrfs, xfs, tmpfs from Linux
+    /// 6.2...) and says so in stx_mask; nil otherwise. struct statx (linux/stat.h, 256 bytes):
+    /// u32 stx_mask at 0, struct statx_timestamp stx_btime { s64 tv_sec; u32 tv_nsec } at 80.
+    static func birthTime(_ path: String) -> Date? {
+        guard let statx else { return nil }
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 8)
+        defer { buffer.deallocate() }
+        buffer.initializeMemory(as: UInt8.self, repeating: 0, count: 256)
+        let birth: UInt32 = 0x800  // STATX_BTIME
+        guard statx(AT_FDCWD, path, 0, birth, buffer) == 0, buffer.load(as: UInt32.self) & birth != 0 else { return nil }
+        let seconds = buffer.load(fromByteOffset: 80, as: Int64.self)
+        let nanoseconds = buffer.load(fromByteOffset: 88, as: UInt32.self)
+        return Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9)
     }
 
     /// What a playlist is called: a saved queue by its file's name (the one given to SaveQueue,

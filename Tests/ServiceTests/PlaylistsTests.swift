@@ -48,7 +48,8 @@ final class PlaylistsTests: ServiceTestCase {
         try harness.start()
         // listed before the name was taken
         XCTAssertEqual(try harness.get(H.playlists, "PlaylistCount").int64, 4)
-        XCTAssertEqual(try harness.get(H.playlists, "Orderings").strings, ["Alphabetical", "ModifiedDate", "UserDefined"])
+        XCTAssertEqual(try harness.get(H.playlists, "Orderings").strings,
+                       ["Alphabetical", "CreationDate", "ModifiedDate", "LastPlayDate", "UserDefined"])
         XCTAssertEqual(try playlists().map(\.1), ["beta", "Classic", "Morning", "Zed"])
         XCTAssertEqual(try playlists(reverse: true).map(\.1), ["Zed", "Morning", "Classic", "beta"])
         XCTAssertEqual(try playlists(index: 1, count: 2).map(\.1), ["Classic", "Morning"])
@@ -300,5 +301,45 @@ final class PlaylistsTests: ServiceTestCase {
         XCTAssertEqual(fields.first?.string, id)
         XCTAssertEqual(fields.dropFirst().first?.string, "Good Afternoon")
         XCTAssertEqual(try playlists().first { $0.0 == id }?.1, "Good Afternoon")
+    }
+
+    func testCreationDateAndLastPlayDateOrderingsAreKeptAcrossRestarts() throws {
+        let a = try short("pl-a", seconds: 10)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try harness.start()
+        // made in the order b, c, a (not their names'), each seen as it comes
+        for (index, name) in ["b", "c", "a"].enumerated() {
+            let mark = harness.mark()
+            _ = try write("\(name).m3u", "\(a.path)\n")
+            try waitForCount(Int64(index + 1), from: mark, "\(name).m3u made")
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        // b rewritten in place: modified last, still made first
+        var mark = harness.mark()
+        _ = try write("b.m3u", "\(a.path)\n\(a.path)\n")
+        _ = try harness.waitForSignal(H.playlists, "PlaylistChanged", from: mark)
+        XCTAssertEqual(try playlists("Alphabetical").map(\.1), ["a", "b", "c"])
+        XCTAssertEqual(try playlists("CreationDate").map(\.1), ["b", "c", "a"])
+        XCTAssertEqual(try playlists("ModifiedDate").map(\.1), ["c", "a", "b"])
+        XCTAssertEqual(try playlists("CreationDate", reverse: true).map(\.1), ["a", "c", "b"])
+        // never played: all alike, in the order they were found; then a, then c
+        XCTAssertEqual(try playlists("LastPlayDate").map(\.1), ["b", "c", "a"])
+        for name in ["a", "c"] {
+            let id = try XCTUnwrap(try playlists().first { $0.1 == name }?.0)
+            mark = harness.mark()
+            try harness.call(H.playlists, "ActivatePlaylist", "o", [id])
+            _ = try harness.waitForSignal(H.trackList, "TrackListReplaced", from: mark)
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        XCTAssertEqual(try playlists("LastPlayDate").map(\.1), ["b", "a", "c"])
+        XCTAssertEqual(try playlists("LastPlayDate", reverse: true).map(\.1), ["c", "a", "b"], "the last played first")
+
+        // both kept across a restart (the activation times and first sightings are in the saved state)
+        try restart()
+        XCTAssertEqual(try playlists("LastPlayDate").map(\.1), ["b", "a", "c"])
+        XCTAssertEqual(try playlists("CreationDate").map(\.1), ["b", "c", "a"])
+        let refused = try XCTUnwrap(try harness.errorReply(H.playlists, "GetPlaylists", ["uint32:0", "uint32:10", "string:Played", "boolean:false"]))
+        XCTAssertEqual(refused.name, "org.freedesktop.DBus.Error.InvalidArgs")
+        XCTAssertTrue(refused.message.contains("LastPlayDate"), refused.message)
     }
 }
