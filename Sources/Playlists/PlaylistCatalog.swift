@@ -20,8 +20,9 @@ public struct PlaylistEntry: Sendable, Equatable {
 
 /// The playlist files in a few folders (`$XDG_MUSIC_DIR/Playlists`, a configured one, the saved
 /// queues), kept current through inotify: a file that is added, rewritten, renamed or deleted is
-/// noticed by its own event, never by listing a folder again (only an overflowed event queue,
-/// IN_Q_OVERFLOW, lists them again). Everything here runs on its own queue (`tonearm.playlists`),
+/// noticed by its own event, never by listing a folder again (only a folder that comes, or an
+/// overflowed event queue, IN_Q_OVERFLOW, is listed). A folder that does not exist is waited
+/// for through a watch on its nearest existing ancestor. Everything here runs on its own queue (`tonearm.playlists`),
 /// never on the one that answers D-Bus; changes go to `onChange` as a whole list (a few hundred
 /// entries at most) and the entries that were rewritten.
 public final class PlaylistCatalog: @unchecked Sendable {
@@ -39,7 +40,6 @@ public final class PlaylistCatalog: @unchecked Sendable {
     /// Told of each record that is new or changed, on the catalog's queue (to save it).
     private let onRecord: (@Sendable (PlaylistRecord) -> Void)?
     private var inotify: Int32 = -1
-    private var watches: [Int32: String] = [:]
     private var source: DispatchSourceRead?
     private var onChange: (@Sendable ([PlaylistEntry], [PlaylistEntry]) -> Void)?
     /// Saved queues written here whose inotify event has not come yet.
