@@ -148,17 +148,20 @@ deb-test: deb
 
 # The benchmarks (README, Benchmarks): every figure of issue 11 for tonearmd beside its floors in
 # the same run (a libdbus echo service and bare playbin, compiled or started by the driver), then
-# the queue at 10,000 items. PEERS=mpv,vlc also runs mpv and VLC (installed from Debian when
-# missing); QUEUE=0 leaves the queue out; BENCH_ARGS passes more (--quick, --pairs 5, ...).
+# the queue at 10,000 items and the activation of a 10,000-entry playlist. PEERS=mpv,vlc also runs
+# mpv and VLC (installed from Debian when missing); QUEUE=0 leaves the queue out, PLAYLISTS=0 the
+# playlist; BENCH_ARGS passes more (--quick, --pairs 5, ...).
 # The table goes to the terminal; JSON and a PNG to .build/bench/.
 PEERS ?=
 QUEUE ?= 1
+PLAYLISTS ?= 1
 BENCH_ARGS ?=
 
 bench: deps
 	$(SWIFT) build -c release --product tonearmd
 	$(FUZZ_PYTHON) Benchmarks/bench.py --tonearmd $(TONEARMD) $(if $(PIPELINE),--pipeline $(PIPELINE)) \
-	  $(if $(PEERS),--peers $(PEERS)) $(if $(filter 0,$(QUEUE)),--no-queue) $(BENCH_ARGS)
+	  $(if $(PEERS),--peers $(PEERS)) $(if $(filter 0,$(QUEUE)),--no-queue) $(if $(filter 0,$(PLAYLISTS)),--no-playlists) \
+	  $(BENCH_ARGS)
 
 clean:
 	rm -rf .build

@@ -43,14 +43,14 @@ let package = Package(
             name: "PlayerEngine",
             dependencies: ["Basics", "GStreamer", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
 
-        // The saved state (resume after a restart): SQLite through a thin wrapper, and what the
-        // player's events become in it.
-        .target(
-            name: "Store",
-            dependencies: ["Basics", "CSQLite", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
-
         // Playlist files (M3U, M3U8, PLS, XSPF) and the folders that hold them, watched with inotify.
         .target(name: "Playlists", dependencies: ["Basics", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
+
+        // The saved state (resume after a restart): SQLite through a thin wrapper, and what the
+        // player's events become in it; also what is remembered of the playlists (their records).
+        .target(
+            name: "Store",
+            dependencies: ["Basics", "CSQLite", "PlayerModel", "Playlists", .product(name: "Logging", package: "swift-log")]),
 
         // MPRIS adapter: org.mpris.* and io.github.tonearm.Player1 over the model.
         .target(
@@ -99,7 +99,7 @@ let package = Package(
         .testTarget(
             name: "ServiceTests",
             dependencies: ["TestSupport", "DBus", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "PlayerModel", "TestSupport"]),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "PlayerModel", "Playlists", "TestSupport"]),
         .testTarget(name: "PlaylistFileTests", dependencies: ["Playlists", "PlayerModel"]),
         // the built tonearm against a tonearmd on a private bus; TonearmClient for its pure parts (DBus
         // for the property values they take)

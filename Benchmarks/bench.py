@@ -29,7 +29,10 @@ in this order:
             tracks queued together; the second track's decoded samples are looked for in the
             capture: the gap is where they start minus where the first track's samples end
             (positive: samples inserted; negative: samples lost; 0: gapless);
-  queue     Benchmarks/queue.py (the queue at 10,000 items), unless --no-queue.
+  queue     Benchmarks/queue.py (the queue at 10,000 items), unless --no-queue;
+  playlist  Benchmarks/playlists.sh: ActivatePlaylist of a 10,000-entry M3U8 until its reply,
+            the median of --playlist-runs (target: under 1000 ms, issue 14), beside Peer.Ping
+            made the same way, unless --no-playlists.
 
 With --peers mpv,vlc, mpv (with mpv-mpris) and VLC run the same workload on the same bus,
 installed from Debian (apt-get) when missing. All of it goes to the terminal as a table, and to
@@ -40,7 +43,7 @@ CPU figures are noisy on a shared machine: that is why each is a ratio to a floo
 the same run, pair by pair.
 
   Benchmarks/bench.py [--tonearmd .build/release/tonearmd] [--pipeline playbin|playbin3]
-                      [--peers mpv,vlc] [--no-queue] [--quick]
+                      [--peers mpv,vlc] [--no-queue] [--no-playlists] [--quick]
 
 Needs python3-jeepney, python3-matplotlib, python3-numpy (Debian), dbus-daemon, gst-launch-1.0,
 cc, libdbus-1-dev and libgstreamer1.0-dev.
@@ -721,6 +724,30 @@ def peer_player(name, workdir):
 # Output
 
 
+PLAYLIST_ENTRIES = 10_000
+PLAYLIST_TARGET_MS = 1000
+
+
+def playlist_activation(tonearmd, entries, runs):
+    """Benchmarks/playlists.sh on `tonearmd`: ActivatePlaylist of a playlist of `entries` entries,
+    `runs` times, and Peer.Ping beside it (busctl's own start-up is in both). None when it fails."""
+    import re
+    done = subprocess.run(["bash", os.path.join(HERE, "playlists.sh"), tonearmd, str(entries), str(runs)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    out = done.stdout
+    activate = re.search(r"^ActivatePlaylist: median ([\d.]+) ms of \d+ \(([\d. ]+)\)", out, re.M)
+    ping = re.search(r"^Ping \(floor\):\s+median ([\d.]+) ms \(([\d. ]+)\)", out, re.M)
+    tracks = re.search(r"queue after ActivatePlaylist: (\d+) tracks", out)
+    if done.returncode != 0 or not activate or not ping:
+        log(f"playlists.sh failed ({done.returncode}): " + "\n".join((out + done.stderr).splitlines()[-20:]))
+        return None
+    median = float(activate.group(1))
+    return {"entries": entries, "runs": runs, "activate_ms": [float(v) for v in activate.group(2).split()],
+            "median_ms": median, "ping_ms": [float(v) for v in ping.group(2).split()], "ping_median_ms": float(ping.group(1)),
+            "tracks_after": int(tracks.group(1)) if tracks else None, "target_ms": PLAYLIST_TARGET_MS,
+            "pass": median < PLAYLIST_TARGET_MS}
+
+
 def summarize(results):
     """The figures of the table, from the samples."""
     s = {}
@@ -762,7 +789,7 @@ def summarize(results):
     return s
 
 
-def table(summary, results, queues):
+def table(summary, results, queues, playlists=None):
     names = list(summary)
     t = summary[names[0]]
     rows = []
@@ -821,6 +848,10 @@ def table(summary, results, queues):
             *per(lambda q: f"{q['get_tracks']['median_ms'] / q['get_tracks_echo']['median_ms']:.2f}" if "get_tracks_echo" in q else "-"))
         row("Enqueue of 10,000 files: CPU s until idle", "-", *per(lambda q: f"{q['enqueue_cpu_s']:.2f}"))
         row("RssAnon per queued item, bytes", "-", *per(lambda q: f"{q['rss_anon_per_item_bytes']:.0f}"))
+    if playlists:
+        p0 = next(iter(playlists.values()))
+        row(f"ActivatePlaylist {PLAYLIST_ENTRIES:,} entries, median ms", f"{p0['ping_median_ms']:.1f} (Ping)",
+            *[f"{playlists[n]['median_ms']:.1f} (target < {PLAYLIST_TARGET_MS})" if n in playlists else "-" for n in names])
     head = ("figure", "floor (same run)") + tuple(names)
     widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
     lines = ["| " + " | ".join(str(h).ljust(w) for h, w in zip(head, widths)) + " |",
@@ -830,8 +861,8 @@ def table(summary, results, queues):
     return "\n".join(lines)
 
 
-def checks(summary, results):
-    """The targets of issue 11 that the suite shows (PASS/MISS); none of them fails the run."""
+def checks(summary, results, playlists=None):
+    """The targets of issues 11 and 14 that the suite shows (PASS/MISS); none of them fails the run."""
     f = summary["tonearmd"]
     out = [
         ("zero wake-ups at rest (idle, paused, stopped)",
@@ -847,6 +878,9 @@ def checks(summary, results):
     if "gapless" in results:
         out.append(("gapless: 0 frames between tracks (flac, wav, ogg)",
                     all(g["gap_frames"] == 0 for g in results["gapless"].values())))
+    if playlists and "tonearmd" in playlists:
+        out.append((f"ActivatePlaylist of {PLAYLIST_ENTRIES:,} entries under {PLAYLIST_TARGET_MS} ms (median)",
+                    playlists["tonearmd"]["pass"]))
     return out
 
 
@@ -929,6 +963,8 @@ def main():
     p.add_argument("--gets", type=int, default=2000)
     p.add_argument("--window", type=float, default=10, help="seconds of each wake-up count")
     p.add_argument("--no-queue", action="store_true", help="leave Benchmarks/queue.py out")
+    p.add_argument("--no-playlists", action="store_true", help="leave Benchmarks/playlists.sh out")
+    p.add_argument("--playlist-runs", type=int, help="activations of the 10,000-entry playlist (default 5; 3 with --quick)")
     p.add_argument("--no-gapless", action="store_true")
     p.add_argument("--quick", action="store_true", help="fewer repetitions: a smoke run, not figures")
     p.add_argument("--workdir", default=os.path.join(REPO, ".build", "bench", "work"))
@@ -937,6 +973,8 @@ def main():
     if args.quick:
         args.starts, args.opens, args.pairs, args.cpu_window, args.toggles, args.gets, args.window = 4, 4, 1, 5, 6, 400, 2
         args.open_blocks = 2
+    if args.playlist_runs is None:
+        args.playlist_runs = 3 if args.quick else 5
     if not os.access(args.tonearmd, os.X_OK):
         sys.exit(f"bench: no tonearmd at {args.tonearmd} (swift build -c release --product tonearmd)")
     os.makedirs(args.workdir, exist_ok=True)
@@ -980,20 +1018,28 @@ def main():
         if done.returncode == 0:
             with open(qjson) as f:
                 queues[player.name] = json.load(f)
+    playlists = {}
+    for player in players if not args.no_playlists else []:
+        if not player.name.startswith("tonearmd") or "--pipeline" in player.argv[3:]:
+            continue  # activating reads, parses and queues: the same whatever the pipeline
+        log(f"ActivatePlaylist of {PLAYLIST_ENTRIES:,} entries (Benchmarks/playlists.sh), {player.name}")
+        measured = playlist_activation(player.argv[0], PLAYLIST_ENTRIES, args.playlist_runs)
+        if measured:
+            playlists[player.name] = measured
     summary = summarize(bench.results)
     stamp = started.strftime("%Y%m%dT%H%M%SZ")
     info = machine()
     head = (f"make bench, {started:%Y-%m-%d %H:%M} UTC; {info['cpu']}, {info['cores']} cores, load "
             f"{info['load'][0]:.1f} at the end; {info['gstreamer']}; tonearmd pipeline: {args.pipeline}")
     print(head)
-    print(table(summary, bench.results, queues))
-    verdicts = checks(summary, bench.results)
+    print(table(summary, bench.results, queues, playlists))
+    verdicts = checks(summary, bench.results, playlists)
     for label, ok in verdicts:
         print(f"{'PASS' if ok else 'MISS'}  {label}")
     print("context switches/s playing by thread (median of pairs): " + ", ".join(
         f"{t} {v:.0f}" for t, v in list(summary["tonearmd"]["switches_by_thread"].items())[:8]))
     out = {"started": started.isoformat(), "machine": info, "args": vars(args), "summary": summary,
-           "samples": bench.results, "queue": queues, "checks": [{"label": l, "pass": ok} for l, ok in verdicts]}
+           "samples": bench.results, "queue": queues, "playlists": playlists, "checks": [{"label": l, "pass": ok} for l, ok in verdicts]}
     path = os.path.join(args.out, f"bench-{stamp}.json")
     with open(path, "w") as f:
         json.dump(out, f, indent=1, default=str)

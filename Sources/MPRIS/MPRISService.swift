@@ -29,6 +29,11 @@ public final class MPRISService: @unchecked Sendable {
         public var resolve: (@Sendable (MediaURI) throws(ItemError) -> [MediaURI])?
         /// The playlist files behind org.mpris.MediaPlayer2.Playlists and SaveQueue; nil: none.
         public var playlists: PlaylistCatalog?
+        /// The active playlist of the saved state: active again at start when the catalog still
+        /// lists it and the restored queue holds items its activation gave.
+        public var restoredActivePlaylist: ActivePlaylistRecord?
+        /// Told (on the service queue) when the active playlist changes, to save it.
+        public var onActivePlaylistChanged: (@Sendable (ActivePlaylistRecord?) -> Void)?
         public init() {}
     }
 
@@ -52,8 +57,12 @@ public final class MPRISService: @unchecked Sendable {
     private var announcedMetadata: [ItemID: Int] = [:]
     /// The playlists as the catalog last listed them, in the order it found them.
     private var playlists: [PlaylistEntry] = []
-    /// The playlist whose activation filled the queue; nil once the queue is cleared or it is gone.
+    /// The playlist whose activation filled the queue; nil once the queue is replaced or cleared,
+    /// once none of the items its activation gave is left, or once its file is gone.
     private var activePlaylist: PlaylistEntry?
+    /// The ids its activation gave, and how many of them are still queued.
+    private var activeItems: ClosedRange<UInt64> = 0...0
+    private var activeRemaining = 0
     /// Called when a client asks the service to quit.
     public var onQuit: (() -> Void)?
     public private(set) var busName: String?
@@ -87,18 +96,22 @@ public final class MPRISService: @unchecked Sendable {
     /// Returns the name owned.
     @discardableResult
     public func start() throws -> String {
+        if let catalog = options.playlists {
+            let queue = connection.queue
+            // listed now, before the object is registered (which takes its properties' values as
+            // the ones announced) and the name taken; later changes come from inotify on its queue
+            playlists = catalog.start { [weak self] list, rewritten in
+                queue.async { [weak self] in self?.playlistsChanged(list, rewritten: rewritten) }
+            }
+            if let restored = options.restoredActivePlaylist {
+                restoreActivePlaylist(restored)
+            }
+        }
         object = try server.register([rootInterface(), playerInterface(), trackListInterface(), playlistsInterface(),
                                       tonearmInterface()], at: MPRIS.path)
         subscribing = true
         subscription = player.subscribe { [weak self] event in self?.handle(event) }
         subscribing = false
-        if let catalog = options.playlists {
-            let queue = connection.queue
-            // listed now, before a call is answered; later changes come from inotify on its queue
-            playlists = catalog.start { [weak self] list, rewritten in
-                queue.async { [weak self] in self?.playlistsChanged(list, rewritten: rewritten) }
-            }
-        }
         let name = try options.ownedName ?? Self.takeName(on: connection, instance: options.instanceName)
         busName = name
         logger.info("on the session bus", metadata: ["name": "\(name)", "address": "\(connection.address)"])
@@ -155,9 +168,18 @@ public final class MPRISService: @unchecked Sendable {
             object.propertiesMayHaveChanged(interface: MPRIS.player)
             if reason != .initial { emit(MPRIS.tonearm, "RateChanged", [.double(rate), .string(reason.rawValue)]) }
         case .queueChanged(let change):
-            if case .replaced(let ids) = change, ids.isEmpty, activePlaylist != nil {
-                activePlaylist = nil  // Clear: the queue is no playlist's any more
-                object.propertiesMayHaveChanged(interface: MPRIS.playlists)
+            if activePlaylist != nil, !subscribing {  // subscribing: the queue as it is, no change
+                switch change {
+                case .replaced:
+                    // Clear, or another playlist (which is made active once its queue is in)
+                    setActivePlaylist(nil)
+                case .removed(let ids):
+                    // the last of the playlist's items gone: the queue is no longer the playlist's
+                    activeRemaining -= ids.reduce(0) { $0 + (activeItems.contains($1.rawValue) ? 1 : 0) }
+                    if activeRemaining <= 0 { setActivePlaylist(nil) }
+                default:
+                    break
+                }
             }
             trackListChanged(change)
             object.propertiesMayHaveChanged(interface: MPRIS.player)
@@ -546,15 +568,23 @@ public final class MPRISService: @unchecked Sendable {
 
     // MARK: org.mpris.MediaPlayer2.Playlists
 
-    /// The orderings GetPlaylists takes (MPRIS Playlist_Ordering): by name, by the file's
-    /// modification time, and "user defined", the order the files were found in.
-    static let orderings = ["Alphabetical", "ModifiedDate", "UserDefined"]
+    /// The orderings GetPlaylists takes (MPRIS Playlist_Ordering), in the spec's order: by name,
+    /// by the file's birth time (else when it was first seen), by its modification time, by when
+    /// it was last activated (never: first), and "user defined", the order the files were found in.
+    static let orderings = ["Alphabetical", "CreationDate", "ModifiedDate", "LastPlayDate", "UserDefined"]
 
     private func playlistsChanged(_ list: [PlaylistEntry], rewritten: [PlaylistEntry]) {
         dispatchPrecondition(condition: .onQueue(connection.queue))
-        playlists = list
+        // an activation is marked here at once and in the catalog on its queue: a list it sent
+        // before it marked it does not take it back
+        let played = Dictionary(playlists.compactMap { entry in entry.lastPlayed.map { (entry.id, $0) } }) { max($0, $1) }
+        playlists = list.map { entry in
+            var entry = entry
+            if let date = played[entry.id], entry.lastPlayed.map({ $0 < date }) ?? true { entry.lastPlayed = date }
+            return entry
+        }
         if let active = activePlaylist {
-            activePlaylist = list.first { $0.id == active.id }
+            if let entry = list.first(where: { $0.id == active.id }) { activePlaylist = entry } else { setActivePlaylist(nil) }
         }
         object?.propertiesMayHaveChanged(interface: MPRIS.playlists)
         // MPRIS PlaylistChanged: a playlist's data changed; here, its file was rewritten
@@ -562,6 +592,36 @@ public final class MPRISService: @unchecked Sendable {
     }
 
     private static let playlistBase: ObjectPath = "/io/github/tonearm/Playlist"
+
+    /// Makes `entry` the active playlist, its activation having given the items `ids` (nil: none
+    /// is active), and says so to clients and to the saved state.
+    private func setActivePlaylist(_ entry: PlaylistEntry?, items ids: [ItemID] = []) {
+        let changed = entry != nil || activePlaylist != nil
+        activePlaylist = entry
+        if let entry, let first = ids.first, let last = ids.last {
+            activeItems = first.rawValue...last.rawValue
+            activeRemaining = ids.count
+            options.onActivePlaylistChanged?(ActivePlaylistRecord(playlist: entry.id, items: activeItems))
+        } else {
+            activePlaylist = nil
+            activeRemaining = 0
+            options.onActivePlaylistChanged?(nil)
+        }
+        if changed { object?.propertiesMayHaveChanged(interface: MPRIS.playlists) }
+    }
+
+    /// At start: the saved active playlist is active again when the catalog still lists it and the
+    /// restored queue holds items its activation gave (one walk of the queue, once).
+    private func restoreActivePlaylist(_ restored: ActivePlaylistRecord) {
+        let remaining = player.ids.reduce(0) { $0 + (restored.items.contains($1.rawValue) ? 1 : 0) }
+        guard remaining > 0, let entry = playlists.first(where: { $0.id == restored.playlist }) else {
+            options.onActivePlaylistChanged?(nil)
+            return
+        }
+        activePlaylist = entry
+        activeItems = restored.items
+        activeRemaining = remaining
+    }
 
     private func playlistValue(_ entry: PlaylistEntry) -> DBusValue {
         .structure([.objectPath(Self.playlistBase.appending(number: entry.id)), .string(entry.name), .string("")])
@@ -592,9 +652,11 @@ public final class MPRISService: @unchecked Sendable {
                             do {
                                 let file = try parsed.get()
                                 guard !file.entries.isEmpty else { throw PlaylistError("\(entry.path) has no entries") }
-                                try player.replace(with: file.entries)
-                                activePlaylist = entry
-                                object.propertiesMayHaveChanged(interface: MPRIS.playlists)
+                                let ids = try player.replace(with: file.entries)
+                                let now = Date()
+                                if let index = playlists.firstIndex(where: { $0.id == entry.id }) { playlists[index].lastPlayed = now }
+                                catalog.markPlayed(entry.id, at: now)
+                                setActivePlaylist(playlists.first { $0.id == entry.id } ?? entry, items: ids)
                                 reply.succeed([])
                             } catch let error as PlaylistError {
                                 reply.fail(ServiceError("MalformedPlaylist", error.message))
@@ -620,6 +682,13 @@ public final class MPRISService: @unchecked Sendable {
                         }
                     case "ModifiedDate":
                         sorted = playlists.sorted { $0.modified == $1.modified ? $0.id < $1.id : $0.modified < $1.modified }
+                    case "CreationDate":
+                        sorted = playlists.sorted { $0.created == $1.created ? $0.id < $1.id : $0.created < $1.created }
+                    case "LastPlayDate":
+                        sorted = playlists.sorted {
+                            let (a, b) = ($0.lastPlayed ?? .distantPast, $1.lastPlayed ?? .distantPast)
+                            return a == b ? $0.id < $1.id : a < b
+                        }
                     default:
                         sorted = playlists
                     }

@@ -38,6 +38,10 @@ public struct PlayQueue: Sendable {
     public var count: Int { slotOf.count }
     public var isEmpty: Bool { slotOf.isEmpty }
     public var isShuffled: Bool { shuffled != nil }
+    /// While shuffled, the key `id` sorts by in the play order (see `ShuffleOrder`); nil otherwise.
+    public func shuffleKey(of id: ItemID) -> UInt64? { shuffled?.key(of: id) }
+    /// While shuffled, what the keys of the items there when it was shuffled are derived from.
+    public var shuffleSeed: UInt64? { shuffled?.seed }
     public var current: Item? { currentID.flatMap { item($0) } }
     public func item(_ id: ItemID) -> Item? { slotOf[id].flatMap { itemInSlot[Int($0)] } }
     public func contains(_ id: ItemID) -> Bool { slotOf[id] != nil }
@@ -195,6 +199,37 @@ public struct PlayQueue: Sendable {
     mutating func setShuffled(_ shuffled: Bool) {
         // the current item first, the rest in a random order
         self.shuffled = shuffled ? ShuffleOrder(ids, first: currentID) : nil
+    }
+
+    /// Shuffles with the saved order: each item's saved key, or the one derived from `seed`. With
+    /// no seed and items without a key (a state saved before orders were), a new random order,
+    /// the current item first.
+    mutating func restoreShuffle(seed: UInt64?, keys: [ItemID: UInt64]) {
+        guard seed != nil || keys.count >= count else { return setShuffled(true) }
+        var entries: [(ItemID, UInt64?)] = []
+        entries.reserveCapacity(count)
+        var slot = first
+        while slot >= 0 {
+            let id = slots[Int(slot)].id
+            entries.append((id, keys[id]))
+            slot = slots[Int(slot)].next
+        }
+        shuffled = ShuffleOrder(restoring: entries, seed: seed ?? .random(in: 0...UInt64.max))
+    }
+
+    /// While shuffled, the keys that are not derived from the seed (the first item's, and those
+    /// of the items added since): what must be saved besides the seed. O(n), with no allocation
+    /// beyond the answer: run when shuffle is turned on, not at each step.
+    public var ownShuffleKeys: [ItemID: UInt64] {
+        guard let shuffled else { return [:] }
+        var keys: [ItemID: UInt64] = [:]
+        var slot = first
+        while slot >= 0 {
+            let id = slots[Int(slot)].id
+            if let key = shuffled.key(of: id), key != ShuffleOrder.derivedKey(seed: shuffled.seed, id: id) { keys[id] = key }
+            slot = slots[Int(slot)].next
+        }
+        return keys
     }
 
     /// The item after `id` in play order; with `wrap`, the first after the last. An id that is

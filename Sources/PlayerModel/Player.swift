@@ -141,6 +141,12 @@ public final class Player: @unchecked Sendable {
     /// Every id in the queue's order: O(n), without copying the items.
     public var ids: [ItemID] { onQueue { machine.ids } }
     public func item(_ id: ItemID) -> Item? { onQueue { machine.item(id) } }
+    /// While shuffled, `id`'s key in the play order; nil otherwise (see `ShuffleOrder`).
+    public func shuffleKey(of id: ItemID) -> UInt64? { onQueue { machine.shuffleKey(of: id) } }
+    /// While shuffled, what the keys of the items there when it was shuffled are derived from.
+    public var shuffleSeed: UInt64? { onQueue { machine.shuffleSeed } }
+    /// While shuffled, the play order's keys that do not derive from the seed (see `ShuffleOrder`): O(n).
+    public var ownShuffleKeys: [ItemID: UInt64] { onQueue { machine.ownShuffleKeys } }
 
     /// The position of the current item now, from the pipeline's last report and the time since
     /// (rule 7: computed when read; never waits on the pipeline).

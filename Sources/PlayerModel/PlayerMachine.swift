@@ -153,6 +153,12 @@ public struct PlayerMachine: Sendable {
     /// Every id in order: O(n).
     public var ids: [ItemID] { playQueue.ids }
     public func item(_ id: ItemID) -> Item? { playQueue.item(id) }
+    /// While shuffled, `id`'s key in the play order (what is saved to keep the order); nil otherwise.
+    public func shuffleKey(of id: ItemID) -> UInt64? { playQueue.shuffleKey(of: id) }
+    /// While shuffled, what the keys of the items there when it was shuffled are derived from.
+    public var shuffleSeed: UInt64? { playQueue.shuffleSeed }
+    /// While shuffled, the play order's keys that do not derive from the seed: O(n).
+    public var ownShuffleKeys: [ItemID: UInt64] { playQueue.ownShuffleKeys }
 
     /// The position of the current item at `now`: the last sample read from the pipeline, moved on
     /// by the time since while the pipeline plays (rule 7: computed when read, never sampled on a timer).
@@ -292,7 +298,12 @@ public struct PlayerMachine: Sendable {
                 playQueue.update(id) { $0.duration = duration }
             }
         }
-        if settings.isShuffled { playQueue.setShuffled(true) }
+        if settings.isShuffled {
+            // the same play order as before: Next walks on where it would have
+            var keys: [ItemID: UInt64] = [:]
+            for entry in saved.items { if let key = entry.shuffleKey { keys[entry.id] = key } }
+            playQueue.restoreShuffle(seed: settings.shuffleSeed, keys: keys)
+        }
         for event in currentValues { emit(event) }
         guard let item = playQueue.current else { return }
         let wanted: TransportIntent = resume == .play ? .playing : settings.intent == .stopped ? .stopped : .paused

@@ -8,10 +8,13 @@ public struct SavedState: Sendable, Equatable {
         public var id: ItemID
         public var uri: MediaURI
         public var fileIsMissing: Bool
-        public init(id: ItemID, uri: MediaURI, fileIsMissing: Bool = false) {
+        /// Its key in the shuffled play order, when it has one of its own (see `SavedSettings.shuffleSeed`).
+        public var shuffleKey: UInt64?
+        public init(id: ItemID, uri: MediaURI, fileIsMissing: Bool = false, shuffleKey: UInt64? = nil) {
             self.id = id
             self.uri = uri
             self.fileIsMissing = fileIsMissing
+            self.shuffleKey = shuffleKey
         }
     }
 
@@ -40,10 +43,14 @@ public struct SavedSettings: Sendable, Equatable {
     public var loopMode: LoopMode
     public var isShuffled: Bool
     public var rate: Double
+    /// While shuffled, what the play order's keys are derived from for the items without a key of
+    /// their own (those that were there when shuffle was turned on); nil when none was saved.
+    public var shuffleSeed: UInt64?
 
     public init(currentID: ItemID? = nil, position: Duration = .zero, currentDuration: Duration? = nil,
                 intent: TransportIntent = .stopped, volume: Double = 1, isMuted: Bool = false,
-                loopMode: LoopMode = .none, isShuffled: Bool = false, rate: Double = 1) {
+                loopMode: LoopMode = .none, isShuffled: Bool = false, rate: Double = 1, shuffleSeed: UInt64? = nil) {
+        self.shuffleSeed = shuffleSeed
         self.currentID = currentID
         self.position = position
         self.currentDuration = currentDuration

@@ -1,5 +1,6 @@
 import Basics
 import FoundationEssentials
+import Glibc
 import PlayerModel
 
 /// Why a playlist file cannot be used, with a message a person can act on.
@@ -73,15 +74,16 @@ public struct PlaylistFile: Sendable, Equatable {
     }
 
     // M3U: one entry per line; lines starting with # are directives or comments (#EXTM3U,
-    // #EXTINF, #PLAYLIST: the name, in the extended M3U of Winamp and of RFC 8216 section 4.1).
+    // #EXTINF, #PLAYLIST: the name, in the extended M3U of Winamp and of RFC 8216 section 4.1;
+    // the first one counts, as in `title(of:)`).
     private static func parseM3U(_ text: String, directory: String, path: String, defaultName: String) throws(PlaylistError) -> PlaylistFile {
-        var name = defaultName
+        var name: String?
         var entries: [MediaURI] = []
         for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = raw.trimmingWhitespace().replacing("\u{FEFF}", with: "")
             if line.isEmpty { continue }
             if line.hasPrefix("#") {
-                if line.hasPrefix("#PLAYLIST:") {
+                if name == nil, line.hasPrefix("#PLAYLIST:") {
                     let title = line.dropFirst("#PLAYLIST:".count).trimmingWhitespace()
                     if !title.isEmpty { name = title }
                 }
@@ -89,7 +91,7 @@ public struct PlaylistFile: Sendable, Equatable {
             }
             entries.append(try entry(line, directory: directory, path: path, line: index + 1))
         }
-        return PlaylistFile(name: name, entries: entries)
+        return PlaylistFile(name: name ?? defaultName, entries: entries)
     }
 
     // PLS: an INI file with a [playlist] section and FileN=, TitleN=, NumberOfEntries=, Version=2.
@@ -166,5 +168,82 @@ public struct PlaylistFile: Sendable, Equatable {
         }
         let name = title?.trimmingWhitespace()
         return PlaylistFile(name: name.flatMap { $0.isEmpty ? nil : $0 } ?? defaultName, entries: entries)
+    }
+}
+
+extension PlaylistFile {
+    /// How much of a file `title(of:)` reads: the title is in its head (before the entries).
+    public static let titleScanSize = 64 * 1024
+
+    /// The title a playlist file carries, read from its first `titleScanSize` bytes: the first
+    /// `#PLAYLIST:` directive of an extended M3U, the `<title>` of an XSPF `<playlist>` (before its
+    /// `<trackList>`); nil when it has none (PLS has no title), or cannot be read.
+    public static func title(of path: String) -> String? {
+        guard let format = format(of: path), format != .pls, let head = readHead(path, count: titleScanSize), !head.isEmpty
+        else { return nil }
+        let title: String? = switch format {
+        case .m3u, .m3u8: m3uTitle(head, latin1: format == .m3u)
+        case .xspf: xspfTitle(head)
+        case .pls: nil
+        }
+        return title.map { $0.trimmingWhitespace() }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// At most `count` bytes from the start of the file at `path`; nil when it cannot be opened.
+    private static func readHead(_ path: String, count: Int) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let got = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, count - filled) }
+            if got < 0 && errno == EINTR { continue }
+            guard got > 0 else { break }
+            filled += got
+        }
+        return Array(bytes.prefix(filled))
+    }
+
+    /// The first #PLAYLIST: line among whole lines of `head` (UTF-8; Latin-1 in a plain M3U that
+    /// is not UTF-8, as `parse` takes it).
+    private static func m3uTitle(_ head: [UInt8], latin1: Bool) -> String? {
+        let prefix = Array("#PLAYLIST:".utf8)
+        for line in head.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+            var bytes = Array(line)
+            if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }  // a byte order mark
+            while let first = bytes.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { bytes.removeFirst() }
+            guard bytes.starts(with: prefix) else { continue }
+            let value = Data(bytes.dropFirst(prefix.count))
+            return String(data: value, encoding: .utf8) ?? (latin1 ? String(data: value, encoding: .isoLatin1) : nil)
+        }
+        return nil
+    }
+
+    /// The text of `<playlist><title>` in the head of an XSPF file, read up to it and no further:
+    /// a `<trackList>` first, another root or a head cut before the title give nil.
+    private static func xspfTitle(_ head: [UInt8]) -> String? {
+        // a cut in the middle of a UTF-8 sequence: the valid prefix is what counts
+        var text = String(decoding: head, as: UTF8.self)
+        if String(validating: head, as: UTF8.self) == nil,
+           String(decoding: head.prefix(100), as: UTF8.self).lowercased().contains("iso-8859-1") {
+            text = String(data: Data(head), encoding: .isoLatin1) ?? text
+        }
+        var reader = XMLReader(text)
+        var elementText = ""
+        while let event = try? reader.next() {
+            switch event {
+            case .start(let name):
+                let open = reader.openElements
+                if open == ["playlist", "trackList"] || (open.count == 1 && name != "playlist") { return nil }
+                elementText = ""
+            case .text(let text):
+                elementText += text
+            case .end(let name):
+                if reader.openElements + [name] == ["playlist", "title"] { return elementText }
+                elementText = ""
+            }
+        }
+        return nil
     }
 }

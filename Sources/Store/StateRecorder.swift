@@ -31,7 +31,15 @@ public final class StateRecorder: @unchecked Sendable {
         subscribing = true
         subscription = player.subscribe { [weak self] event in self?.handle(event) }
         subscribing = false
-        if rewrite { recordWhole() } else { store.record(.settings(settings())) }
+        if rewrite {
+            recordWhole()
+        } else {
+            if let seed = player.shuffleSeed, seed != store.loaded?.settings.shuffleSeed {
+                // a shuffled state saved without its order (by an older tonearmd) got a new one
+                store.record(.reshuffled(seed: seed, keys: player.ownShuffleKeys))
+            }
+            store.record(.settings(settings()))
+        }
     }
 
     /// Writes the state as it is now and waits for it, then stops recording: at quit, before the
@@ -54,7 +62,10 @@ public final class StateRecorder: @unchecked Sendable {
         case .queueChanged(let change):
             switch change {
             case .inserted(let ids, let after):
-                store.record(.inserted(ids.compactMap { id in player.item(id).map { QueueEntry(id: id, uri: $0.uri) } }, after: after))
+                // while shuffled, each new item's place in the play order (its own random key)
+                store.record(.inserted(ids.compactMap { id in
+                    player.item(id).map { QueueEntry(id: id, uri: $0.uri, shuffleKey: player.shuffleKey(of: id)) }
+                }, after: after))
             case .removed(let ids):
                 store.record(.removed(ids))
             case .moved(let id, let after):
@@ -65,7 +76,12 @@ public final class StateRecorder: @unchecked Sendable {
         case .timeControlStatusChanged(let status):
             if status == .playing { startCheckpoints() } else { stopCheckpoints() }
             store.record(.settings(settings()))
-        case .currentItemChanged, .intentChanged, .seeked, .volumeChanged, .loopModeChanged, .shuffleChanged:
+        case .shuffleChanged(let shuffled):
+            // a new play order: its seed and the first item's key, not a row per item; turned
+            // off, the keys stay in the file unused until the next order replaces them
+            if shuffled, let seed = player.shuffleSeed { store.record(.reshuffled(seed: seed, keys: player.ownShuffleKeys)) }
+            store.record(.settings(settings()))
+        case .currentItemChanged, .intentChanged, .seeked, .volumeChanged, .loopModeChanged:
             store.record(.settings(settings()))
         case .rateChanged(_, let reason) where reason != .refused && reason != .initial:
             store.record(.settings(settings()))
@@ -77,7 +93,7 @@ public final class StateRecorder: @unchecked Sendable {
     }
 
     private func recordWhole() {
-        let entries = player.items.map { QueueEntry(id: $0.id, uri: $0.uri) }
+        let entries = player.items.map { QueueEntry(id: $0.id, uri: $0.uri, shuffleKey: player.shuffleKey(of: $0.id)) }
         store.record(.replaced(entries, settings()))
     }
 
@@ -85,7 +101,7 @@ public final class StateRecorder: @unchecked Sendable {
         let state = player.state
         return SavedSettings(currentID: state.current?.id, position: player.position, currentDuration: state.current?.duration,
                              intent: state.intent, volume: state.volume, isMuted: state.isMuted, loopMode: state.loopMode,
-                             isShuffled: state.isShuffled, rate: state.rate)
+                             isShuffled: state.isShuffled, rate: state.rate, shuffleSeed: player.shuffleSeed)
     }
 
     /// A repeating timer on the player's queue, only while playing.

@@ -5,6 +5,7 @@ import FoundationEssentials
 import Glibc
 import Logging
 import PlayerModel
+import Playlists
 
 /// One change of the saved state, as the player's events describe it. Each costs what it
 /// changed: a queue edit touches the rows it names and their neighbours' links, never the whole
@@ -19,15 +20,25 @@ public enum StateChange: Sendable, Equatable {
     case replaced([QueueEntry], SavedSettings)
     /// The player's row: current item, position, transport, settings.
     case settings(SavedSettings)
+    /// Shuffle was turned on: a new play order, whose keys derive from `seed` except `keys` (the
+    /// few that do not: the first item's). The keys of an earlier order go.
+    case reshuffled(seed: UInt64, keys: [ItemID: UInt64])
+    /// A playlist file was given an id, or was activated (insert or update of its row).
+    case playlist(PlaylistRecord)
+    /// The playlist whose activation filled the queue, or none.
+    case activePlaylist(ActivePlaylistRecord?)
 }
 
-/// A queue entry as saved: its stable id and its URI.
+/// A queue entry as saved: its stable id, its URI, and its key in the shuffled play order when
+/// it has one of its own (an item added while shuffled).
 public struct QueueEntry: Sendable, Equatable {
     public var id: ItemID
     public var uri: MediaURI
-    public init(id: ItemID, uri: MediaURI) {
+    public var shuffleKey: UInt64?
+    public init(id: ItemID, uri: MediaURI, shuffleKey: UInt64? = nil) {
         self.id = id
         self.uri = uri
+        self.shuffleKey = shuffleKey
     }
 }
 
@@ -45,7 +56,7 @@ public struct QueueEntry: Sendable, Equatable {
 public final class StateStore: @unchecked Sendable {
     // @unchecked: `database`, `statements`, `awaitingFullState` and `saving` are confined to
     // `queue`; `pending` and `drainScheduled` are guarded by `lock`.
-    public static let schemaVersion: Int64 = 1
+    public static let schemaVersion: Int64 = 2
 
     public let path: String
     private let logger: Logger
@@ -54,6 +65,10 @@ public final class StateStore: @unchecked Sendable {
     private var saving: Bool { database != nil }
     /// The file was replaced by a fresh one while running: changes wait for the whole state.
     private var awaitingFullState = false
+    /// Every playlist record and the active playlist as last written: written again into a file
+    /// that replaced a corrupt one (a few hundred rows at most).
+    private var playlistRecords: [UInt64: PlaylistRecord] = [:]
+    private var activePlaylist: ActivePlaylistRecord?
     private let lock = Lock()
     private var pending: [StateChange] = []
     private var drainScheduled = false
@@ -68,19 +83,35 @@ public final class StateStore: @unchecked Sendable {
     public init(directory: URL, instance: String? = nil, logger: Logger) {
         path = directory.appendingPathComponent(instance.map { "state-\($0).sqlite" } ?? "state.sqlite").path
         self.logger = logger
+        let contents: Contents?
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
+            contents = openForWriting(retry: true)
         } catch {
-            loaded = readOnly()
+            contents = readOnly()
             logger.error("cannot save the player's state: cannot create \(directory.path) (\(Self.reason(error))); tonearmd goes on without saving it")
-            return
         }
-        loaded = openForWriting(retry: true)
+        loaded = contents?.state
+        loadedPlaylists = contents?.playlists ?? []
+        loadedActivePlaylist = contents?.active
+        for record in loadedPlaylists { playlistRecords[record.id] = record }
+        activePlaylist = loadedActivePlaylist
     }
 
     /// What the file held when it was opened; nil for a fresh state.
     public private(set) var loaded: SavedState?
+    /// The playlists the file remembers (ids, first seen, last played); empty for a fresh state.
+    public private(set) var loadedPlaylists: [PlaylistRecord] = []
+    /// The active playlist as saved, before anything checks that it still is.
+    public private(set) var loadedActivePlaylist: ActivePlaylistRecord?
+
+    /// Everything a file holds.
+    private struct Contents {
+        var state: SavedState
+        var playlists: [PlaylistRecord]
+        var active: ActivePlaylistRecord?
+    }
 
     /// The default directory: `$XDG_STATE_HOME/tonearm`, or `~/.local/state/tonearm` (XDG Base
     /// Directory Specification: "$XDG_STATE_HOME ... If ... not set or empty, $HOME/.local/state").
@@ -104,7 +135,7 @@ public final class StateStore: @unchecked Sendable {
 
     /// Opens the file for writing and loads it; on a bad file moves it aside and starts a fresh one
     /// (once); on a file it cannot write, reads it if it can and saves nothing.
-    private func openForWriting(retry: Bool) -> SavedState? {
+    private func openForWriting(retry: Bool) -> Contents? {
         let database: Database
         do {
             database = try Database(path: path)
@@ -139,7 +170,7 @@ public final class StateStore: @unchecked Sendable {
     }
 
     /// Moves the bad file aside (with its WAL) and opens a fresh one.
-    private func replace(because why: String, suffix: String, retry: Bool) -> SavedState? {
+    private func replace(because why: String, suffix: String, retry: Bool) -> Contents? {
         // 20261124T070912Z
         let stamp = Date().formatted(Date.ISO8601FormatStyle(dateSeparator: .omitted, timeSeparator: .omitted))
         let aside = "\(path).\(suffix)-\(stamp)"
@@ -159,7 +190,7 @@ public final class StateStore: @unchecked Sendable {
 
     /// Reads the file without writing it (a read-only directory, a full disk): the state is
     /// restored, and nothing is saved.
-    private func readOnly() -> SavedState? {
+    private func readOnly() -> Contents? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         if let saved = read(path, flags: [.readOnly]) { return saved }
         // a WAL-mode file in a directory where its -wal and -shm files cannot be created opens
@@ -182,19 +213,19 @@ public final class StateStore: @unchecked Sendable {
         return escaped
     }
 
-    private func read(_ path: String, flags: Database.OpenFlags) -> SavedState? {
+    private func read(_ path: String, flags: Database.OpenFlags) -> Contents? {
         guard let database = try? Database(path: path, flags: flags) else { return nil }
         defer { database.close() }
         // EXCLUSIVE before the first read: a WAL file is then read without the -shm file that a
         // read-only directory cannot hold (sqlite.org/wal.html#noshm)
         guard (try? database.execute("PRAGMA locking_mode=EXCLUSIVE")) != nil,
               let version = try? database.userVersion, version <= Self.schemaVersion, version > 0 else { return nil }
-        return try? Self.load(database)
+        return try? Self.load(database, version: version)
     }
 
     /// Sets the connection up, checks the file, creates the schema in a new one, takes the write
     /// lock, and loads the state.
-    private func prepare(_ database: Database) throws(OpenFailure) -> SavedState? {
+    private func prepare(_ database: Database) throws(OpenFailure) -> Contents? {
         do {
             // one tonearmd per file: the lock taken by the first write is kept until exit, so a
             // second one finds the file busy (sqlite.org/pragma.html#pragma_locking_mode); with it
@@ -216,10 +247,19 @@ public final class StateStore: @unchecked Sendable {
             // the default cache filled over a fuzz run and was 2 MiB more RssAnon (make fuzz, 20,000 calls)
             try database.execute("PRAGMA cache_size=-256")
             if version == 0 {
-                try database.transaction { () throws(SQLiteError) in try database.execute(Self.schema) }
+                try database.transaction { () throws(SQLiteError) in
+                    try database.execute(Self.schema)
+                    for migration in Self.migrations { try database.execute(migration) }
+                }
                 return nil
             }
-            let saved = try Self.load(database)
+            if version < Self.schemaVersion {
+                // the migrations from the file's version on, in one transaction: all or none
+                try database.transaction { () throws(SQLiteError) in
+                    for migration in Self.migrations.dropFirst(Int(version) - 1) { try database.execute(migration) }
+                }
+            }
+            let saved = try Self.load(database, version: Self.schemaVersion)
             // take the write lock now, before the service answers (see locking_mode above)
             try database.transaction { () throws(SQLiteError) in try database.execute("UPDATE player SET one = 1") }
             return saved
@@ -248,9 +288,33 @@ public final class StateStore: @unchecked Sendable {
         PRAGMA user_version = 1;
         """
 
-    private static func load(_ database: Database) throws -> SavedState {
+    /// The changes from each version to the next: `migrations[0]` takes 1 to 2. A new file gets
+    /// `schema` and then all of them.
+    ///
+    /// Schema 2: the shuffled play order (issue 14): each item's key where it has one of its own
+    /// (`item.shuffle_key`; an item added while shuffled), and the seed the others' keys derive
+    /// from (`player.shuffle_seed`), so that turning shuffle on writes one row, and Next none of
+    /// the order. The playlists: the id each file was given, when it was first seen and last
+    /// activated (`playlist`), and the active playlist with the ids its activation gave
+    /// (`player.active_*`). 64-bit keys and seeds are stored as their signed bit pattern.
+    static let migrations = [
+        """
+        ALTER TABLE item ADD COLUMN shuffle_key INTEGER;
+        ALTER TABLE player ADD COLUMN shuffle_seed INTEGER;
+        ALTER TABLE player ADD COLUMN active_playlist INTEGER;
+        ALTER TABLE player ADD COLUMN active_first INTEGER;
+        ALTER TABLE player ADD COLUMN active_last INTEGER;
+        CREATE TABLE playlist (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE,
+            first_seen_ms INTEGER NOT NULL, last_played_ms INTEGER);
+        PRAGMA user_version = 2;
+        """,
+    ]
+
+    private static func load(_ database: Database, version: Int64) throws -> Contents {
+        let two = version >= 2
         let row = try database.prepare("""
             SELECT head, next_id, current, position_us, duration_us, intent, volume, muted, loop, shuffle, rate
+                \(two ? ", shuffle_seed, active_playlist, active_first, active_last" : "")
             FROM player WHERE one = 1
             """)
         guard try row.step() else { throw OpenFailure.inconsistent("no player row") }
@@ -266,11 +330,20 @@ public final class StateStore: @unchecked Sendable {
         settings.loopMode = row.string(8).flatMap(LoopMode.init(rawValue:)) ?? .none
         settings.isShuffled = row.int64(9) != 0
         settings.rate = row.double(10)
+        var active: ActivePlaylistRecord?
+        if two {
+            settings.shuffleSeed = row.isNull(11) ? nil : UInt64(bitPattern: row.int64(11))
+            if !row.isNull(12), !row.isNull(13), !row.isNull(14), row.int64(13) <= row.int64(14) {
+                active = ActivePlaylistRecord(playlist: UInt64(bitPattern: row.int64(12)),
+                                              items: UInt64(bitPattern: row.int64(13))...UInt64(bitPattern: row.int64(14)))
+            }
+        }
 
-        var rows: [Int64: (uri: String, next: Int64?)] = [:]
-        let items = try database.prepare("SELECT id, uri, next FROM item")
+        var rows: [Int64: (uri: String, next: Int64?, key: UInt64?)] = [:]
+        let items = try database.prepare("SELECT id, uri, next\(two ? ", shuffle_key" : "") FROM item")
         while try items.step() {
-            rows[items.int64(0)] = (items.string(1) ?? "", items.isNull(2) ? nil : items.int64(2))
+            rows[items.int64(0)] = (items.string(1) ?? "", items.isNull(2) ? nil : items.int64(2),
+                                    two && !items.isNull(3) ? UInt64(bitPattern: items.int64(3)) : nil)
         }
         var entries: [SavedState.Entry] = []
         entries.reserveCapacity(rows.count)
@@ -282,13 +355,28 @@ public final class StateStore: @unchecked Sendable {
             guard id > 0, let uri = try? MediaURI(row.uri, relativeTo: "/") else {
                 throw OpenFailure.inconsistent("entry \(id) has no valid URI")
             }
-            entries.append(SavedState.Entry(id: ItemID(UInt64(id)), uri: uri, fileIsMissing: Self.isMissing(uri)))
+            entries.append(SavedState.Entry(id: ItemID(UInt64(id)), uri: uri, fileIsMissing: Self.isMissing(uri), shuffleKey: row.key))
             cursor = row.next
         }
         guard entries.count == rows.count else {
             throw OpenFailure.inconsistent("\(rows.count - entries.count) entries are not in the queue's order")
         }
-        return SavedState(items: entries, settings: settings, nextID: nextID)
+        var playlists: [PlaylistRecord] = []
+        if two {
+            let list = try database.prepare("SELECT id, path, first_seen_ms, last_played_ms FROM playlist ORDER BY id")
+            while try list.step() {
+                guard list.int64(0) > 0, let path = list.string(1) else { continue }
+                playlists.append(PlaylistRecord(id: UInt64(list.int64(0)), path: path, firstSeen: Self.date(list.int64(2)),
+                                                lastPlayed: list.isNull(3) ? nil : Self.date(list.int64(3))))
+            }
+        }
+        return Contents(state: SavedState(items: entries, settings: settings, nextID: nextID), playlists: playlists, active: active)
+    }
+
+    private static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
+    fileprivate static func milliseconds(_ date: Date) -> Int64 {
+        let value = (date.timeIntervalSince1970 * 1000).rounded()
+        return value.isFinite ? Int64(max(min(value, 9e15), -9e15)) : 0
     }
 
     /// A local file that no longer exists (stat says ENOENT or ENOTDIR); anything else is left
@@ -370,10 +458,20 @@ public final class StateStore: @unchecked Sendable {
         drainScheduled = false
         lock.unlock()
         guard let database, !changes.isEmpty else { return }
+        for change in changes {
+            switch change {
+            case .playlist(let record): playlistRecords[record.id] = record
+            case .activePlaylist(let active): activePlaylist = active
+            default: break
+            }
+        }
         if awaitingFullState {
-            // after the file was replaced, nothing before the whole state can apply
+            // after the file was replaced, nothing of the queue before the whole state can apply;
+            // the playlists' rows are written whole with it
             guard let full = changes.lastIndex(where: { if case .replaced = $0 { true } else { false } }) else { return }
-            changes.removeFirst(full)
+            changes = Array(changes[full...]).filter { !$0.isPlaylistChange }
+            changes += playlistRecords.values.sorted { $0.id < $1.id }.map { .playlist($0) }
+            changes.append(.activePlaylist(activePlaylist))
             awaitingFullState = false
         }
         do {
@@ -452,6 +550,23 @@ public final class StateStore: @unchecked Sendable {
                 try write(settings)
             case .settings(let settings):
                 try write(settings)
+            case .reshuffled(let seed, let keys):
+                // only the rows that had a key of their own, and those that get one: not the queue
+                try database.execute("UPDATE item SET shuffle_key = NULL WHERE shuffle_key IS NOT NULL")
+                try database.prepare("UPDATE player SET shuffle_seed = ? WHERE one = 1").run(.integer(Int64(bitPattern: seed)))
+                let update = try database.prepare("UPDATE item SET shuffle_key = ? WHERE id = ?")
+                for (id, key) in keys { try update.run(.integer(Int64(bitPattern: key)), .integer(raw(id))) }
+            case .playlist(let record):
+                try database.prepare("""
+                    INSERT INTO playlist (id, path, first_seen_ms, last_played_ms) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (id) DO UPDATE SET path = excluded.path, last_played_ms = excluded.last_played_ms
+                    """).run(.integer(Int64(bitPattern: record.id)), .text(record.path), .integer(StateStore.milliseconds(record.firstSeen)),
+                             .optional(record.lastPlayed.map(StateStore.milliseconds)))
+            case .activePlaylist(let active):
+                try database.prepare("UPDATE player SET active_playlist = ?, active_first = ?, active_last = ? WHERE one = 1").run(
+                    .optional(active.map { Int64(bitPattern: $0.playlist) }),
+                    .optional(active.map { Int64(bitPattern: $0.items.lowerBound) }),
+                    .optional(active.map { Int64(bitPattern: $0.items.upperBound) }))
             }
         }
 
@@ -484,11 +599,12 @@ public final class StateStore: @unchecked Sendable {
 
         /// Inserts `entries` linked in order, the last one pointing at `following`.
         private func insertChain(_ entries: [QueueEntry], endingBefore following: Int64?) throws(SQLiteError) {
-            let insert = try database.prepare("INSERT INTO item (id, uri, next) VALUES (?, ?, ?)")
+            let insert = try database.prepare("INSERT INTO item (id, uri, next, shuffle_key) VALUES (?, ?, ?, ?)")
             var largest: Int64 = 0
             for (index, entry) in entries.enumerated() {
                 let next = index + 1 < entries.count ? raw(entries[index + 1].id) : following
-                try insert.run(.integer(raw(entry.id)), .text(entry.uri.string), .optional(next))
+                try insert.run(.integer(raw(entry.id)), .text(entry.uri.string), .optional(next),
+                               .optional(entry.shuffleKey.map { Int64(bitPattern: $0) }))
                 largest = max(largest, raw(entry.id))
             }
             try database.prepare("UPDATE player SET next_id = max(next_id, ?) WHERE one = 1").run(.integer(largest &+ 1))
@@ -497,12 +613,24 @@ public final class StateStore: @unchecked Sendable {
         private func write(_ settings: SavedSettings) throws(SQLiteError) {
             try database.prepare("""
                 UPDATE player SET current = ?, position_us = ?, duration_us = ?, intent = ?, volume = ?, muted = ?,
-                    loop = ?, shuffle = ?, rate = ? WHERE one = 1
+                    loop = ?, shuffle = ?, rate = ?, shuffle_seed = ? WHERE one = 1
                 """).run(
                     .optional(settings.currentID.map(raw)), .integer(max(settings.position.microseconds, 0)),
                     .optional(settings.currentDuration?.microseconds), .text(settings.intent.rawValue),
                     .real(settings.volume), .integer(settings.isMuted ? 1 : 0), .text(settings.loopMode.rawValue),
-                    .integer(settings.isShuffled ? 1 : 0), .real(settings.rate))
+                    .integer(settings.isShuffled ? 1 : 0), .real(settings.rate),
+                    .optional(settings.shuffleSeed.map { Int64(bitPattern: $0) }))
+        }
+    }
+}
+
+
+extension StateChange {
+    /// A change of the playlists' rows, not of the queue: written into a fresh file with the whole state.
+    var isPlaylistChange: Bool {
+        switch self {
+        case .playlist, .activePlaylist: true
+        default: false
         }
     }
 }

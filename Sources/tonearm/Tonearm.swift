@@ -19,7 +19,8 @@ struct Tonearm: ParsableCommand {
         subcommands: [
             Play.self, Pause.self, Toggle.self, Stop.self, Next.self, Prev.self, Seek.self,
             Volume.self, Mute.self, Unmute.self, Loop.self, Shuffle.self, Rate.self, Retry.self,
-            Add.self, Queue.self, Jump.self, Remove.self, Move.self, Clear.self, Status.self, Watch.self, Daemon.self,
+            Add.self, Queue.self, Jump.self, Remove.self, Move.self, Clear.self, Playlists.self, PlaylistCommand.self, Save.self,
+            Status.self, Watch.self, Daemon.self,
         ])
 }
 

@@ -202,9 +202,14 @@ final class Service: @unchecked Sendable {
         options.supportedMIMETypes = capabilities.supportedMIMETypes
         options.resolve = { uri throws(ItemError) in try LocalFiles.resolve(uri, capabilities: capabilities) }
         // saved queues live beside the saved state
+        // each file keeps the id the saved state gave it, and the active playlist comes back with
+        // the queue it filled
         options.playlists = PlaylistCatalog(directories: [PlaylistCatalog.musicPlaylists()] + (playlists.map { [$0] } ?? []),
                                             savedQueues: StateStore.defaultDirectory().appendingPathComponent("queues"),
-                                            logger: logger)
+                                            remembered: store.loadedPlaylists,
+                                            onRecord: { [store] in store.record(.playlist($0)) }, logger: logger)
+        options.restoredActivePlaylist = resume == .none ? nil : store.loadedActivePlaylist
+        options.onActivePlaylistChanged = { [store] in store.record(.activePlaylist($0)) }
         mpris = try MPRISService(player: player, connection: connection, options: options, logger: logger)
         recorder = StateRecorder(player: player, store: store)
     }

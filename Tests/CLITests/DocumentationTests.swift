@@ -6,8 +6,8 @@ import XCTest
 /// parsers: every command the parser has is in them.
 final class DocumentationTests: XCTestCase {
     static let commands = ["play", "pause", "toggle", "stop", "next", "prev", "seek", "volume", "mute", "unmute", "loop",
-                           "shuffle", "rate", "retry", "add", "queue", "jump", "remove", "move", "clear", "status", "watch",
-                           "daemon"]
+                           "shuffle", "rate", "retry", "add", "queue", "jump", "remove", "move", "clear", "playlists", "playlist",
+                           "save", "status", "watch", "daemon"]
 
     func run(_ executable: URL, _ arguments: [String]) throws -> String {
         let output = try Tool.run(executable.path, arguments, timeout: 30)
@@ -62,5 +62,6 @@ final class DocumentationTests: XCTestCase {
         XCTAssertEqual(rendered.status, 0, rendered.stderr)
         XCTAssertTrue(rendered.stdout.contains("tonearm - Control the Tonearm player service"), String(rendered.stdout.prefix(300)))
         XCTAssertTrue(rendered.stdout.contains("move [--instance <name>] <N> <M>"), rendered.stdout)
+        XCTAssertTrue(rendered.stdout.contains("playlist [--instance <name>] [--order <order>] <N|NAME>"), rendered.stdout)
     }
 }

@@ -137,6 +137,32 @@ final class PlayQueueTests: XCTestCase {
         XCTAssertEqual(playOrder(queue), queue.ids, "unshuffled, the play order is the queue's")
     }
 
+    /// What is saved of a shuffled order (the seed, and the keys that do not derive from it) makes
+    /// the same order again in a queue restored from it, the items added while shuffled included.
+    func testAShuffledOrderComesBackFromItsSeedAndOwnKeys() throws {
+        var queue = PlayQueue()
+        let ids = queue.insert(uris(50), at: .end)
+        queue.setCurrent(ids[10])
+        queue.setShuffled(true)
+        let added = queue.insert(uris(5, from: 50), at: .after(ids[3]))
+        queue.remove(ids[20])
+        let own = queue.ownShuffleKeys
+        XCTAssertEqual(Set(own.keys), Set([ids[10]] + added), "only the first item's key and the added ones' are their own")
+        let seed = try XCTUnwrap(queue.shuffleSeed)
+        var restored = PlayQueue()
+        restored.restore(queue.ids.map { ($0, queue.item($0)!.uri) }, nextID: 100)
+        restored.setCurrent(ids[10])
+        restored.restoreShuffle(seed: seed, keys: own)
+        XCTAssertEqual(playOrder(restored), playOrder(queue))
+        // no seed (a state saved before orders were): a new order, the current item first
+        var fresh = PlayQueue()
+        fresh.restore(queue.ids.map { ($0, queue.item($0)!.uri) }, nextID: 100)
+        fresh.setCurrent(ids[10])
+        fresh.restoreShuffle(seed: nil, keys: [:])
+        XCTAssertEqual(playOrder(fresh).first, ids[10])
+        XCTAssertEqual(Set(playOrder(fresh)), Set(queue.ids))
+    }
+
     func changes(_ actions: [PlayerAction]) -> [QueueChange] {
         actions.compactMap { action -> QueueChange? in
             if case .emit(.queueChanged(let change)) = action { change } else { nil }

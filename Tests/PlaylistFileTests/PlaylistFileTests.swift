@@ -53,4 +53,32 @@ final class PlaylistFileTests: XCTestCase {
         XCTAssertThrowsError(try PlaylistFile.parse(Data([0x61, 0x00, 0x62]), format: .m3u8, path: "/x.m3u8"))
         XCTAssertThrowsError(try PlaylistFile.parse(Data([0xff, 0xfe, 0x0a]), format: .m3u8, path: "/x.m3u8"), "M3U8 is UTF-8")
     }
+
+    /// The title a file carries, read from its head without parsing its entries.
+    func testTitlesAreReadFromTheHeadOfTheFile() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-titles-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func title(_ name: String, _ bytes: Data) throws -> String? {
+            let url = folder.appendingPathComponent(name)
+            try bytes.write(to: url)
+            return PlaylistFile.title(of: url.path)
+        }
+        XCTAssertEqual(try title("a.m3u8", Data("\u{FEFF}#EXTM3U\n#PLAYLIST: Road trip \r\n/a.flac\n#PLAYLIST:Later\n".utf8)), "Road trip")
+        XCTAssertEqual(try title("b.m3u", Data("#EXTM3U\n#PLAYLIST:Caf".utf8) + Data([0xE9, 0x0A]) + Data("/a.mp3\n".utf8)), "Café",
+                       "a plain M3U in Latin-1")
+        XCTAssertNil(try title("c.m3u", Data("#EXTM3U\n/a.mp3\n".utf8)))
+        XCTAssertNil(try title("d.m3u", Data("#EXTM3U\n#PLAYLIST:   \n".utf8)), "an empty title is none")
+        XCTAssertNil(try title("e.pls", Data("[playlist]\nFile1=/a.mp3\nTitle1=Not the playlist's\n".utf8)))
+        let tracks = String(repeating: "<track><location>file:///music/a%20long%20name.flac</location></track>\n", count: 2_000)
+        XCTAssertEqual(try title("f.xspf", Data("""
+            <?xml version="1.0" encoding="UTF-8"?>
+            <playlist version="1" xmlns="http://xspf.org/ns/0/"><title>Evening &amp; night</title>
+            <trackList>\(tracks)</trackList></playlist>
+            """.utf8)), "Evening & night", "a file longer than what is read")
+        XCTAssertNil(try title("g.xspf", Data("<playlist><trackList><track><title>A track</title></track></trackList><title>late</title></playlist>".utf8)),
+                     "a track's title is not the playlist's, nor is one after the track list")
+        XCTAssertNil(try title("h.xspf", Data("not xml".utf8)))
+        XCTAssertNil(PlaylistFile.title(of: folder.appendingPathComponent("missing.m3u").path))
+    }
 }

@@ -48,7 +48,8 @@ final class PlaylistsTests: ServiceTestCase {
         try harness.start()
         // listed before the name was taken
         XCTAssertEqual(try harness.get(H.playlists, "PlaylistCount").int64, 4)
-        XCTAssertEqual(try harness.get(H.playlists, "Orderings").strings, ["Alphabetical", "ModifiedDate", "UserDefined"])
+        XCTAssertEqual(try harness.get(H.playlists, "Orderings").strings,
+                       ["Alphabetical", "CreationDate", "ModifiedDate", "LastPlayDate", "UserDefined"])
         XCTAssertEqual(try playlists().map(\.1), ["beta", "Classic", "Morning", "Zed"])
         XCTAssertEqual(try playlists(reverse: true).map(\.1), ["Zed", "Morning", "Classic", "beta"])
         XCTAssertEqual(try playlists(index: 1, count: 2).map(\.1), ["Classic", "Morning"])
@@ -137,5 +138,208 @@ final class PlaylistsTests: ServiceTestCase {
         try FileManager.default.removeItem(at: file)
         try harness.waitForChange(H.playlists, "PlaylistCount 1", from: mark) { $0["PlaylistCount"]?.int64 == 1 }
         XCTAssertEqual(try playlists().map(\.1), ["My Queue"])
+    }
+
+    /// ActivePlaylist as (valid, id).
+    func activePlaylist() throws -> (Bool, String?) {
+        let value = try harness.get(H.playlists, "ActivePlaylist")
+        let fields = try XCTUnwrap(value.data as? [Any], "\(value)")
+        return (fields.first as? Bool ?? false, (fields.last as? [Any])?.first as? String)
+    }
+
+    /// SIGTERM and the wait for a clean exit.
+    func restart(_ arguments: [String] = []) throws {
+        let daemon = harness.daemon
+        harness.exitExpected.insert(daemon.pid)
+        daemon.process.terminate()
+        XCTAssertEqual(daemon.waitForExit(timeout: 10), 0, daemon.output)
+        try harness.start(arguments)
+    }
+
+    func testPlaylistIDsAndTheActivePlaylistAreKeptAcrossRestarts() throws {
+        let a = try short("pl-a", seconds: 10)
+        let b = try short("pl-b", seconds: 10, frequency: 660)
+        _ = try write("b-side.m3u", "\(a.path)\n\(b.path)\n")
+        _ = try write("c-side.m3u8", "\(b.path)\n")
+        try harness.start()
+        let before = Dictionary(uniqueKeysWithValues: try playlists().map { ($0.1, $0.0) })
+        let bSide = try XCTUnwrap(before["b-side"])
+        try harness.call(H.playlists, "ActivatePlaylist", "o", [bSide])
+        try harness.waitForStatus("Playing")
+        XCTAssertEqual(try activePlaylist().1, bSide)
+        let tracks = try harness.tracks
+
+        // killed; meanwhile a file whose name sorts first appears: the others keep their ids
+        let first = harness.daemon
+        harness.exitExpected.insert(first.pid)
+        Thread.sleep(forTimeInterval: 0.5)  // the store writes on its own queue right after the change
+        kill(first.pid, SIGKILL)
+        XCTAssertEqual(first.waitForExit(timeout: 10), SIGKILL)
+        _ = try write("a-side.xspf", "<playlist version=\"1\" xmlns=\"http://xspf.org/ns/0/\"><trackList/></playlist>")
+        try harness.start()
+        let after = Dictionary(uniqueKeysWithValues: try playlists().map { ($0.1, $0.0) })
+        XCTAssertEqual(after["b-side"], before["b-side"], "\(before) then \(after)")
+        XCTAssertEqual(after["c-side"], before["c-side"], "\(before) then \(after)")
+        XCTAssertNotNil(after["a-side"])
+        XCTAssertFalse(Set(before.values).contains(after["a-side"] ?? ""), "a new file gets a new id: \(after)")
+        XCTAssertEqual(try harness.tracks, tracks)
+        let restored = try activePlaylist()
+        XCTAssertTrue(restored.0, "ActivePlaylist restored with the queue it filled")
+        XCTAssertEqual(restored.1, bSide)
+
+        // an edit keeps it the playlist's queue, across a restart too
+        try harness.call(H.extensionInterface, "Enqueue", "asb", ["1", H.uri(a), "false"])
+        try restart()
+        XCTAssertEqual(try activePlaylist().0, true)
+        XCTAssertEqual(try activePlaylist().1, bSide)
+        // once the playlist's own items are all gone, the queue is no longer the playlist's
+        let now = try harness.tracks
+        XCTAssertEqual(now.count, 3)
+        var mark = harness.mark()
+        for track in now.prefix(2) { try harness.call(H.trackList, "RemoveTrack", "o", [track]) }
+        try harness.waitForChange(H.playlists, "ActivePlaylist no longer valid", from: mark) {
+            guard case .structure(let fields)? = $0["ActivePlaylist"]?.unwrapped else { return false }
+            return fields.first?.bool == false
+        }
+        try restart()
+        XCTAssertEqual(try activePlaylist().0, false, "not restored: the queue is not the one the playlist gave")
+
+        // activated again, then cleared: not active after a restart either
+        try harness.call(H.playlists, "ActivatePlaylist", "o", [bSide])
+        try harness.waitForStatus("Playing")
+        XCTAssertEqual(try activePlaylist().0, true)
+        mark = harness.mark()
+        try harness.call(H.extensionInterface, "Clear")
+        try harness.waitForChange(H.playlists, "ActivePlaylist cleared", from: mark) {
+            guard case .structure(let fields)? = $0["ActivePlaylist"]?.unwrapped else { return false }
+            return fields.first?.bool == false
+        }
+        try restart()
+        XCTAssertEqual(try activePlaylist().0, false)
+        XCTAssertEqual(Dictionary(uniqueKeysWithValues: try playlists().map { ($0.1, $0.0) }), after, "ids kept over every restart")
+    }
+
+    /// Waits for PlaylistCount to be announced as `count`.
+    func waitForCount(_ count: Int64, from mark: Int, _ what: String) throws {
+        try harness.waitForChange(H.playlists, "PlaylistCount \(count): \(what)", from: mark) { $0["PlaylistCount"]?.int64 == count }
+        XCTAssertEqual(try harness.get(H.playlists, "PlaylistCount").int64, count, what)
+    }
+
+    func testPlaylistFoldersMadeAfterTheStartOrMadeAgainAreWatched() throws {
+        let a = try short("pl-a", seconds: 10)
+        // neither $XDG_MUSIC_DIR nor the configured folder exists at the start
+        let configured = harness.directory.appendingPathComponent("more/lists")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: harness.musicDirectory.path))
+        try harness.start(["--playlists", configured.path])
+        XCTAssertEqual(try harness.get(H.playlists, "PlaylistCount").int64, 0)
+
+        // $XDG_MUSIC_DIR/Playlists made (two levels at once), then a file in it
+        var mark = harness.mark()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("\(a.path)\n".utf8).write(to: folder.appendingPathComponent("first.m3u"))
+        try waitForCount(1, from: mark, "a file in a folder made after the start")
+        XCTAssertEqual(try playlists().map(\.1), ["first"])
+        let id = try XCTUnwrap(try playlists().first?.0)
+
+        // the configured folder, made level by level, with a file written before it is watched
+        mark = harness.mark()
+        try FileManager.default.createDirectory(at: configured.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: configured, withIntermediateDirectories: true)
+        try Data("\(a.path)\n".utf8).write(to: configured.appendingPathComponent("second.m3u8"))
+        try waitForCount(2, from: mark, "the configured folder made after the start")
+        XCTAssertEqual(try playlists().map(\.1), ["first", "second"])
+
+        // removed: its files go; made again: they come back, with their ids
+        mark = harness.mark()
+        try FileManager.default.removeItem(at: folder)
+        try waitForCount(1, from: mark, "the folder removed")
+        XCTAssertEqual(try playlists().map(\.1), ["second"])
+        mark = harness.mark()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("\(a.path)\n".utf8).write(to: folder.appendingPathComponent("first.m3u"))
+        try waitForCount(2, from: mark, "the folder made again")
+        XCTAssertEqual(try playlists().first { $0.1 == "first" }?.0, id, "the same file, the same id")
+        // and files written in it later are seen as before
+        mark = harness.mark()
+        try Data("\(a.path)\n".utf8).write(to: folder.appendingPathComponent("third.pls".replacingOccurrences(of: ".pls", with: ".m3u")))
+        try waitForCount(3, from: mark, "a file in the folder made again")
+
+        // a folder moved away is gone too, and one moved in is listed
+        mark = harness.mark()
+        let aside = harness.directory.appendingPathComponent("aside")
+        try FileManager.default.moveItem(at: folder, to: aside)
+        try waitForCount(1, from: mark, "the folder moved away")
+        mark = harness.mark()
+        try FileManager.default.moveItem(at: aside, to: folder)
+        try waitForCount(3, from: mark, "the folder moved back")
+    }
+
+    func testPlaylistsAreCalledByTheTitleTheyCarry() throws {
+        let a = try short("pl-a", seconds: 10)
+        _ = try write("morning.m3u8", "#EXTM3U\n#PLAYLIST:Good Morning\n\(a.path)\n")
+        _ = try write("untitled.m3u", "\(a.path)\n")
+        _ = try write("classic.pls", "[playlist]\nFile1=\(a.path)\nTitle1=A track\n")
+        _ = try write("night.xspf", """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <playlist version="1" xmlns="http://xspf.org/ns/0/">
+              <title>Evening Jazz</title>
+              <trackList><track><location>\(H.uri(a))</location><title>A track</title></track></trackList>
+            </playlist>
+            """)
+        try harness.startPlaying([a])
+        XCTAssertEqual(try playlists().map(\.1), ["classic", "Evening Jazz", "Good Morning", "untitled"])
+        // a saved queue keeps the name it was given, exactly
+        try harness.call(H.extensionInterface, "SaveQueue", "s", ["  Spaced: out  "])
+        let names = try playlists().map(\.1)
+        XCTAssertTrue(names.contains("  Spaced: out  "), "\(names)")
+        // a title rewritten: PlaylistChanged with the new one
+        let id = try XCTUnwrap(try playlists().first { $0.1 == "Good Morning" }?.0)
+        let mark = harness.mark()
+        _ = try write("morning.m3u8", "#EXTM3U\n#PLAYLIST:Good Afternoon\n\(a.path)\n")
+        let changed = try harness.waitForSignal(H.playlists, "PlaylistChanged", from: mark)
+        guard case .structure(let fields)? = changed.arguments.first?.unwrapped else { return XCTFail("\(changed)") }
+        XCTAssertEqual(fields.first?.string, id)
+        XCTAssertEqual(fields.dropFirst().first?.string, "Good Afternoon")
+        XCTAssertEqual(try playlists().first { $0.0 == id }?.1, "Good Afternoon")
+    }
+
+    func testCreationDateAndLastPlayDateOrderingsAreKeptAcrossRestarts() throws {
+        let a = try short("pl-a", seconds: 10)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try harness.start()
+        // made in the order b, c, a (not their names'), each seen as it comes
+        for (index, name) in ["b", "c", "a"].enumerated() {
+            let mark = harness.mark()
+            _ = try write("\(name).m3u", "\(a.path)\n")
+            try waitForCount(Int64(index + 1), from: mark, "\(name).m3u made")
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        // b rewritten in place: modified last, still made first
+        var mark = harness.mark()
+        _ = try write("b.m3u", "\(a.path)\n\(a.path)\n")
+        _ = try harness.waitForSignal(H.playlists, "PlaylistChanged", from: mark)
+        XCTAssertEqual(try playlists("Alphabetical").map(\.1), ["a", "b", "c"])
+        XCTAssertEqual(try playlists("CreationDate").map(\.1), ["b", "c", "a"])
+        XCTAssertEqual(try playlists("ModifiedDate").map(\.1), ["c", "a", "b"])
+        XCTAssertEqual(try playlists("CreationDate", reverse: true).map(\.1), ["a", "c", "b"])
+        // never played: all alike, in the order they were found; then a, then c
+        XCTAssertEqual(try playlists("LastPlayDate").map(\.1), ["b", "c", "a"])
+        for name in ["a", "c"] {
+            let id = try XCTUnwrap(try playlists().first { $0.1 == name }?.0)
+            mark = harness.mark()
+            try harness.call(H.playlists, "ActivatePlaylist", "o", [id])
+            _ = try harness.waitForSignal(H.trackList, "TrackListReplaced", from: mark)
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        XCTAssertEqual(try playlists("LastPlayDate").map(\.1), ["b", "a", "c"])
+        XCTAssertEqual(try playlists("LastPlayDate", reverse: true).map(\.1), ["c", "a", "b"], "the last played first")
+
+        // both kept across a restart (the activation times and first sightings are in the saved state)
+        try restart()
+        XCTAssertEqual(try playlists("LastPlayDate").map(\.1), ["b", "a", "c"])
+        XCTAssertEqual(try playlists("CreationDate").map(\.1), ["b", "c", "a"])
+        let refused = try XCTUnwrap(try harness.errorReply(H.playlists, "GetPlaylists", ["uint32:0", "uint32:10", "string:Played", "boolean:false"]))
+        XCTAssertEqual(refused.name, "org.freedesktop.DBus.Error.InvalidArgs")
+        XCTAssertTrue(refused.message.contains("LastPlayDate"), refused.message)
     }
 }

@@ -109,6 +109,52 @@ final class ResumeTests: ServiceTestCase {
         XCTAssertEqual(try harness.tracks, [], "the empty state of the --resume=none run was saved")
     }
 
+    /// Next `count` times, each waiting for the track it goes to; returns the tracks gone to.
+    func walk(_ count: Int) throws -> [String] {
+        var seen: [String] = []
+        for _ in 0..<count {
+            let before = try harness.trackID
+            let mark = harness.mark()
+            try harness.call(H.player, "Next")
+            try harness.waitForChange(H.player, "Next from \(before ?? "nothing")", from: mark) {
+                guard let id = $0["Metadata"]?.dictionary?["mpris:trackid"]?.string else { return false }
+                return id != before
+            }
+            seen.append(try XCTUnwrap(try harness.trackID))
+        }
+        return seen
+    }
+
+    func testTheShuffledOrderIsKeptAcrossAKill() throws {
+        // eight tracks shuffled, two more added while shuffled (each with a place of its own in
+        // the order), and the whole cycle walked once with LoopStatus Playlist
+        let files = try (1...10).map { try short("shuffle-\($0)", seconds: 30, frequency: 200 + 50 * Double($0)) }
+        try harness.startPlaying(Array(files.prefix(8)))
+        try harness.playerctl("pause")
+        try harness.waitForStatus("Paused")
+        try harness.set(H.player, "LoopStatus", "s", "Playlist")
+        try harness.set(H.player, "Shuffle", "b", "true")
+        try harness.call(H.extensionInterface, "Enqueue", "asb", ["2", H.uri(files[8]), H.uri(files[9]), "false"])
+        XCTAssertEqual(try harness.tracks.count, 10)
+        let start = try XCTUnwrap(try harness.trackID)
+        let cycle = try walk(10)
+        XCTAssertEqual(cycle.last, start, "Next walks every track once and wraps: \(cycle)")
+        XCTAssertEqual(Set(cycle).count, 10, "\(cycle)")
+        // three steps into the cycle, then killed
+        let before = try walk(3)
+        XCTAssertEqual(before, Array(cycle.prefix(3)), "the same order on the second lap")
+        // the store writes on its own queue right after the change: let that write land
+        Thread.sleep(forTimeInterval: 0.5)
+        kill(harness.daemon)
+
+        try harness.start()
+        XCTAssertEqual(try harness.get(H.player, "Shuffle").bool, true)
+        XCTAssertEqual(try harness.trackID, cycle[2])
+        let after = try walk(10)
+        let expected = Array(cycle[3...] + cycle[..<3])
+        XCTAssertEqual(after, expected, "after the restart Next walks on in the order it had")
+    }
+
     func testItemsWhoseFilesAreGoneComeBackFailedNotDropped() throws {
         // copies that the test can delete
         let folder = harness.directory.appendingPathComponent("gone")

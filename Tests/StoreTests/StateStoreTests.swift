@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PlayerModel
+import Playlists
 @testable import Store
 import XCTest
 
@@ -89,6 +90,79 @@ final class StateStoreTests: XCTestCase {
         expected.removeAll { $0 == 7_000 || $0 == 9_999 }
         expected.insert(9_999, at: 0)
         XCTAssertEqual(loaded.items.map(\.id.rawValue), expected)
+    }
+
+    /// A shuffled order is saved as a seed and the few keys that do not derive from it: turning
+    /// shuffle on with 10,000 entries writes a handful of rows, and stepping through it (Next: the
+    /// settings row) writes one; each entry comes back with its own key, the others with none.
+    func testAShuffledOrderOfALongQueueIsSavedInAFewRows() throws {
+        let store = reopen()
+        store.record(.inserted(try (1...10_000).map { try entry(UInt64($0), "track \($0)") }, after: nil))
+        store.flush()
+        let seed: UInt64 = 0xDEAD_BEEF_0123_4567
+        store.record(.reshuffled(seed: seed, keys: [ItemID(42): 0]))
+        store.flush()
+        XCTAssertLessThanOrEqual(store.rowsWrittenByLastWrite, 2, "the seed and the first item's key")
+        var settings = SavedSettings(currentID: ItemID(42), isShuffled: true, shuffleSeed: seed)
+        store.record(.settings(settings))
+        store.flush()
+        XCTAssertEqual(store.rowsWrittenByLastWrite, 1)
+        settings.currentID = ItemID(7)
+        store.record(.settings(settings))
+        store.flush()
+        XCTAssertEqual(store.rowsWrittenByLastWrite, 1, "Next writes the player's row, nothing of the order")
+        let added = QueueEntry(id: ItemID(10_001), uri: try MediaURI("/music/new.flac"), shuffleKey: UInt64.max - 5)
+        store.record(.inserted([added], after: ItemID(9)))
+        store.flush()
+        // a new order: the keys of the old one go (one row had one), the new first item's comes
+        store.record(.reshuffled(seed: seed &+ 1, keys: [ItemID(7): 0]))
+        store.flush()
+        XCTAssertLessThanOrEqual(store.rowsWrittenByLastWrite, 4)
+        store.record(.reshuffled(seed: seed, keys: [ItemID(42): 0]))
+        store.record(.inserted([added].map { var e = $0; e.id = ItemID(10_002); return e }, after: nil))
+        store.flush()
+        store.close()
+        let loaded = try XCTUnwrap(reopen().loaded)
+        XCTAssertEqual(loaded.settings.shuffleSeed, seed)
+        XCTAssertTrue(loaded.settings.isShuffled)
+        let keyed = loaded.items.filter { $0.shuffleKey != nil }
+        XCTAssertEqual(keyed.map(\.id.rawValue), [10_002, 42])
+        XCTAssertEqual(keyed.map(\.shuffleKey), [UInt64.max - 5, 0], "64-bit keys come back whole")
+    }
+
+    /// A file of schema 1 (before the shuffled order and the playlists were saved) is taken up:
+    /// its queue comes back, and it is migrated so that the new rows can be written.
+    func testAFileOfSchemaOneIsMigrated() throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("state.sqlite").path
+        let old = try Database(path: path)
+        try old.execute("""
+            CREATE TABLE item (id INTEGER PRIMARY KEY, uri TEXT NOT NULL, next INTEGER);
+            CREATE INDEX item_by_next ON item(next);
+            CREATE TABLE player (
+                one INTEGER PRIMARY KEY CHECK (one = 1),
+                head INTEGER, next_id INTEGER NOT NULL,
+                current INTEGER, position_us INTEGER NOT NULL, duration_us INTEGER,
+                intent TEXT NOT NULL, volume REAL NOT NULL, muted INTEGER NOT NULL,
+                loop TEXT NOT NULL, shuffle INTEGER NOT NULL, rate REAL NOT NULL);
+            INSERT INTO player (one, head, next_id, current, position_us, intent, volume, muted, loop, shuffle, rate)
+                VALUES (1, 2, 3, 1, 5000000, 'paused', 0.5, 0, 'none', 1, 1.0);
+            INSERT INTO item VALUES (2, 'file:///music/b.flac', 1), (1, 'file:///music/a.flac', NULL);
+            PRAGMA user_version = 1;
+            """)
+        old.close()
+        let store = reopen()
+        let loaded = try XCTUnwrap(store.loaded)
+        XCTAssertEqual(loaded.items.map(\.id.rawValue), [2, 1])
+        XCTAssertTrue(loaded.settings.isShuffled)
+        XCTAssertNil(loaded.settings.shuffleSeed, "no order was saved: the player makes a new one")
+        store.record(.reshuffled(seed: 9, keys: [ItemID(1): 0]))
+        store.record(.playlist(PlaylistRecord(id: 3, path: "/music/Playlists/x.m3u", firstSeen: Date(timeIntervalSince1970: 1_000))))
+        store.flush()
+        store.close()
+        let again = reopen()
+        XCTAssertEqual(again.loaded?.items.map(\.shuffleKey), [nil, 0])
+        XCTAssertEqual(again.loadedPlaylists.map(\.id), [3])
     }
 
     /// A change the file cannot apply (an edit of an entry it lacks) rolls its batch back and
