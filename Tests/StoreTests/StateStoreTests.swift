@@ -136,20 +136,14 @@ final class StateStoreTests: XCTestCase {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("state.sqlite").path
         let old = try Database(path: path)
+        // schema 1 as the store itself writes it before its migrations, then a queue of two
+        try old.execute(StateStore.schema)
         try old.execute("""
-            CREATE TABLE item (id INTEGER PRIMARY KEY, uri TEXT NOT NULL, next INTEGER);
-            CREATE INDEX item_by_next ON item(next);
-            CREATE TABLE player (
-                one INTEGER PRIMARY KEY CHECK (one = 1),
-                head INTEGER, next_id INTEGER NOT NULL,
-                current INTEGER, position_us INTEGER NOT NULL, duration_us INTEGER,
-                intent TEXT NOT NULL, volume REAL NOT NULL, muted INTEGER NOT NULL,
-                loop TEXT NOT NULL, shuffle INTEGER NOT NULL, rate REAL NOT NULL);
-            INSERT INTO player (one, head, next_id, current, position_us, intent, volume, muted, loop, shuffle, rate)
-                VALUES (1, 2, 3, 1, 5000000, 'paused', 0.5, 0, 'none', 1, 1.0);
+            UPDATE player SET head = 2, next_id = 3, current = 1, position_us = 5000000, intent = 'paused',
+                volume = 0.5, shuffle = 1;
             INSERT INTO item VALUES (2, 'file:///music/b.flac', 1), (1, 'file:///music/a.flac', NULL);
-            PRAGMA user_version = 1;
             """)
+        XCTAssertEqual(try old.userVersion, 1)
         old.close()
         let store = reopen()
         let loaded = try XCTUnwrap(store.loaded)
