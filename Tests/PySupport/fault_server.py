@@ -164,6 +164,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(body[sent:sent + size])
                 sent += size
                 if rate:
+                    # the throttle is the fault modelled (a link of `rate` bytes/s): the server
+                    # paces its own writes; no test waits on a clock, they wait on its log
                     ahead = sent / rate - (time.monotonic() - began)
                     if ahead > 0:
                         time.sleep(ahead)
