@@ -5,6 +5,7 @@
 #include <gst/gst.h>
 #include <gst/pbutils/pbutils.h>
 #include <gst/audio/audio.h>
+#include <string.h>
 #include <unistd.h>
 
 // g_object_set is variadic.
@@ -143,6 +144,28 @@ static inline const gchar *tonearm_type_find_factory_name(GstTypeFindFactory *fa
 }
 // gst_caps_unref is a static inline over a cast.
 static inline void tonearm_caps_unref(GstCaps *caps) { gst_caps_unref(caps); }
+
+// GST_IS_TYPE_FIND_FACTORY is a macro.
+static inline gboolean tonearm_is_type_find_factory(GstPluginFeature *feature) {
+    return GST_IS_TYPE_FIND_FACTORY(feature);
+}
+
+// A typefind function is a C callback on a streaming thread. A DSF file (Sony's "DSF File Format
+// Specification" 1.01) opens with a "DSD " chunk whose 64-bit little-endian size is 28, followed
+// by its "fmt " chunk. The caps are gst-libav's, so its avdemux_dsf takes the stream.
+static void tonearm_dsf_type_find(GstTypeFind *find, gpointer caps) {
+    const guint8 *head = gst_type_find_peek(find, 0, 32);
+    if (head != NULL && memcmp(head, "DSD ", 4) == 0 && GST_READ_UINT64_LE(head + 4) == 28 &&
+        memcmp(head + 28, "fmt ", 4) == 0)
+        gst_type_find_suggest(find, GST_TYPE_FIND_MAXIMUM, (GstCaps *) caps);
+}
+// gst_type_find_register takes a C function pointer; the factory keeps its own reference to the
+// possible caps, the function's data holds the other.
+static inline gboolean tonearm_register_dsf_type_find(guint rank) {
+    GstCaps *caps = gst_caps_new_empty_simple("application/x-gst-av-dsf");
+    return gst_type_find_register(NULL, "tonearm_dsf", rank, tonearm_dsf_type_find, "dsf", caps, caps,
+                                  (GDestroyNotify) gst_mini_object_unref);
+}
 
 // A pad probe is a C callback on a streaming thread: written here, it only compares timestamps and
 // posts an element message, so no Swift runs on that thread. The watch belongs to the probe.

@@ -46,6 +46,35 @@ public enum GStreamer {
         return previous
     }
 
+    /// Removes the typefinders of the plugin named `plugin` from this process's registry
+    /// (`gst_registry_remove_feature`), without loading the plugin; the registry cache on disk
+    /// keeps them. Returns their names.
+    @discardableResult
+    public static func removeTypeFinders(ofPlugin plugin: String) -> [String] {
+        initialize()
+        let registry = gst_registry_get()
+        let list = gst_registry_get_feature_list_by_plugin(registry, plugin)
+        defer { gst_plugin_feature_list_free(list) }
+        var removed: [String] = []
+        var node = list
+        while let current = node {
+            node = current.pointee.next
+            guard let feature = OpaquePointer(current.pointee.data), tonearm_is_type_find_factory(feature) != 0
+            else { continue }
+            if let name = tonearm_type_find_factory_name(feature) { removed.append(String(cString: name)) }
+            gst_registry_remove_feature(registry, feature)
+        }
+        return removed
+    }
+
+    /// Registers Tonearm's own DSF typefinder (`tonearm_dsf`, see the shim) at `rank`; false if
+    /// GStreamer refused it.
+    @discardableResult
+    public static func registerDSFTypeFinder(rank: UInt32) -> Bool {
+        initialize()
+        return tonearm_register_dsf_type_find(rank) != 0
+    }
+
     /// The decoders whose sink caps can take `caps` (a caps string such as `audio/x-opus`).
     public static func decoders(accepting caps: String) -> [String] {
         initialize()

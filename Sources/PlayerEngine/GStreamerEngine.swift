@@ -84,7 +84,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // plugins-bad's DirectFB sink (rank marginal) hangs or crashes in libdirectfb when
         // autovideosink probes it on an X11 or Wayland display; a desktop player never wants it
         GStreamer.setRank(ofElement: "dfbvideosink", to: 0)
-        Self.preferNativeMP3Decoder()
+        Self.preferNativeDecoders()
+        Self.keepFFmpegOutOfTypefinding()
         self.configuration = configuration
         self.logger = logger
         (sinkDescription, audioSinkDescription) = try Self.chooseAudioSink(configuration, logger: logger)
@@ -104,17 +105,34 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         if let pipeline { Self.dispose(pipeline, wait: nil) }
     }
 
-    /// GStreamer 1.22 ranks mpg123audiodec and gst-libav's avdec_mp3 both marginal, and a tie goes
-    /// by name, so every MP3 loaded gst-libav and, with it, FFmpeg and the ~150 libraries it links
-    /// (flite's voices, librsvg, x265, OpenBLAS...): make bench, paused after playing the MP3, RSS
-    /// 73 MiB (RssAnon 17.8) with avdec_mp3, 35 MiB (9.0) with mpg123. mpg123 decodes MP3 alone,
-    /// with no extra library. A rank the user gives it in GST_PLUGIN_FEATURE_RANK stands.
-    private static func preferNativeMP3Decoder() {
+    /// Decoders that need no library beyond their own, preferred over gst-libav's, which loads
+    /// FFmpeg and the ~150 libraries it links (flite's voices, librsvg, x265, OpenBLAS...):
+    /// - MP3: GStreamer 1.22 ranks mpg123audiodec and avdec_mp3 both marginal, and a tie goes by
+    ///   name. make bench, paused after playing the MP3: RSS 73 MiB (RssAnon 17.8) with
+    ///   avdec_mp3, 35 MiB (9.0) with mpg123.
+    /// - AAC (M4A, HLS): faad (plugins-bad, libfaad2) is ranked secondary under avdec_aac's
+    ///   primary. `gst-launch-1.0 playbin` of an M4A, playing: RSS 58.6 MiB (RssAnon 16.8) with
+    ///   avdec_aac, 18.2 MiB (7.4) with faad.
+    /// A rank the user gives in GST_PLUGIN_FEATURE_RANK stands.
+    private static let nativeDecoders = ["mpg123audiodec", "faad"]
+
+    private static func preferNativeDecoders() {
         let userRanks = ProcessInfo.processInfo.environment["GST_PLUGIN_FEATURE_RANK"] ?? ""
-        guard !userRanks.contains("mpg123audiodec"),
-              let rank = GStreamer.setRank(ofElement: "mpg123audiodec", to: Registry.Rank.primary),
-              rank > Registry.Rank.primary else { return }
-        GStreamer.setRank(ofElement: "mpg123audiodec", to: rank)  // ranked higher already: keep it
+        for decoder in nativeDecoders where !userRanks.contains(decoder) {
+            guard let rank = GStreamer.setRank(ofElement: decoder, to: Registry.Rank.primary + 1),
+                  rank > Registry.Rank.primary + 1 else { continue }
+            GStreamer.setRank(ofElement: decoder, to: rank)  // ranked higher already: keep it
+        }
+    }
+
+    /// A file no typefinder recognises (a broken download, a text file named .mp3) is offered to
+    /// every typefinder, gst-libav's 25 `avtype_*` ones last; calling any of them loads FFmpeg,
+    /// which stays mapped for good: +7.5 MiB of private memory and the start-up of ~150 libraries,
+    /// for a file that then fails anyway. Their formats are game and video ones (4xm, Smacker,
+    /// Westwood...), except DSF, which Tonearm recognises with a typefinder of its own.
+    private static func keepFFmpegOutOfTypefinding() {
+        guard !GStreamer.removeTypeFinders(ofPlugin: "libav").isEmpty else { return }
+        GStreamer.registerDSFTypeFinder(rank: Registry.Rank.secondary)
     }
 
     // MARK: PlaybackEngine
