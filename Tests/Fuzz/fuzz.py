@@ -536,7 +536,7 @@ class Run:
         self.wedged = None
         self.tracks = TrackModel()
         self.state = {}        # (iface, prop) -> (index, value) of the last accepted Set
-        self.rss_warm = self.rss_end = None
+        self.rss_start = self.rss_warm = self.rss_end = None
         self.anon_warm = self.anon_end = None
         self.malloc_warm = self.malloc_end = None
         self.ping_ms = None
@@ -553,6 +553,10 @@ class Run:
         self.health = await Client.open(self.svc.address)
         self.dest = await wait_for_owner(self.health, self.svc, "fuzz")
         await add_match(self.client, f"type='signal',sender='{self.dest}',interface='{TRACKLIST}'")
+        # before any call: reported beside the warm-up figure, so that what a first use of
+        # GStreamer loads for good (plugins, their libraries, type classes) is seen apart
+        await self.ping(10)  # answered after tonearmd's start-up turn (saved state, gst_init) ended
+        self.rss_start = self.svc.rss_anon_kib()
 
     async def ping(self, timeout):
         t = time.monotonic()
@@ -869,7 +873,7 @@ class Run:
         for c in self.calls:
             cls[c.cls] = cls.get(c.cls, 0) + 1
         print("calls by class: " + ", ".join(f"{k} {v}" for k, v in sorted(cls.items())))
-        print(f"memory (RssAnon): {self.rss_warm} KiB after warm-up, {self.rss_end} KiB at the end")
+        print(f"memory (RssAnon): {self.rss_start} KiB at the start, {self.rss_warm} KiB after warm-up, {self.rss_end} KiB at the end")
         if self.anon_warm and self.anon_end:
             print("  by place (KiB, warm-up -> end): " + ", ".join(
                 f"{k} {self.anon_warm[k]} -> {self.anon_end[k]}" for k in self.anon_warm))
