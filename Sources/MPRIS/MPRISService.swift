@@ -552,7 +552,9 @@ public final class MPRISService: @unchecked Sendable {
                 },
             ],
             properties: [
-                .init("Tracks", "ao", emitsChanged: .invalidates) { [player] in
+                // encoded once per change of the list: each Get of 10,000 paths encoded them all again
+                // (make bench); every change invalidates it (trackListChanged), which drops the bytes
+                .init("Tracks", "ao", emitsChanged: .invalidates, keepsEncodedReply: true) { [player] in
                     TrackIDs.paths(player.ids)
                 },
                 .init("CanEditTracks", "b") { .bool(true) },
