@@ -182,7 +182,10 @@ public final class MPRISService: @unchecked Sendable {
                 }
             }
             trackListChanged(change)
-            object.propertiesMayHaveChanged(interface: MPRIS.player)
+            // what an edit can change of Player: whether there is a next or previous track. The
+            // current track changing comes as its own event (currentItemChanged), which re-reads
+            // all; re-reading every property here built the Metadata dictionary once per edit
+            object.propertiesMayHaveChanged(interface: MPRIS.player, properties: ["CanGoNext", "CanGoPrevious"])
         case .metadataChanged(let id, _), .durationChanged(let id, _):
             // only when what MPRIS shows changed: decoders re-send tags (a VBR bitrate) while playing
             if let item = player.item(id) {
