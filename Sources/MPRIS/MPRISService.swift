@@ -368,7 +368,10 @@ public final class MPRISService: @unchecked Sendable {
         let queue = connection.queue
         resolveQueue.async {
             let resolved = Result { try Self.resolve(uris, resolve) }
-            queue.async { body(resolved) }
+            // sync, not async: on an idle service queue dispatch_sync runs the block on this
+            // thread, where async woke another thread first (ReadWatcher does the same). No
+            // deadlock: the service queue never waits on the resolve queue, it only queues to it.
+            queue.sync { body(resolved) }
         }
     }
 
