@@ -192,7 +192,7 @@ public final class MPRISService: @unchecked Sendable {
                 let shown = metadata(item)
                 if announcedMetadata[id] != shown.hashValue {
                     announcedMetadata[id] = shown.hashValue
-                    emit(MPRIS.trackList, "TrackMetadataChanged", [.objectPath(TrackIDs.path(id)), .vardict(shown)])
+                    emit(MPRIS.trackList, "TrackMetadataChanged", [.objectPath(TrackIDs.path(id)), shown])
                 }
             }
             object.propertiesMayHaveChanged(interface: MPRIS.player)
@@ -237,7 +237,7 @@ public final class MPRISService: @unchecked Sendable {
                 var previous = after
                 for id in ids {
                     guard let item = player.item(id) else { continue }
-                    emit(MPRIS.trackList, "TrackAdded", [.vardict(metadata(item)), .objectPath(previous.map(TrackIDs.path) ?? MPRIS.noTrack)])
+                    emit(MPRIS.trackList, "TrackAdded", [metadata(item), .objectPath(previous.map(TrackIDs.path) ?? MPRIS.noTrack)])
                     previous = id
                 }
             }
@@ -255,7 +255,7 @@ public final class MPRISService: @unchecked Sendable {
             // MPRIS has no "moved": the track leaves its place and is added at the new one
             emit(MPRIS.trackList, "TrackRemoved", [.objectPath(TrackIDs.path(id))])
             if let item = player.item(id) {
-                emit(MPRIS.trackList, "TrackAdded", [.vardict(metadata(item)), .objectPath(after.map(TrackIDs.path) ?? MPRIS.noTrack)])
+                emit(MPRIS.trackList, "TrackAdded", [metadata(item), .objectPath(after.map(TrackIDs.path) ?? MPRIS.noTrack)])
             }
         }
         // Tracks is invalidated, never sent (its EmitsChangedSignal): said at once, without
@@ -279,8 +279,8 @@ public final class MPRISService: @unchecked Sendable {
                                                     .objectPath(player.currentItem.map { TrackIDs.path($0.id) } ?? MPRIS.noTrack)])
     }
 
-    private func metadata(_ item: Item) -> [String: DBusValue] {
-        MetadataMap.dictionary(item)
+    private func metadata(_ item: Item) -> DBusValue {
+        MetadataMap.value(item)
     }
 
     private func errorName(_ error: ItemError) -> String { "io.github.tonearm.Error." + ServiceError.name(of: error.kind) }
@@ -487,7 +487,7 @@ public final class MPRISService: @unchecked Sendable {
                     player.setShuffle(value.boolValue ?? false)
                 }),
                 .init("Metadata", "a{sv}") { [unowned self] in
-                    .vardict(player.currentItem.map { metadata($0) } ?? [:])
+                    player.currentItem.map { metadata($0) } ?? .vardict([:])
                 },
                 .init("Volume", "d", get: { [player] in .double(player.state.volume) }, set: { [player] value, _ in
                     guard let volume = value.doubleValue, volume.isFinite else {
@@ -523,7 +523,7 @@ public final class MPRISService: @unchecked Sendable {
                     // what is known now; tags not read yet are read in the background, and
                     // TrackMetadataChanged brings them
                     player.wantMetadata(items.map(\.id))
-                    return [.vardictArray(items.map { metadata($0) })]
+                    return [.array(element: .vardict, items.map { metadata($0) })]
                 },
                 .init("AddTrack", in: "sob") { [unowned self] arguments, context in
                     guard let text = arguments[0].stringValue, let afterPath = arguments[1].objectPathValue else { return [] }
