@@ -519,7 +519,9 @@ public final class MPRISService: @unchecked Sendable {
             name: MPRIS.trackList,
             methods: [
                 .init("GetTracksMetadata", in: "ao", out: "aa{sv}") { [unowned self] arguments, _ in
-                    let items = (arguments[0].arrayValue ?? []).compactMap { item($0) }.compactMap { player.item($0) }
+                    // the paths as decoded (an `ao` decodes as .objectPaths), not a value per path
+                    guard case .objectPaths(let paths) = arguments[0] else { return [.array(element: .vardict, [])] }
+                    let items = paths.compactMap { TrackIDs.item($0).flatMap(player.item) }
                     // what is known now; tags not read yet are read in the background, and
                     // TrackMetadataChanged brings them
                     player.wantMetadata(items.map(\.id))
