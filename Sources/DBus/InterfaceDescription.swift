@@ -93,20 +93,27 @@ extension InterfaceDescription {
     /// A property: the getter returns a value of `signature` (checked); the setter, present for
     /// read-write properties, receives a value already checked against `signature` (never a variant
     /// wrapper, unless `signature` is `v`) and throws to refuse it.
+    ///
+    /// With `keepsEncodedReply`, the object encodes `Get`'s reply of it once and sends copies of
+    /// those bytes until the property is announced as changed or invalidated (`PropertiesChanged`,
+    /// a `Set`): for a large value read far more often than it changes (a track list of 10,000
+    /// paths). Its changes must then be announced: `emitsChanged` may not be `.false`.
     public struct Property {
         public var name: String
         public var signature: Signature
         public var emitsChanged: EmitsChanged
+        public var keepsEncodedReply: Bool
         public var getter: () throws -> DBusValue
         public var setter: ((DBusValue, MethodContext) throws -> Void)?
         public var access: Access { setter == nil ? .read : .readWrite }
 
-        public init(_ name: String, _ signature: Signature, emitsChanged: EmitsChanged = .true,
+        public init(_ name: String, _ signature: Signature, emitsChanged: EmitsChanged = .true, keepsEncodedReply: Bool = false,
                     get: @escaping () throws -> DBusValue,
                     set: ((DBusValue, MethodContext) throws -> Void)? = nil) {
             self.name = name
             self.signature = signature
             self.emitsChanged = emitsChanged
+            self.keepsEncodedReply = keepsEncodedReply
             self.getter = get
             self.setter = set
         }
@@ -143,6 +150,8 @@ public final class MethodContext {
 
     let outSignature: Signature
     private(set) var deferred: DeferredReply?
+    /// True once `reply(copying:)` sent the reply: the handler's return value is ignored.
+    private(set) var replied = false
 
     init(message: Message, connection: Connection, path: ObjectPath, interface: String, member: String, outSignature: Signature) {
         self.message = message
@@ -161,6 +170,14 @@ public final class MethodContext {
         let reply = DeferredReply(call: message, connection: connection, outSignature: outSignature, description: "\(interface).\(member)")
         deferred = reply
         return reply
+    }
+
+    /// Answers now with a copy of `template`'s body (see `Message.replyTemplate`); the handler's
+    /// return value is then ignored. Nothing is sent when the caller asked for no reply.
+    func reply(copying template: Message) throws {
+        replied = true
+        guard !message.noReplyExpected, connection.isConnected else { return }
+        try connection.send(try message.methodReturn(copying: template))
     }
 }
 

@@ -76,6 +76,34 @@ public final class Message {
         return reply
     }
 
+    /// A method-return body to be sent many times (`dbus_message_new` of a method return, with
+    /// `arguments` appended): `methodReturn(copying:)` copies its bytes into each reply, so the
+    /// arguments are encoded and validated once. Never sent itself.
+    static func replyTemplate(_ arguments: [DBusValue]) throws -> Message {
+        guard let raw = dbus_message_new(Kind.methodReturn.rawValue) else {
+            fatalError("libdbus: out of memory in dbus_message_new")
+        }
+        let template = Message(adopting: raw)
+        try template.append(arguments)
+        return template
+    }
+
+    /// The method return for this call with the body of `template`: `dbus_message_copy` copies
+    /// the header and body bytes as they are (nothing is encoded again), then the reply serial,
+    /// the destination and NO_REPLY_EXPECTED are set as `dbus_message_new_method_return` sets them
+    /// (dbus-message.c 1.14). Throws for a message that is not a received method call.
+    func methodReturn(copying template: Message) throws -> Message {
+        try checkRepliable()
+        guard let copy = dbus_message_copy(template.raw) else { fatalError("libdbus: out of memory in dbus_message_copy") }
+        let reply = Message(adopting: copy)
+        checkMemory(dbus_message_set_reply_serial(copy, serial), "dbus_message_set_reply_serial")
+        if let sender = dbus_message_get_sender(raw) {
+            checkMemory(dbus_message_set_destination(copy, sender), "dbus_message_set_destination")
+        }
+        dbus_message_set_no_reply(copy, 1)
+        return reply
+    }
+
     /// The error reply for this call (`dbus_message_new_error`). An invalid error name becomes
     /// `org.freedesktop.DBus.Error.Failed` (libdbus aborts on it) with the name kept in the message.
     /// Throws for a message that is not a received method call.

@@ -1,4 +1,7 @@
 import CDBus
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // D-Bus type codes. dbus-protocol.h defines them as `((int) 's')`, a cast that Swift does not import;
 // the values are fixed by the D-Bus specification, so they are spelled here rather than shimmed.
@@ -37,6 +40,18 @@ private func appendString(_ iter: inout DBusMessageIter, _ type: Int32, _ string
     }
 }
 
+/// A string as `dbusSanitized` sends it, without a copy when it holds no NUL (the common case:
+/// strlen then reaches its end), where `dbusSanitized` scanned it in Swift first.
+private func appendText(_ iter: inout DBusMessageIter, _ string: String) {
+    string.withCString { cString in
+        guard strlen(cString) == string.utf8.count else {
+            return appendString(&iter, TypeCode.string, string.dbusSanitized)
+        }
+        var pointer: UnsafePointer<CChar>? = cString
+        checkMemory(dbus_message_iter_append_basic(&iter, TypeCode.string, &pointer), "dbus_message_iter_append_basic")
+    }
+}
+
 private func withContainer(
     _ iter: inout DBusMessageIter, _ type: Int32, _ contained: String?, _ body: (inout DBusMessageIter) -> Void
 ) {
@@ -63,7 +78,7 @@ private func append(_ value: DBusValue, to iter: inout DBusMessageIter) {
     case .int64(let v): appendBasic(&iter, TypeCode.int64, v)
     case .uint64(let v): appendBasic(&iter, TypeCode.uint64, v)
     case .double(let v): appendBasic(&iter, TypeCode.double, v)
-    case .string(let v): appendString(&iter, TypeCode.string, v.dbusSanitized)
+    case .string(let v): appendText(&iter, v)
     case .objectPath(let v): appendString(&iter, TypeCode.objectPath, v.rawValue)
     case .signature(let v): appendString(&iter, TypeCode.signature, v.rawValue)
     case .array(let element, let items):

@@ -113,6 +113,10 @@ public final class ObjectServer: @unchecked Sendable {
         for property in interface.properties where !property.signature.isSingleCompleteType {
             throw DBusError.invalidArgs("\(interface.name).\(property.name): '\(property.signature)' is not a single complete type")
         }
+        // a kept reply goes when a change is announced: one that is never announced would stay stale
+        for property in interface.properties where property.keepsEncodedReply && property.emitsChanged == .false {
+            throw DBusError.invalidArgs("\(interface.name).\(property.name) keeps its encoded reply but announces no change")
+        }
     }
 
     /// The first path element of every registered object below `path`, sorted.
@@ -176,6 +180,9 @@ public final class ExportedObject: @unchecked Sendable {
     private var announced: [String: [String: DBusValue]] = [:]
     /// interface → property names to re-read; nil means all of them.
     private var pending: [String: Set<String>?] = [:]
+    /// interface → property → the `Get` reply encoded once, for properties that keep it; dropped
+    /// when the property is announced as changed or invalidated.
+    private var encodedReplies: [String: [String: Message]] = [:]
     private var flushScheduled = false
 
     static let properties = "org.freedesktop.DBus.Properties"
@@ -275,6 +282,7 @@ public final class ExportedObject: @unchecked Sendable {
                 }
                 guard announced[interface.name]?[property.name] != value else { continue }
                 announced[interface.name, default: [:]][property.name] = value
+                forgetEncodedReply(interface.name, property.name)
                 if property.emitsChanged == .true {
                     changed.append(.init(.string(property.name), .variant(value)))
                 } else {
@@ -322,7 +330,21 @@ public final class ExportedObject: @unchecked Sendable {
             }
         }
         announced[interface, default: [:]].merge(newlyAnnounced) { $1 }
+        for name in changed.keys { forgetEncodedReply(interface, name) }
+        for name in invalidated { forgetEncodedReply(interface, name) }
         sendPropertiesChanged(interface, changedEntries, invalidatedNames)
+    }
+
+    private func forgetEncodedReply(_ interface: String, _ property: String) {
+        if encodedReplies[interface]?[property] != nil { encodedReplies[interface]?[property] = nil }
+    }
+
+    /// `Get`'s reply of a property that keeps it: encoded at the first `Get` after a change.
+    private func encodedReply(_ property: InterfaceDescription.Property, of interface: String) throws -> Message {
+        if let kept = encodedReplies[interface]?[property.name] { return kept }
+        let template = try Message.replyTemplate([.variant(try read(property, of: interface))])
+        encodedReplies[interface, default: [:]][property.name] = template
+        return template
     }
 
     private func sendPropertiesChanged(_ interface: String, _ changed: [DBusValue.DictionaryEntry], _ invalidated: [String]) {
@@ -403,6 +425,10 @@ public final class ExportedObject: @unchecked Sendable {
             if case .failure(let error) = result { deferred.fail(error) }
             return
         }
+        if context.replied {
+            if case .failure(let error) = result { connection.logger.error("\(description) failed after its reply was sent: \(error)") }
+            return
+        }
         sendReply(call: message, connection: connection, outSignature: method.outSignature, description: description, result: result)
     }
 
@@ -429,10 +455,12 @@ public final class ExportedObject: @unchecked Sendable {
     private func makeStandardInterfaces() -> [InterfaceDescription] {
         [
             InterfaceDescription(name: Self.properties, methods: [
-                .init("Get", in: "ss", out: "v") { [unowned self] args, _ in
-                    let (interface, property) = try lookupProperty(args)
-                    return [.variant(try read(property, of: interface))]
-                },
+                .init("Get", in: "ss", out: "v", raw: { [unowned self] context in
+                    let (interface, property) = try lookupProperty(try context.message.arguments())
+                    guard property.keepsEncodedReply else { return [.variant(try read(property, of: interface))] }
+                    try context.reply(copying: try encodedReply(property, of: interface))
+                    return []
+                }),
                 .init("GetAll", in: "s", out: "a{sv}") { [unowned self] args, _ in
                     [try getAll(args[0].stringValue ?? "")]
                 },
@@ -518,6 +546,7 @@ public final class ExportedObject: @unchecked Sendable {
         let propertyContext = MethodContext(message: context.message, connection: connection, path: path, interface: interface,
                                             member: property.name, outSignature: "")
         try setter(value, propertyContext)
+        forgetEncodedReply(interface, property.name)  // before the flush announces it: a Get may come first
         propertiesMayHaveChanged(interface: interface, properties: [property.name])
     }
 }

@@ -182,14 +182,17 @@ public final class MPRISService: @unchecked Sendable {
                 }
             }
             trackListChanged(change)
-            object.propertiesMayHaveChanged(interface: MPRIS.player)
+            // what an edit can change of Player: whether there is a next or previous track. The
+            // current track changing comes as its own event (currentItemChanged), which re-reads
+            // all; re-reading every property here built the Metadata dictionary once per edit
+            object.propertiesMayHaveChanged(interface: MPRIS.player, properties: ["CanGoNext", "CanGoPrevious"])
         case .metadataChanged(let id, _), .durationChanged(let id, _):
             // only when what MPRIS shows changed: decoders re-send tags (a VBR bitrate) while playing
             if let item = player.item(id) {
                 let shown = metadata(item)
                 if announcedMetadata[id] != shown.hashValue {
                     announcedMetadata[id] = shown.hashValue
-                    emit(MPRIS.trackList, "TrackMetadataChanged", [.objectPath(TrackIDs.path(id)), .vardict(shown)])
+                    emit(MPRIS.trackList, "TrackMetadataChanged", [.objectPath(TrackIDs.path(id)), shown])
                 }
             }
             object.propertiesMayHaveChanged(interface: MPRIS.player)
@@ -234,7 +237,7 @@ public final class MPRISService: @unchecked Sendable {
                 var previous = after
                 for id in ids {
                     guard let item = player.item(id) else { continue }
-                    emit(MPRIS.trackList, "TrackAdded", [.vardict(metadata(item)), .objectPath(previous.map(TrackIDs.path) ?? MPRIS.noTrack)])
+                    emit(MPRIS.trackList, "TrackAdded", [metadata(item), .objectPath(previous.map(TrackIDs.path) ?? MPRIS.noTrack)])
                     previous = id
                 }
             }
@@ -252,7 +255,7 @@ public final class MPRISService: @unchecked Sendable {
             // MPRIS has no "moved": the track leaves its place and is added at the new one
             emit(MPRIS.trackList, "TrackRemoved", [.objectPath(TrackIDs.path(id))])
             if let item = player.item(id) {
-                emit(MPRIS.trackList, "TrackAdded", [.vardict(metadata(item)), .objectPath(after.map(TrackIDs.path) ?? MPRIS.noTrack)])
+                emit(MPRIS.trackList, "TrackAdded", [metadata(item), .objectPath(after.map(TrackIDs.path) ?? MPRIS.noTrack)])
             }
         }
         // Tracks is invalidated, never sent (its EmitsChangedSignal): said at once, without
@@ -276,8 +279,8 @@ public final class MPRISService: @unchecked Sendable {
                                                     .objectPath(player.currentItem.map { TrackIDs.path($0.id) } ?? MPRIS.noTrack)])
     }
 
-    private func metadata(_ item: Item) -> [String: DBusValue] {
-        MetadataMap.dictionary(item)
+    private func metadata(_ item: Item) -> DBusValue {
+        MetadataMap.value(item)
     }
 
     private func errorName(_ error: ItemError) -> String { "io.github.tonearm.Error." + ServiceError.name(of: error.kind) }
@@ -365,7 +368,10 @@ public final class MPRISService: @unchecked Sendable {
         let queue = connection.queue
         resolveQueue.async {
             let resolved = Result { try Self.resolve(uris, resolve) }
-            queue.async { body(resolved) }
+            // sync, not async: on an idle service queue dispatch_sync runs the block on this
+            // thread, where async woke another thread first (ReadWatcher does the same). No
+            // deadlock: the service queue never waits on the resolve queue, it only queues to it.
+            queue.sync { body(resolved) }
         }
     }
 
@@ -481,7 +487,7 @@ public final class MPRISService: @unchecked Sendable {
                     player.setShuffle(value.boolValue ?? false)
                 }),
                 .init("Metadata", "a{sv}") { [unowned self] in
-                    .vardict(player.currentItem.map { metadata($0) } ?? [:])
+                    player.currentItem.map { metadata($0) } ?? .vardict([:])
                 },
                 .init("Volume", "d", get: { [player] in .double(player.state.volume) }, set: { [player] value, _ in
                     guard let volume = value.doubleValue, volume.isFinite else {
@@ -513,11 +519,13 @@ public final class MPRISService: @unchecked Sendable {
             name: MPRIS.trackList,
             methods: [
                 .init("GetTracksMetadata", in: "ao", out: "aa{sv}") { [unowned self] arguments, _ in
-                    let items = (arguments[0].arrayValue ?? []).compactMap { item($0) }.compactMap { player.item($0) }
+                    // the paths as decoded (an `ao` decodes as .objectPaths), not a value per path
+                    guard case .objectPaths(let paths) = arguments[0] else { return [.array(element: .vardict, [])] }
+                    let items = paths.compactMap { TrackIDs.item($0).flatMap(player.item) }
                     // what is known now; tags not read yet are read in the background, and
                     // TrackMetadataChanged brings them
                     player.wantMetadata(items.map(\.id))
-                    return [.vardictArray(items.map { metadata($0) })]
+                    return [.array(element: .vardict, items.map { metadata($0) })]
                 },
                 .init("AddTrack", in: "sob") { [unowned self] arguments, context in
                     guard let text = arguments[0].stringValue, let afterPath = arguments[1].objectPathValue else { return [] }
@@ -552,7 +560,9 @@ public final class MPRISService: @unchecked Sendable {
                 },
             ],
             properties: [
-                .init("Tracks", "ao", emitsChanged: .invalidates) { [player] in
+                // encoded once per change of the list: each Get of 10,000 paths encoded them all again
+                // (make bench); every change invalidates it (trackListChanged), which drops the bytes
+                .init("Tracks", "ao", emitsChanged: .invalidates, keepsEncodedReply: true) { [player] in
                     TrackIDs.paths(player.ids)
                 },
                 .init("CanEditTracks", "b") { .bool(true) },

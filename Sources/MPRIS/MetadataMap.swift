@@ -7,23 +7,31 @@ import PlayerModel
 /// drops all of it). Reads the item only: the cover art's file was found or written by whoever
 /// read the tags, so building this touches no file (it runs on the queue that answers D-Bus).
 enum MetadataMap {
-    static func dictionary(_ item: Item) -> [String: DBusValue] {
+    /// The `a{sv}`, its entries in the order of their keys (as `DBusValue.vardict` sorts them), so
+    /// that equal metadata encodes and compares equal. Built as one array of entries in that
+    /// order: a dictionary that `vardict` then sorted cost a hash table and a sort per item, a
+    /// third of `GetTracksMetadata`'s 100 items (make bench).
+    static func value(_ item: Item) -> DBusValue {
         let metadata = item.metadata
-        var map: [String: DBusValue] = [
-            "mpris:trackid": .objectPath(TrackIDs.path(item.id)),
-            "xesam:url": .string(item.uri.string),
-            "xesam:title": .string(item.isLive ? (metadata.streamTitle ?? metadata.title ?? item.uri.displayName) : item.displayTitle),
-        ]
-        if let duration = item.duration, !item.isLive { map["mpris:length"] = .int64(duration.microseconds) }
-        if let artURL = metadata.coverURL { map["mpris:artUrl"] = .string(artURL.absoluteString) }
-        if !metadata.artists.isEmpty { map["xesam:artist"] = .stringArray(metadata.artists) }
-        if !metadata.albumArtists.isEmpty { map["xesam:albumArtist"] = .stringArray(metadata.albumArtists) }
-        if !metadata.genres.isEmpty { map["xesam:genre"] = .stringArray(metadata.genres) }
-        if let comment = metadata.comment { map["xesam:comment"] = .stringArray([comment]) }
-        if let album = metadata.album ?? (item.isLive ? metadata.organization : nil) { map["xesam:album"] = .string(album) }
-        if let number = metadata.trackNumber { map["xesam:trackNumber"] = .int32(Int32(clamping: number)) }
-        if let number = metadata.discNumber { map["xesam:discNumber"] = .int32(Int32(clamping: number)) }
-        if let date = metadata.date { map["xesam:contentCreated"] = .string(date) }
-        return map
+        var entries: [DBusValue.DictionaryEntry] = []
+        entries.reserveCapacity(13)
+        func add(_ key: String, _ value: DBusValue?) {
+            if let value { entries.append(.init(.string(key), .variant(value))) }
+        }
+        // keys in ascending order (byte order, as String's < compares them)
+        add("mpris:artUrl", metadata.coverURL.map { .string($0.absoluteString) })
+        add("mpris:length", item.isLive ? nil : item.duration.map { .int64($0.microseconds) })
+        add("mpris:trackid", .objectPath(TrackIDs.path(item.id)))
+        add("xesam:album", (metadata.album ?? (item.isLive ? metadata.organization : nil)).map { .string($0) })
+        add("xesam:albumArtist", metadata.albumArtists.isEmpty ? nil : .stringArray(metadata.albumArtists))
+        add("xesam:artist", metadata.artists.isEmpty ? nil : .stringArray(metadata.artists))
+        add("xesam:comment", metadata.comment.map { .stringArray([$0]) })
+        add("xesam:contentCreated", metadata.date.map { .string($0) })
+        add("xesam:discNumber", metadata.discNumber.map { .int32(Int32(clamping: $0)) })
+        add("xesam:genre", metadata.genres.isEmpty ? nil : .stringArray(metadata.genres))
+        add("xesam:title", .string(item.isLive ? (metadata.streamTitle ?? metadata.title ?? item.uri.displayName) : item.displayTitle))
+        add("xesam:trackNumber", metadata.trackNumber.map { .int32(Int32(clamping: $0)) })
+        add("xesam:url", .string(item.uri.string))
+        return .dictionary(key: .string, value: .variant, entries)
     }
 }

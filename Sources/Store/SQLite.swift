@@ -28,6 +28,8 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
 /// (`sqlite3_close_v2`). Not thread-safe: one queue uses it (the store's).
 public final class Database {
     private var handle: OpaquePointer?
+    /// The statements `cached` prepared, by their SQL; finalized at `close`.
+    private var statements: [String: OpaquePointer] = [:]
     public let path: String
 
     public struct OpenFlags: OptionSet, Sendable {
@@ -61,6 +63,8 @@ public final class Database {
     /// Closes the connection (`sqlite3_close_v2`); later calls throw SQLITE_MISUSE.
     public func close() {
         guard let handle else { return }
+        for statement in statements.values { sqlite3_finalize(statement) }
+        statements = [:]
         sqlite3_close_v2(handle)
         self.handle = nil
     }
@@ -98,6 +102,17 @@ public final class Database {
         return Statement(statement!, database: self)
     }
 
+    /// The statement of `sql`, prepared once for the connection's life and kept (each
+    /// `sqlite3_prepare_v2` parses and plans the SQL again: most of a one-row write's CPU). For
+    /// the statements a connection runs again and again. Reset it after reading rows from it.
+    public func cached(_ sql: String) throws(SQLiteError) -> Statement {
+        if let kept = statements[sql] { return Statement(kept, database: self, finalizes: false) }
+        var statement: OpaquePointer?
+        try check(sqlite3_prepare_v3(try connection(), sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil))
+        statements[sql] = statement!
+        return Statement(statement!, database: self, finalizes: false)
+    }
+
     /// The first column of the first row of `sql`, as an integer (nil: no row, or NULL).
     public func integer(_ sql: String) throws(SQLiteError) -> Int64? {
         let statement = try prepare(sql)
@@ -116,10 +131,10 @@ public final class Database {
     /// when it returns and rolled back when it throws: a crash in between leaves the state before it
     /// (sqlite.org/atomiccommit.html).
     public func transaction<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
-        try execute("BEGIN IMMEDIATE")
+        try cached("BEGIN IMMEDIATE").run()
         do {
             let result = try body()
-            try execute("COMMIT")
+            try cached("COMMIT").run()
             return result
         } catch {
             try? execute("ROLLBACK")
@@ -140,13 +155,20 @@ public final class Database {
 public final class Statement {
     private let handle: OpaquePointer
     private let database: Database
+    /// False for a statement the database keeps (`Database.cached`): it finalizes it at close.
+    private let finalizes: Bool
 
-    init(_ handle: OpaquePointer, database: Database) {
+    init(_ handle: OpaquePointer, database: Database, finalizes: Bool = true) {
         self.handle = handle
         self.database = database
+        self.finalizes = finalizes
     }
 
-    deinit { sqlite3_finalize(handle) }
+    deinit { if finalizes { sqlite3_finalize(handle) } }
+
+    /// Ends a run that stopped at a row (`sqlite3_reset`), so that a kept statement holds no read
+    /// of the file between uses.
+    public func reset() { sqlite3_reset(handle) }
 
     /// Binds parameters 1...n in order (`sqlite3_bind_*`; text is copied), after a reset.
     @discardableResult

@@ -521,12 +521,12 @@ public final class StateStore: @unchecked Sendable {
                 }
                 try insertChain(entries, endingBefore: following)
                 if let after {
-                    try database.prepare("UPDATE item SET next = ? WHERE id = ?").run(.integer(raw(first.id)), .integer(raw(after)))
+                    try database.cached("UPDATE item SET next = ? WHERE id = ?").run(.integer(raw(first.id)), .integer(raw(after)))
                 } else {
                     try setHead(raw(first.id))
                 }
             case .removed(let ids):
-                let delete = try database.prepare("DELETE FROM item WHERE id = ?")
+                let delete = try database.cached("DELETE FROM item WHERE id = ?")
                 for id in ids {
                     guard try unlink(id) else { continue }
                     try delete.run(.integer(raw(id)))
@@ -537,12 +537,12 @@ public final class StateStore: @unchecked Sendable {
                 if let after {
                     guard let next = try next(of: after) else { throw missing(after) }
                     following = next
-                    try database.prepare("UPDATE item SET next = ? WHERE id = ?").run(.integer(raw(id)), .integer(raw(after)))
+                    try database.cached("UPDATE item SET next = ? WHERE id = ?").run(.integer(raw(id)), .integer(raw(after)))
                 } else {
                     following = try head()
                     try setHead(raw(id))
                 }
-                try database.prepare("UPDATE item SET next = ? WHERE id = ?").run(.optional(following), .integer(raw(id)))
+                try database.cached("UPDATE item SET next = ? WHERE id = ?").run(.optional(following), .integer(raw(id)))
             case .replaced(let entries, let settings):
                 try database.execute("DELETE FROM item")
                 try insertChain(entries, endingBefore: nil)
@@ -553,17 +553,17 @@ public final class StateStore: @unchecked Sendable {
             case .reshuffled(let seed, let keys):
                 // only the rows that had a key of their own, and those that get one: not the queue
                 try database.execute("UPDATE item SET shuffle_key = NULL WHERE shuffle_key IS NOT NULL")
-                try database.prepare("UPDATE player SET shuffle_seed = ? WHERE one = 1").run(.integer(Int64(bitPattern: seed)))
-                let update = try database.prepare("UPDATE item SET shuffle_key = ? WHERE id = ?")
+                try database.cached("UPDATE player SET shuffle_seed = ? WHERE one = 1").run(.integer(Int64(bitPattern: seed)))
+                let update = try database.cached("UPDATE item SET shuffle_key = ? WHERE id = ?")
                 for (id, key) in keys { try update.run(.integer(Int64(bitPattern: key)), .integer(raw(id))) }
             case .playlist(let record):
-                try database.prepare("""
+                try database.cached("""
                     INSERT INTO playlist (id, path, first_seen_ms, last_played_ms) VALUES (?, ?, ?, ?)
                     ON CONFLICT (id) DO UPDATE SET path = excluded.path, last_played_ms = excluded.last_played_ms
                     """).run(.integer(Int64(bitPattern: record.id)), .text(record.path), .integer(StateStore.milliseconds(record.firstSeen)),
                              .optional(record.lastPlayed.map(StateStore.milliseconds)))
             case .activePlaylist(let active):
-                try database.prepare("UPDATE player SET active_playlist = ?, active_first = ?, active_last = ? WHERE one = 1").run(
+                try database.cached("UPDATE player SET active_playlist = ?, active_first = ?, active_last = ? WHERE one = 1").run(
                     .optional(active.map { Int64(bitPattern: $0.playlist) }),
                     .optional(active.map { Int64(bitPattern: $0.items.lowerBound) }),
                     .optional(active.map { Int64(bitPattern: $0.items.upperBound) }))
@@ -576,15 +576,21 @@ public final class StateStore: @unchecked Sendable {
             SQLiteError(code: Self.inconsistent, message: "no entry \(id.rawValue) in the saved queue")
         }
 
-        private func head() throws(SQLiteError) -> Int64? { try database.integer("SELECT head FROM player WHERE one = 1") }
+        private func head() throws(SQLiteError) -> Int64? {
+            let statement = try database.cached("SELECT head FROM player WHERE one = 1")
+            defer { statement.reset() }
+            guard try statement.step() else { return nil }
+            return statement.isNull(0) ? nil : statement.int64(0)
+        }
 
         private func setHead(_ id: Int64?) throws(SQLiteError) {
-            try database.prepare("UPDATE player SET head = ? WHERE one = 1").run(.optional(id))
+            try database.cached("UPDATE player SET head = ? WHERE one = 1").run(.optional(id))
         }
 
         /// The entry after `id` (its value nil: the last); nil when `id` is not saved.
         private func next(of id: ItemID) throws(SQLiteError) -> Int64?? {
-            let statement = try database.prepare("SELECT next FROM item WHERE id = ?").bind(.integer(raw(id)))
+            let statement = try database.cached("SELECT next FROM item WHERE id = ?").bind(.integer(raw(id)))
+            defer { statement.reset() }
             guard try statement.step() else { return nil }
             return .some(statement.isNull(0) ? nil : statement.int64(0))
         }
@@ -592,14 +598,14 @@ public final class StateStore: @unchecked Sendable {
         /// Takes `id` out of the order (its row stays); false when it is not saved.
         private func unlink(_ id: ItemID) throws(SQLiteError) -> Bool {
             guard let next = try next(of: id) else { return false }
-            try database.prepare("UPDATE item SET next = ? WHERE next = ?").run(.optional(next), .integer(raw(id)))
-            try database.prepare("UPDATE player SET head = ? WHERE one = 1 AND head = ?").run(.optional(next), .integer(raw(id)))
+            try database.cached("UPDATE item SET next = ? WHERE next = ?").run(.optional(next), .integer(raw(id)))
+            try database.cached("UPDATE player SET head = ? WHERE one = 1 AND head = ?").run(.optional(next), .integer(raw(id)))
             return true
         }
 
         /// Inserts `entries` linked in order, the last one pointing at `following`.
         private func insertChain(_ entries: [QueueEntry], endingBefore following: Int64?) throws(SQLiteError) {
-            let insert = try database.prepare("INSERT INTO item (id, uri, next, shuffle_key) VALUES (?, ?, ?, ?)")
+            let insert = try database.cached("INSERT INTO item (id, uri, next, shuffle_key) VALUES (?, ?, ?, ?)")
             var largest: Int64 = 0
             for (index, entry) in entries.enumerated() {
                 let next = index + 1 < entries.count ? raw(entries[index + 1].id) : following
@@ -607,11 +613,11 @@ public final class StateStore: @unchecked Sendable {
                                .optional(entry.shuffleKey.map { Int64(bitPattern: $0) }))
                 largest = max(largest, raw(entry.id))
             }
-            try database.prepare("UPDATE player SET next_id = max(next_id, ?) WHERE one = 1").run(.integer(largest &+ 1))
+            try database.cached("UPDATE player SET next_id = max(next_id, ?) WHERE one = 1").run(.integer(largest &+ 1))
         }
 
         private func write(_ settings: SavedSettings) throws(SQLiteError) {
-            try database.prepare("""
+            try database.cached("""
                 UPDATE player SET current = ?, position_us = ?, duration_us = ?, intent = ?, volume = ?, muted = ?,
                     loop = ?, shuffle = ?, rate = ?, shuffle_seed = ? WHERE one = 1
                 """).run(

@@ -191,7 +191,7 @@ final class ServiceTests: XCTestCase {
         let out = try Tool.busctl(bus, ["--json=short", "call", busName, path, "org.freedesktop.DBus.Properties", "GetAll", "s", iface])
         let json = try XCTUnwrap(try Tool.json(out) as? [String: Any])
         let all = try XCTUnwrap((json["data"] as? [Any])?.first as? [String: [String: Any]])
-        XCTAssertEqual(Set(all.keys), ["Title", "Volume", "Count", "Secret", "Position", "Identity", "Anything", "Tags", "Metadata"])
+        XCTAssertEqual(Set(all.keys), ["Title", "Volume", "Count", "Secret", "Position", "Identity", "Anything", "Tags", "Metadata", "Paths", "Labels"])
         XCTAssertEqual(all["Title"]?["type"] as? String, "s")
         XCTAssertEqual(all["Volume"]?["data"] as? Double, 0.5)
         XCTAssertEqual(all["Position"]?["type"] as? String, "x")
@@ -202,6 +202,51 @@ final class ServiceTests: XCTestCase {
         XCTAssertEqual(viaClient.stringKeyedDictionary?["Count"], .variant(.int32(0)))
         XCTAssertEqual(try call("GetAll", [.string("org.freedesktop.DBus.Peer")], interface: "org.freedesktop.DBus.Properties").value,
                        [.vardict([:])])
+    }
+
+    /// A property that keeps its encoded reply: its getter runs once per announced change, and
+    /// every client gets the value of the last change announced, each in a reply to its own call.
+    func testAKeptReplyIsEncodedOncePerChangeAndGoesWithEachAnnouncedChange() throws {
+        let props = "org.freedesktop.DBus.Properties"
+        func paths() throws -> [DBusValue]? { try call("Get", [.string(iface), .string("Paths")], interface: props).value }
+        service.sync { service.pathsReads = 0 }
+        XCTAssertEqual(try paths(), [.variant(.objectPathArray(["/p/1", "/p/2"]))])
+        XCTAssertEqual(try Tool.busctl(bus, ["get-property", busName, path, iface, "Paths"]), "ao 2 \"/p/1\" \"/p/2\"\n")
+        XCTAssertEqual(try paths(), [.variant(.objectPathArray(["/p/1", "/p/2"]))])
+        XCTAssertEqual(service.sync { service.pathsReads }, 1, "three Gets with no change between them read the value once")
+
+        // invalidated (as a track list is on every edit): the next Get reads the new value
+        try service.sync {
+            service.paths = ["/p/3"]
+            try service.object.emitPropertiesChanged(interface: iface, changed: [:], invalidated: ["Paths"])
+        }
+        XCTAssertEqual(try paths(), [.variant(.objectPathArray(["/p/3"]))])
+        XCTAssertEqual(try Tool.busctl(bus, ["get-property", busName, path, iface, "Paths"]), "ao 1 \"/p/3\"\n")
+        XCTAssertEqual(service.sync { service.pathsReads }, 2)
+
+        // a change found by propertiesMayHaveChanged drops the kept reply too
+        func labels() throws -> [DBusValue]? { try call("Get", [.string(iface), .string("Labels")], interface: props).value }
+        XCTAssertEqual(try labels(), [.variant(.stringArray(["one"]))])
+        service.sync {
+            service.labels = ["two"]
+            service.object.propertiesMayHaveChanged(interface: iface)
+        }
+        service.sync { service.object.flushPropertyChanges() }
+        XCTAssertEqual(try labels(), [.variant(.stringArray(["two"]))])
+        // not announced yet: what clients were last told
+        service.sync { service.labels = ["three"] }
+        XCTAssertEqual(try labels(), [.variant(.stringArray(["two"]))])
+    }
+
+    func testAKeptReplyOfAPropertyWhoseChangesAreNotAnnouncedIsRefused() throws {
+        let table = InterfaceDescription(name: "io.github.tonearm.Kept1", properties: [
+            .init("Silent", "as", emitsChanged: .false, keepsEncodedReply: true, get: { .stringArray([]) }),
+        ])
+        try service.sync {
+            XCTAssertThrowsError(try service.server.register([table], at: "/io/github/tonearm/Kept")) { error in
+                XCTAssertEqual((error as? DBusError)?.name, DBusError.Name.invalidArgs)
+            }
+        }
     }
 
     func testUnknownPropertyAndInterface() throws {

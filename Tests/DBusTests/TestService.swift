@@ -27,6 +27,10 @@ final class TestService {
     var lastEchoArguments: [DBusValue] = []
     var notified: (() -> Void)?
     var anything: DBusValue = .variant(.string("any"))
+    var paths: [ObjectPath] = ["/p/1", "/p/2"]
+    /// How often the getter of `Paths` (which keeps its encoded reply) ran.
+    var pathsReads = 0
+    var labels = ["one"]
 
     init(bus: PrivateBus, name: String) throws {
         busName = name
@@ -102,6 +106,11 @@ final class TestService {
                 .init("Anything", "v", get: { [unowned self] in anything }, set: { [unowned self] value, _ in anything = value }),
                 .init("Tags", "as", get: { .stringArray(["x", "y"]) }),
                 .init("Metadata", "a{sv}", get: { .vardict(["xesam:title": .string("t"), "mpris:length": .int64(5)]) }),
+                .init("Paths", "ao", emitsChanged: .invalidates, keepsEncodedReply: true, get: { [unowned self] in
+                    pathsReads += 1
+                    return .objectPathArray(paths)
+                }),
+                .init("Labels", "as", keepsEncodedReply: true, get: { [unowned self] in .stringArray(labels) }),
             ],
             signals: [.init("Marker", "s", argumentNames: ["text"])],
             introspectionXML: Self.xml)
