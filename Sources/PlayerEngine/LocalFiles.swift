@@ -27,8 +27,12 @@ public enum LocalFiles {
     /// unreadable); nil
     /// for a readable file or a URI that is not local.
     public static func error(for uri: MediaURI) -> ItemError? {
+        error(for: uri, kind(of: uri))
+    }
+
+    private static func error(for uri: MediaURI, _ kind: Kind?) -> ItemError? {
         let name = uri.displayPath
-        switch kind(of: uri) {
+        switch kind {
         case nil, .file(readable: true): return nil
         case .missing: return ItemError(.notFound, "no such file: \(name)")
         case .directory: return ItemError(.unsupportedFormat, "cannot play \(name): it is a directory")
@@ -40,8 +44,9 @@ public enum LocalFiles {
     /// A URI as it is queued: a directory becomes its playable files in natural order; a file that
     /// cannot be read fails here.
     public static func resolve(_ uri: MediaURI, capabilities: MediaCapabilities) throws(ItemError) -> [MediaURI] {
-        guard case .directory = kind(of: uri) else {
-            if let error = error(for: uri) { throw error }
+        let kind = kind(of: uri)  // one stat(2) and access(2) per URI queued
+        guard case .directory = kind else {
+            if let error = error(for: uri, kind) { throw error }
             return [uri]
         }
         let files: [URL]

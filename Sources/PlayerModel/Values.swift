@@ -26,8 +26,10 @@ public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
     /// past 8 KiB. A longer text is refused before it is parsed (make fuzz sends 1 MiB strings).
     public static let maximumLength = 16_384
 
-    /// Accepts an absolute or relative path, or a URI with a supported scheme.
-    public init(_ text: String, relativeTo directory: String = FileManager.default.currentDirectoryPath) throws(ItemError) {
+    /// Accepts an absolute or relative path, or a URI with a supported scheme. A relative path is
+    /// taken from `directory`, by default the working directory (read only then: getcwd(3) per
+    /// AddTrack was a system call on the queue that answers D-Bus).
+    public init(_ text: String, relativeTo directory: String? = nil) throws(ItemError) {
         guard text.utf8.count <= Self.maximumLength else {
             throw ItemError(.invalidURI, "URI too long: \(text.utf8.count) bytes (at most \(Self.maximumLength)): \(text.prefix(64))…")
         }
@@ -35,7 +37,8 @@ public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
         guard !trimmed.isEmpty else { throw ItemError(.invalidURI, "empty URI") }
         if trimmed.hasPrefix("/") || trimmed.hasPrefix("~") || trimmed.hasPrefix(".") || !trimmed.contains(":") {
             let expanded = Path.expandingTilde(trimmed)
-            let absolute = expanded.hasPrefix("/") ? expanded : Path.appending(expanded, to: directory)
+            let absolute = expanded.hasPrefix("/")
+                ? expanded : Path.appending(expanded, to: directory ?? FileManager.default.currentDirectoryPath)
             url = URL(fileURLWithPath: Self.lexicallyNormalized(absolute))
             return
         }
