@@ -161,8 +161,8 @@ public final class ObjectServer: @unchecked Sendable {
 /// announced, and the batching of `PropertiesChanged`.
 ///
 /// Change announcement: call `propertiesMayHaveChanged(interface:)` whenever state that properties are
-/// read from may have changed. On the next turn of the queue (or at `flushPropertyChanges()`), the object
-/// re-reads the getters of the interface's announced properties, compares with the values it last
+/// read from may have changed. Before the reply to a call of the object, else once the dispatch pass
+/// or the turn of the queue is over (or at `flushPropertyChanges()`), the object re-reads the getters of the interface's announced properties, compares with the values it last
 /// announced, and sends at most one `PropertiesChanged` per interface, with only the properties that
 /// really changed: `emitsChanged: .true` with value, `.invalidates` by name; `.const` and `.false` never.
 ///
@@ -383,6 +383,9 @@ public final class ExportedObject: @unchecked Sendable {
     // MARK: Dispatch
 
     /// Resolves the call against the tables, checks its signature, runs the handler, sends one reply.
+    /// What the handler changed is announced before that reply, as sd-bus and zbus do: a client that
+    /// reads its property cache once the reply is in sees the new values, and the change leaves
+    /// without waiting for the rest of the dispatch pass (make bench: PlayPause -> PropertiesChanged).
     func dispatch(_ message: Message, member: String) {
         let resolved: (InterfaceDescription, InterfaceDescription.Method)
         do {
@@ -390,7 +393,8 @@ public final class ExportedObject: @unchecked Sendable {
         } catch {
             return sendReply(call: message, connection: connection, outSignature: "", description: member, result: .failure(DBusError(error)))
         }
-        Self.run(message, interface: resolved.0, method: resolved.1, connection: connection, path: path)
+        Self.run(message, interface: resolved.0, method: resolved.1, connection: connection, path: path,
+                 beforeReply: { [self] in flushPropertyChanges() })
     }
 
     /// Answers a call of `member` of `interface` (UnknownMethod when it has none), as `dispatch` does.
@@ -404,7 +408,7 @@ public final class ExportedObject: @unchecked Sendable {
 
     /// Checks the call's signature against the method's, runs the handler, sends one reply.
     private static func run(_ message: Message, interface: InterfaceDescription, method: InterfaceDescription.Method,
-                            connection: Connection, path: ObjectPath) {
+                            connection: Connection, path: ObjectPath, beforeReply: () -> Void = {}) {
         let description = "\(interface.name).\(method.name)"
         guard message.signature == method.inSignature else {
             return sendReply(call: message, connection: connection, outSignature: method.outSignature, description: description, result: .failure(
@@ -421,6 +425,7 @@ public final class ExportedObject: @unchecked Sendable {
         } catch {
             result = .failure(DBusError(error))
         }
+        beforeReply()
         if let deferred = context.deferred {
             if case .failure(let error) = result { deferred.fail(error) }
             return

@@ -19,6 +19,9 @@ public final class Player: @unchecked Sendable {
     private var nextObserverID: UInt64 = 0
     /// The machine's timers, each only while what it waits for is pending (nothing ticks otherwise: rule 7).
     private var timers: [PlayerTimer: any DispatchSourceTimer] = [:]
+    /// Puts work off until the answer to the client's call being handled has left; false when no
+    /// call is being handled (see `deferUntilAnswered`).
+    private var answerDeferral: ((@escaping () -> Void) -> Bool)?
 
     public var configuration: PlayerConfiguration { machine.configuration }
 
@@ -60,13 +63,16 @@ public final class Player: @unchecked Sendable {
 
     private func perform(_ actions: [PlayerAction]) {
         dispatchPrecondition(condition: .onQueue(queue))
-        // The engine gets an input's commands on the next turn of the queue: after the reply to the
-        // call that caused them and after the flush of property changes its events scheduled, so
-        // the engine's thread, woken by a command, does not compete with them for a core (make
-        // bench: PlayPause -> PropertiesChanged). Commands keep their order.
+        // The engine gets an input's commands once the answer to the call that caused them has
+        // left (the reply and its PropertiesChanged), else on the next turn of the queue, so the
+        // engine's thread, woken by a command, does not compete with them for a core (make bench:
+        // PlayPause -> PropertiesChanged). Commands keep their order.
         var commands: [EngineCommand] = []
         defer {
-            if !commands.isEmpty { queue.async { [engine, commands] in commands.forEach(engine.perform) } }
+            if !commands.isEmpty {
+                let send: @Sendable () -> Void = { [engine, commands] in commands.forEach(engine.perform) }
+                if answerDeferral?(send) != true { queue.async(execute: send) }
+            }
         }
         for action in actions {
             switch action {
@@ -100,6 +106,23 @@ public final class Player: @unchecked Sendable {
     }
 
     // MARK: Observing
+
+    /// Says how to put work off until the answer to the client's call being handled has left:
+    /// `deferral` keeps the body and returns true while a call is being handled, false otherwise.
+    /// Engine commands and `whenAnswered` bodies go through it. Set once, on the queue, before use.
+    public func deferUntilAnswered(with deferral: @escaping (@escaping () -> Void) -> Bool) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        answerDeferral = deferral
+    }
+
+    /// Runs `body` on the queue once the answer to the client's call being handled has left, or now
+    /// when none is: for an observer's work that wakes another thread (a write handed to a queue
+    /// of its own, a log line), which would otherwise run before the reply is sent and could take
+    /// the core that sends it.
+    public func whenAnswered(_ body: @escaping () -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if answerDeferral?(body) != true { body() }
+    }
 
     /// Calls `handler` on the player's queue with the current value of every state, then with
     /// every event as it happens, until the subscription is cancelled.

@@ -13,6 +13,10 @@ public final class StateRecorder: @unchecked Sendable {
     private var subscription: Subscription?
     private var subscribing = false
     private var checkpoint: DispatchSourceTimer?
+    /// Changes read from the player's events and not yet handed to the store: handed over once
+    /// the answer to the call that caused them has left (`Player.whenAnswered`), because the store
+    /// wakes a thread of its own for them; in order, and before anything `finish` writes.
+    private var unsent: [StateChange] = []
 
     /// Every 4.5 s, 0.5 s of leeway: a checkpoint is never more than 5 s old (issue 14).
     public init(player: Player, store: StateStore, checkpointInterval: DispatchTimeInterval = .milliseconds(4500)) {
@@ -47,10 +51,23 @@ public final class StateRecorder: @unchecked Sendable {
     public func finish() {
         dispatchPrecondition(condition: .onQueue(player.queue))
         guard subscription != nil else { return }
+        handOver()
         store.record(.settings(settings()))
         subscription = nil
         stopCheckpoints()
         store.flush()
+    }
+
+    /// Keeps `change` for the store, which gets it once the call being answered has its answer.
+    private func record(_ change: StateChange) {
+        unsent.append(change)
+        if unsent.count == 1 { player.whenAnswered { [weak self] in self?.handOver() } }
+    }
+
+    private func handOver() {
+        let changes = unsent
+        unsent = []
+        changes.forEach(store.record)
     }
 
     private func handle(_ event: PlayerEvent) {
@@ -63,30 +80,34 @@ public final class StateRecorder: @unchecked Sendable {
             switch change {
             case .inserted(let ids, let after):
                 // while shuffled, each new item's place in the play order (its own random key)
-                store.record(.inserted(ids.compactMap { id in
+                record(.inserted(ids.compactMap { id in
                     player.item(id).map { QueueEntry(id: id, uri: $0.uri, shuffleKey: player.shuffleKey(of: id)) }
                 }, after: after))
             case .removed(let ids):
-                store.record(.removed(ids))
+                record(.removed(ids))
             case .moved(let id, let after):
-                store.record(.moved(id, after: after))
+                record(.moved(id, after: after))
             case .replaced:
                 recordWhole()
             }
         case .timeControlStatusChanged(let status):
-            if status == .playing { startCheckpoints() } else { stopCheckpoints() }
-            store.record(.settings(settings()))
+            // a timer source's change wakes libdispatch's manager thread: after the answer too
+            player.whenAnswered { [weak self] in
+                guard let self, subscription != nil else { return }
+                if status == .playing { startCheckpoints() } else { stopCheckpoints() }
+            }
+            record(.settings(settings()))
         case .shuffleChanged(let shuffled):
             // a new play order: its seed and the first item's key, not a row per item; turned
             // off, the keys stay in the file unused until the next order replaces them
-            if shuffled, let seed = player.shuffleSeed { store.record(.reshuffled(seed: seed, keys: player.ownShuffleKeys)) }
-            store.record(.settings(settings()))
+            if shuffled, let seed = player.shuffleSeed { record(.reshuffled(seed: seed, keys: player.ownShuffleKeys)) }
+            record(.settings(settings()))
         case .currentItemChanged, .intentChanged, .seeked, .volumeChanged, .loopModeChanged:
-            store.record(.settings(settings()))
+            record(.settings(settings()))
         case .rateChanged(_, let reason) where reason != .refused && reason != .initial:
-            store.record(.settings(settings()))
+            record(.settings(settings()))
         case .durationChanged(let id, _) where id == player.currentItem?.id:
-            store.record(.settings(settings()))
+            record(.settings(settings()))
         default:
             break
         }
@@ -94,7 +115,7 @@ public final class StateRecorder: @unchecked Sendable {
 
     private func recordWhole() {
         let entries = player.items.map { QueueEntry(id: $0.id, uri: $0.uri, shuffleKey: player.shuffleKey(of: $0.id)) }
-        store.record(.replaced(entries, settings()))
+        record(.replaced(entries, settings()))
     }
 
     private func settings() -> SavedSettings {

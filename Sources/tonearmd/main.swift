@@ -226,30 +226,15 @@ final class Service: @unchecked Sendable {
             player.restore(saved, resume: resume)
             logger.info("restored \(saved.items.count) item(s) from \(store.path)", metadata: ["resume": "\(resume.rawValue)"])
         }
+        // engine commands, state writes and log lines wait until the reply and the
+        // PropertiesChanged of the call that caused them have left (make bench: PlayPause)
+        player.deferUntilAnswered { [connection] body in connection.afterDispatchPass(body) }
         recorder.start(rewrite: store.loaded != nil && resume == .none)
         try mpris.start()
         watchSleep()
         log = player.subscribe { [logger, player] event in
-            switch event {
-            case .currentItemChanged(let item?):
-                logger.info("now: \(item.displayTitle)", metadata: ["uri": "\(item.uri)"])
-            case .timeControlStatusChanged(let status):
-                logger.info("time control: \(status.name)\(status.waitingReason.map { " (\($0.rawValue))" } ?? "")")
-            case .itemFailed(_, let error):
-                logger.error("\(error.message)")
-            case .outputFailed(let error):
-                logger.error("\(error.message): paused (Play tries the output again)")
-            case .playedToEnd(let id):
-                logger.info("played to end: \(player.item(id)?.displayTitle ?? "\(id)")")
-            case .gapSkipped(let id, let at, let length):
-                logger.warning("\(player.item(id)?.displayTitle ?? "\(id)"): \(length) of the stream at \(at) never came (not media?); playing on")
-            case .queueChanged(.replaced), .queueChanged(.removed):
-                // an emptied list (Clear) frees the items' memory at once, with no pipeline to
-                // retire after it: give the pages back here too, off the serving queue
-                if player.state.count == 0 { trimQueue.async(execute: giveBackFreedMemory) }
-            default:
-                break
-            }
+            // a log line is a write to stderr, which may wake its reader (journald): after the answer
+            player.whenAnswered { Service.logLine(for: event, logger: logger, player: player) }
         }
         if !uris.isEmpty {
             // a folder is walked off this queue, which answers D-Bus from now on
@@ -263,6 +248,30 @@ final class Service: @unchecked Sendable {
                 logger.error("\(error)")
                 throw ExitCode(2)
             }
+        }
+    }
+
+    /// What the log says of a player event.
+    private static func logLine(for event: PlayerModel.PlayerEvent, logger: Logger, player: Player) {
+        switch event {
+        case .currentItemChanged(let item?):
+            logger.info("now: \(item.displayTitle)", metadata: ["uri": "\(item.uri)"])
+        case .timeControlStatusChanged(let status):
+            logger.info("time control: \(status.name)\(status.waitingReason.map { " (\($0.rawValue))" } ?? "")")
+        case .itemFailed(_, let error):
+            logger.error("\(error.message)")
+        case .outputFailed(let error):
+            logger.error("\(error.message): paused (Play tries the output again)")
+        case .playedToEnd(let id):
+            logger.info("played to end: \(player.item(id)?.displayTitle ?? "\(id)")")
+        case .gapSkipped(let id, let at, let length):
+            logger.warning("\(player.item(id)?.displayTitle ?? "\(id)"): \(length) of the stream at \(at) never came (not media?); playing on")
+        case .queueChanged(.replaced), .queueChanged(.removed):
+            // an emptied list (Clear) frees the items' memory at once, with no pipeline to
+            // retire after it: give the pages back here too, off the serving queue
+            if player.state.count == 0 { trimQueue.async(execute: giveBackFreedMemory) }
+        default:
+            break
         }
     }
 

@@ -420,6 +420,26 @@ final class ServiceTests: XCTestCase {
         XCTAssertEqual(log.next(self)?.member, "Marker")
     }
 
+    func testWhatACallChangedIsAnnouncedBeforeItsReply() throws {
+        // the bus keeps one sender's messages in order: what dbus-monitor prints is what every
+        // client receives, so one that reads its property cache on the reply sees the new title
+        let unique = service.sync { service.connection.uniqueName }
+        let monitor = try Monitor(bus: bus, rules: ["type='signal',path='\(path)'", "type='method_return',sender='\(unique)'"])
+        defer { monitor.stop() }
+        service.sync {
+            service.notified = { [weak service] in
+                service?.title = "changed by the call"
+                service?.object.propertiesMayHaveChanged(interface: TestService.interface)
+            }
+        }
+        _ = try Tool.busctl(bus, ["call", busName, path, iface, "Notify"])
+        let lines = try monitor.lines(through: { $0.hasPrefix("method return") && $0.contains("sender=\(unique)") })
+        let text = lines.joined(separator: "\n")
+        let signal = try XCTUnwrap(lines.firstIndex { $0.contains("member=PropertiesChanged") }, text)
+        XCTAssertTrue(lines[signal...].contains { $0.contains("\"changed by the call\"") }, text)
+        XCTAssertLessThan(signal, lines.count - 1, text)
+    }
+
     func testSetAnnouncesTheChange() throws {
         let log = try subscribe()
         _ = try Tool.busctl(bus, ["set-property", busName, path, iface, "Title", "s", "from busctl"])
