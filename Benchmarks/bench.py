@@ -484,39 +484,71 @@ class Bench:
             pairs.append(pair)
         return pairs
 
-    async def controls(self, player):
-        """PlayPause -> PropertiesChanged(PlaybackStatus), SetPosition -> Seeked, while playing."""
-        toggle, seek = [], []
-        sender = self.sender_is(player)
+    async def controls(self, player, echo):
+        """PlayPause -> PropertiesChanged(PlaybackStatus), SetPosition -> Seeked, while playing: from
+        the call's sending to the signal's arrival, both on the one blocking connection that makes
+        the call (a signal sent before the reply is read while waiting for it; one sent after, right
+        after it), so no event loop's scheduling is counted. Its floor: a Get round trip to the echo
+        service on the same connection with the same 0.1 s between calls (on this machine a quiet
+        0.1 s lets the threads' CPUs idle, and a round trip from idle costs ~3x one from busy)."""
+        toggle, seek, floor = [], [], []
 
-        def status_changed(msg):
-            return (sender(msg) and self.member(msg) == "PropertiesChanged" and msg.body[0] == PLAYER
-                    and "PlaybackStatus" in msg.body[1])
-
-        def seeked(msg):
-            return sender(msg) and self.member(msg) == "Seeked"
-
-        rng = random.Random(11)
-        for i in range(self.args.toggles):
-            fut = self.expect(status_changed)
-            start = time.perf_counter()
-            self.call(player, PLAYER, "PlayPause")
-            toggle.append(await asyncio.wait_for(fut, 10) - start)
+        async def floor_round_trip():
+            floor.append(self.get(echo, PLAYER, "PlaybackStatus")[0])
             await asyncio.sleep(0.1)
-        if self.status(player) != "Playing":
-            self.call(player, PLAYER, "Play")
-            await self.until_status(player, "Playing")
-        _, metadata = self.get(player, PLAYER, "Metadata")
-        track = metadata["mpris:trackid"][1]
-        await asyncio.sleep(0.3)
-        for i in range(self.args.toggles):
-            fut = self.expect(seeked)
-            position = rng.randrange(2_000_000, 40_000_000)
-            start = time.perf_counter()
-            self.call(player, PLAYER, "SetPosition", "ox", (track, position))
-            seek.append(await asyncio.wait_for(fut, 10) - start)
-            await asyncio.sleep(0.1)
-        return toggle, seek
+        owner = self.owner_of(player)
+
+        # a late signal of the call before must not count for this one: each must carry the value
+        # this call asked for (the other status; a position within 1.5 s of the one asked)
+        def status_changed(wanted):
+            return lambda msg: (msg.header.fields.get(HeaderFields.sender) == owner
+                                and self.member(msg) == "PropertiesChanged" and msg.body[0] == PLAYER
+                                and msg.body[1].get("PlaybackStatus", (None, None))[1] == wanted)
+
+        def seeked(position):
+            return lambda msg: (msg.header.fields.get(HeaderFields.sender) == owner and self.member(msg) == "Seeked"
+                                and abs(msg.body[0] - position) < 1_500_000)
+
+        rules = [f"type='signal',sender='{owner}',path='{OBJ}',interface='{PROPS}',member='PropertiesChanged'",
+                 f"type='signal',sender='{owner}',path='{OBJ}',interface='{PLAYER}',member='Seeked'"]
+        for rule in rules:
+            self.raw.call(new_method_call(BUS, "AddMatch", "s", (rule,)))
+
+        def timed(member, sig, body, predicate):
+            seen = []
+            _, reply = self.raw.call(call_msg(player.dest, OBJ, PLAYER, member, sig, body),
+                                     on_signal=lambda t, m: seen.append((t, m)))
+            if reply_kind(reply) != "return":
+                raise RuntimeError(f"{player.name}: {member}: {reply_kind(reply)} {reply.body}")
+            sent = self.raw.sent_at
+            arrived = next((t for t, m in seen if predicate(m)), None)
+            if arrived is None:
+                arrived, _ = self.raw.next_signal(predicate, 10)
+            return arrived - sent
+
+        try:
+            rng = random.Random(11)
+            status = self.status(player)
+            for i in range(self.args.toggles):
+                status = "Paused" if status == "Playing" else "Playing"
+                toggle.append(timed("PlayPause", "", (), status_changed(status)))
+                await asyncio.sleep(0.1)
+                await floor_round_trip()
+            if self.status(player) != "Playing":
+                self.call(player, PLAYER, "Play")
+                await self.until_status(player, "Playing")
+            _, metadata = self.get(player, PLAYER, "Metadata")
+            track = metadata["mpris:trackid"][1]
+            await asyncio.sleep(0.3)
+            for i in range(self.args.toggles):
+                position = rng.randrange(2_000_000, 40_000_000)
+                seek.append(timed("SetPosition", "ox", (track, position), seeked(position)))
+                await asyncio.sleep(0.1)
+                await floor_round_trip()
+        finally:
+            for rule in rules:
+                self.raw.call(new_method_call(BUS, "RemoveMatch", "s", (rule,)))
+        return toggle, seek, floor
 
     def gets(self, player, echo_dest, count):
         ours, floor = [], []
@@ -555,7 +587,7 @@ class Bench:
         self.call(player, PLAYER, "OpenUri", "s", (mp3,))
         await self.until_playing(player)
         await asyncio.sleep(1)
-        r["playpause_s"], r["seeked_s"] = await self.controls(player)
+        r["playpause_s"], r["seeked_s"], r["controls_echo_s"] = await self.controls(player, echo)
         self.call(player, PLAYER, "Pause")
         await self.until_status(player, "Paused")
         await wait_quiet([player.proc.pid], limit=10)
@@ -781,6 +813,7 @@ def summarize(results):
         f["answer_ms"], f["echo_answer_ms"] = stats(r["answer_s"], 1e3), stats(r["echo_answer_s"], 1e3)
         f["open_ms"], f["firstbuffer_ms"] = stats(r["open_s"], 1e3), stats(r["firstbuffer_s"], 1e3)
         f["playpause_ms"], f["seeked_ms"] = stats(r["playpause_s"], 1e3), stats(r["seeked_s"], 1e3)
+        f["controls_echo_ms"] = stats(r["controls_echo_s"], 1e3)
         f["get_us"], f["echo_get_us"] = stats(r["get_s"], 1e6), stats(r["echo_get_s"], 1e6)
         for state in ("idle", "paused", "stopped"):
             f[f"wakeups_{state}"] = r[f"wakeups_{state}"][0]
@@ -817,9 +850,9 @@ def table(summary, results, queues, playlists=None):
         f"{t['echo_answer_ms']['median']:.1f} (echo)", *each(lambda f: f"{f['answer_ms']['median']:.1f} ({f['answer_first_ms']:.0f})"))
     row("OpenUri -> Position > 0, median ms", f"{t['firstbuffer_ms']['median']:.1f} (1st buffer)",
         *each(lambda f: f"{f['open_ms']['median']:.1f}"))
-    row("PlayPause -> PropertiesChanged, median ms (p95)", "-",
+    row("PlayPause -> PropertiesChanged, median ms (p95)", f"{t['controls_echo_ms']['median']:.2f} (echo Get, 0.1 s apart)",
         *each(lambda f: f"{f['playpause_ms']['median']:.2f} ({f['playpause_ms']['p95']:.2f})"))
-    row("SetPosition -> Seeked, median ms (p95)", "-",
+    row("SetPosition -> Seeked, median ms (p95)", f"{t['controls_echo_ms']['median']:.2f} (echo Get, 0.1 s apart)",
         *each(lambda f: f"{f['seeked_ms']['median']:.2f} ({f['seeked_ms']['p95']:.2f})"))
     row("Get(PlaybackStatus) p50 / p99 us", f"{t['echo_get_us']['median']:.0f} / {t['echo_get_us']['p99']:.0f} (echo)",
         *each(lambda f: f"{f['get_us']['median']:.0f} / {f['get_us']['p99']:.0f}"))

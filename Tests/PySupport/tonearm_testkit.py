@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -400,19 +401,50 @@ class RawClient:
         self.sock = self.conn.sock
         self.buffer = b""
         self.serial = 1 << 20
+        self.sent_at = None  # perf_counter time the last call was sent
 
-    def call(self, msg):
+    def call(self, msg, on_signal=None):
+        """Sends MSG and returns (seconds until its reply's last byte, the reply). A signal read
+        meanwhile goes to ON_SIGNAL(perf_counter time of its arrival, message) when given, else
+        is skipped (such as NameAcquired)."""
         self.serial += 1
         data = msg.serialise(self.serial)
-        start = time.perf_counter()
+        start = self.sent_at = time.perf_counter()
         self.sock.sendall(data)
         while True:
             raw = self._next_raw()
-            if raw[1] in (2, 3):  # METHOD_RETURN, ERROR (a signal, such as NameAcquired, is skipped)
+            if raw[1] in (2, 3):  # METHOD_RETURN, ERROR
                 elapsed = time.perf_counter() - start
-                parser = Parser()
-                parser.add_data(raw)
-                return elapsed, parser.get_next_message()
+                return elapsed, self._parse(raw)
+            if raw[1] == 4 and on_signal is not None:
+                on_signal(time.perf_counter(), self._parse(raw))
+
+    def next_signal(self, predicate, timeout):
+        """(perf_counter time of arrival, message) of the next signal PREDICATE accepts; other
+        messages are skipped. Raises TimeoutError after TIMEOUT seconds."""
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("no matching signal")
+                self.sock.settimeout(left)
+                try:
+                    raw = self._next_raw()
+                except socket.timeout:
+                    raise TimeoutError("no matching signal") from None
+                if raw[1] == 4:
+                    arrived, msg = time.perf_counter(), self._parse(raw)
+                    if predicate(msg):
+                        return arrived, msg
+        finally:
+            self.sock.settimeout(None)
+
+    @staticmethod
+    def _parse(raw):
+        parser = Parser()
+        parser.add_data(raw)
+        return parser.get_next_message()
 
     def _next_raw(self):
         """The bytes of the next whole message: its length is in the fixed 16-byte header (body
