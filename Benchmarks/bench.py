@@ -523,15 +523,25 @@ class Bench:
             sent = self.raw.sent_at
             arrived = next((t for t, m in seen if predicate(m)), None)
             if arrived is None:
-                arrived, _ = self.raw.next_signal(predicate, 10)
+                try:
+                    arrived, _ = self.raw.next_signal(predicate, 3)
+                except TimeoutError:
+                    missed[member] = missed.get(member, 0) + 1  # counted and told, not timed
+                    return None
             return arrived - sent
+
+        missed = {}
 
         try:
             rng = random.Random(11)
             status = self.status(player)
             for i in range(self.args.toggles):
                 status = "Paused" if status == "Playing" else "Playing"
-                toggle.append(timed("PlayPause", "", (), status_changed(status)))
+                took = timed("PlayPause", "", (), status_changed(status))
+                if took is None:
+                    status = self.status(player)
+                else:
+                    toggle.append(took)
                 await asyncio.sleep(0.1)
                 await floor_round_trip()
             if self.status(player) != "Playing":
@@ -542,12 +552,18 @@ class Bench:
             await asyncio.sleep(0.3)
             for i in range(self.args.toggles):
                 position = rng.randrange(2_000_000, 40_000_000)
-                seek.append(timed("SetPosition", "ox", (track, position), seeked(position)))
+                took = timed("SetPosition", "ox", (track, position), seeked(position))
+                if took is not None:
+                    seek.append(took)
                 await asyncio.sleep(0.1)
                 await floor_round_trip()
         finally:
             for rule in rules:
                 self.raw.call(new_method_call(BUS, "RemoveMatch", "s", (rule,)))
+        for member, count in missed.items():
+            log(f"  {player.name}: {count} of {self.args.toggles} {member} calls had no matching signal within 3 s")
+        if not toggle or not seek:
+            raise RuntimeError(f"{player.name}: no PlayPause or SetPosition signal at all ({missed})")
         return toggle, seek, floor
 
     def gets(self, player, echo_dest, count):
