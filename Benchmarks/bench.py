@@ -514,6 +514,8 @@ class Bench:
         for rule in rules:
             self.raw.call(new_method_call(BUS, "AddMatch", "s", (rule,)))
 
+        missed = {}  # member -> calls whose signal never came
+
         def timed(member, sig, body, predicate):
             seen = []
             _, reply = self.raw.call(call_msg(player.dest, OBJ, PLAYER, member, sig, body),
@@ -529,8 +531,6 @@ class Bench:
                     missed[member] = missed.get(member, 0) + 1  # counted and told, not timed
                     return None
             return arrived - sent
-
-        missed = {}
 
         try:
             rng = random.Random(11)
