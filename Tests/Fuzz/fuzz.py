@@ -536,7 +536,7 @@ class Run:
         self.wedged = None
         self.tracks = TrackModel()
         self.state = {}        # (iface, prop) -> (index, value) of the last accepted Set
-        self.rss_start = self.rss_warm = self.rss_end = None
+        self.rss_start = self.rss_warm = self.rss_end = self.rss_rest = None
         self.anon_warm = self.anon_end = None
         self.malloc_warm = self.malloc_end = None
         self.ping_ms = None
@@ -665,6 +665,39 @@ class Run:
             except Exception:
                 pass  # a refusal is an answer too; what is measured is what loading it left
             await asyncio.sleep(0.3)
+
+    def dispatch_workers(self):
+        """How many of tonearmd's threads are libdispatch workers (named after their root queue,
+        "com.apple.root.default-qos.overcommit", cut to 15 characters); None when it is gone."""
+        try:
+            tasks = os.listdir(f"/proc/{self.svc.proc.pid}/task")
+        except OSError:
+            return None
+        n = 0
+        for t in tasks:
+            try:
+                with open(f"/proc/{self.svc.proc.pid}/task/{t}/comm") as f:
+                    n += f.read().strip().endswith("overcommit")
+            except OSError:
+                pass
+        return n
+
+    async def at_rest(self):
+        """The memory of the service at rest, told beside the verdict (which is on the figure right
+        after the run): glibc's malloc keeps a cache of freed small blocks per thread (tcache, up
+        to 7 of each size up to 1 KiB), and the burst leaves a dozen libdispatch workers, each with
+        a full one, until they retire after 5 s without work (swift-corelibs-libdispatch
+        src/queue.c, _dispatch_worker_thread). Waits for that (at most 12 s), then empties the
+        queue again, which makes tonearmd give freed pages back, and reads RssAnon."""
+        deadline = time.monotonic() + 12
+        while time.monotonic() < deadline and (self.dispatch_workers() or 0) > 1:
+            await asyncio.sleep(0.5)
+        self.workers_left = self.dispatch_workers()
+        try:
+            await self.settle()
+        except Exception:
+            return
+        self.rss_rest = self.svc.rss_anon_kib()
 
     async def settle(self):
         """Stops and empties the queue (Stop, then our Clear) and lets the retired pipelines reach
@@ -796,6 +829,8 @@ class Run:
         self.anon_end = self.svc.anon_breakdown_kib() if alive else None
         if alive and self.args.malloc_info:
             self.malloc_end = self.svc.malloc_info(os.path.join(self.args.out, f"malloc-{self.header['seed']}-end.xml"))
+        if alive and not self.args.no_rest:
+            await self.at_rest()
         if self.rss_warm is not None and self.rss_end is not None:
             grew = (self.rss_end - self.rss_warm) / 1024
             self.check(grew <= 5, "private memory within 5 MiB of warm-up",
@@ -874,6 +909,9 @@ class Run:
             cls[c.cls] = cls.get(c.cls, 0) + 1
         print("calls by class: " + ", ".join(f"{k} {v}" for k, v in sorted(cls.items())))
         print(f"memory (RssAnon): {self.rss_start} KiB at the start, {self.rss_warm} KiB after warm-up, {self.rss_end} KiB at the end")
+        if self.rss_rest is not None and self.rss_warm is not None:
+            print(f"  at rest (libdispatch workers retired, {self.workers_left} left; not the verdict): "
+                  f"{self.rss_rest} KiB ({(self.rss_rest - self.rss_warm) / 1024:+.1f} MiB from warm-up)")
         if self.anon_warm and self.anon_end:
             print("  by place (KiB, warm-up -> end): " + ", ".join(
                 f"{k} {self.anon_warm[k]} -> {self.anon_end[k]}" for k in self.anon_warm))
@@ -1077,6 +1115,8 @@ def main():
                    + ",".join(Generator.CLASSES) + "), e.g. to look past a crash that hides the rest")
     p.add_argument("--malloc-info", action="store_true", help="also ask glibc (malloc_info, through gdb) at "
                    "warm-up and at the end how much of each malloc heap is free chunks")
+    p.add_argument("--no-rest", action="store_true", help="leave out the memory at rest (up to 12 s more "
+                   "after the run, waiting for libdispatch's idle workers to retire)")
     p.add_argument("--keep", action="store_true", help="keep the temporary media and bus directory")
     args = p.parse_args()
     args.pipeline = args.pipeline_given or "default"
