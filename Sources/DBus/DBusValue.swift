@@ -189,7 +189,15 @@ extension DBusValue {
                 }
                 return
             }
+            // an array of dictionaries (GetTracksMetadata's aa{sv}) compares each one's key and
+            // value signatures with the element's, without building a signature string per item
+            let dictionary = element.dictionaryParts
             for item in items {
+                if let dictionary, case .dictionary(let key, let value, _) = item,
+                   key.rawValue == dictionary.key, value.rawValue == dictionary.value {
+                    try item.validate()
+                    continue
+                }
                 guard item.signatureText == element.rawValue else {
                     throw DBusError.invalidArgs("array of '\(element)' holds a value of type '\(item.signatureText)'")
                 }
@@ -230,7 +238,10 @@ extension DBusValue {
     /// length), which a basic value's one letter always passes.
     func validateInVariant() throws {
         try validate()
-        if basicTypeCode == nil { _ = try Signature(validating: signatureText) }
+        guard basicTypeCode == nil else { return }
+        // an array of a basic type (`as`, xesam:artist) is two letters: always a valid signature
+        if case .array(let element, _) = self, element.rawValue.utf8.count == 1 { return }
+        _ = try Signature(validating: signatureText)
     }
 }
 

@@ -108,6 +108,13 @@ public struct Signature: Hashable, Sendable, CustomStringConvertible, Expressibl
     public var description: String { rawValue }
     public var isEmpty: Bool { rawValue.isEmpty }
 
+    /// The key and value signatures of a dictionary type `a{kv}`, as text; nil for any other.
+    var dictionaryParts: (key: Substring, value: Substring)? {
+        guard rawValue.hasPrefix("a{"), rawValue.hasSuffix("}"), rawValue.utf8.count > 4 else { return nil }
+        let inner = rawValue.dropFirst(2).dropLast()
+        return (inner.prefix(1), inner.dropFirst())
+    }
+
     /// True when the signature is exactly one complete type (`dbus_signature_validate_single`), as an
     /// array element, a variant's content or a property's type must be.
     public var isSingleCompleteType: Bool {

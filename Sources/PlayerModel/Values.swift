@@ -117,12 +117,45 @@ public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
         return path
     }
     /// The last path component, decoded, for a title when there is no title tag.
+    /// Only that component is decoded, not the whole path: GetTracksMetadata of 100 items not read
+    /// yet spent a fifth of its time decoding their paths whole (perf, 300 queued files).
     public var displayName: String {
-        if let bytes = pathBytes, let last = bytes.split(separator: UInt8(ascii: "/")).last {
-            return String(decoding: last, as: UTF8.self)  // bytes that are not UTF-8 become U+FFFD
-        }
+        if url.isFileURL, let name = Self.lastComponent(ofFileURI: url.absoluteString) { return name }
         let name = url.lastPathComponent
         return name.isEmpty || name == "/" ? string : name
+    }
+
+    /// The last non-empty path component of a file URI's text, percent-escapes decoded as bytes
+    /// (bytes that are not UTF-8 become U+FFFD); nil when the path has none.
+    static func lastComponent(ofFileURI text: String) -> String? {
+        var utf8 = text.utf8[...]
+        if let colon = utf8.firstIndex(of: UInt8(ascii: ":")) { utf8 = utf8[utf8.index(after: colon)...] }
+        if let end = utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) { utf8 = utf8[..<end] }
+        while utf8.last == UInt8(ascii: "/") { utf8 = utf8.dropLast() }
+        if let slash = utf8.lastIndex(of: UInt8(ascii: "/")) { utf8 = utf8[utf8.index(after: slash)...] }
+        guard !utf8.isEmpty else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count)
+        var rest = utf8
+        while let byte = rest.popFirst() {
+            if byte == UInt8(ascii: "%"), rest.count >= 2,
+               let high = hexValue(rest[rest.startIndex]), let low = hexValue(rest[rest.index(after: rest.startIndex)]) {
+                bytes.append(high << 4 | low)
+                rest = rest.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
     public var description: String { string }
 }

@@ -63,6 +63,13 @@ final class ValueTests: XCTestCase {
         XCTAssertThrowsError(try DBusValue.dictionary(key: .variant, value: .string, []).validate())
         XCTAssertThrowsError(try DBusValue.dictionary(key: .string, value: .variant, [.init(.string("k"), .string("not a variant"))]).validate())
         XCTAssertThrowsError(try DBusValue.structure([]).validate())
+        // aa{sv} (GetTracksMetadata) holding a dictionary of other types, or one whose variant is bad
+        let metadata = DBusValue.dictionary(key: .string, value: .variant, [.init(.string("xesam:artist"), .variant(.stringArray(["A"])))])
+        XCTAssertNoThrow(try DBusValue.array(element: "a{sv}", [metadata, metadata]).validate())
+        XCTAssertThrowsError(try DBusValue.array(element: "a{sv}", [metadata, .dictionary(key: .string, value: .string, [])]).validate())
+        XCTAssertThrowsError(try DBusValue.array(element: "a{sv}", [metadata, .dictionary(key: .objectPath, value: .variant, [])]).validate())
+        XCTAssertThrowsError(try DBusValue.array(element: "a{sv}", [.dictionary(key: .string, value: .variant,
+                                                                               [.init(.string("k"), .variant(.array(element: .string, [.int32(1)])))])]).validate())
         var deep = DBusValue.int32(1)
         for _ in 0..<40 { deep = .array(element: deep.signature, [deep]) }
         XCTAssertThrowsError(try Message.signal(path: "/a", interface: "io.x.Y", member: "Z", arguments: [deep]))

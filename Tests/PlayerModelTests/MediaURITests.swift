@@ -33,4 +33,16 @@ final class MediaURITests: XCTestCase {
             }
         }
     }
+
+    /// A title for an untagged item: the last component of the path, its escapes decoded as bytes.
+    func testTheDisplayNameIsTheLastComponentDecoded() throws {
+        XCTAssertEqual(try MediaURI("/music/Les Étés/01 — Intro.flac").displayName, "01 — Intro.flac")
+        XCTAssertEqual(try MediaURI("file:///music/a%20b/c%23d%3F.ogg").displayName, "c#d?.ogg")
+        XCTAssertEqual(try MediaURI("file://localhost/music/x.mp3").displayName, "x.mp3")
+        XCTAssertEqual(try MediaURI("file:///music/%FF%FEname.wav").displayName, "\u{FFFD}\u{FFFD}name.wav",
+                       "bytes that are not UTF-8 become U+FFFD")
+        XCTAssertEqual(try MediaURI("file:///music/100%25.flac").displayName, "100%.flac")
+        XCTAssertEqual(try MediaURI("file:///music/album/").displayName, "album")
+        XCTAssertEqual(try MediaURI("http://example.org/radio/stream.mp3?session=1").displayName, "stream.mp3")
+    }
 }
