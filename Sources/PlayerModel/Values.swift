@@ -97,13 +97,20 @@ public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
             text = text[slash...]
         }
         if let end = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<end] }
+        return Self.percentDecoded(text.utf8)
+    }
+
+    /// The bytes of URI text with its `%XX` escapes decoded; a `%` not followed by two hex digits
+    /// stays itself.
+    static func percentDecoded(_ text: Substring.UTF8View) -> [UInt8] {
         var bytes: [UInt8] = []
-        var utf8 = Array(text.utf8)[...]
-        while let byte = utf8.popFirst() {
-            if byte == UInt8(ascii: "%"), utf8.count >= 2,
-               let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
-                bytes.append(value)
-                utf8 = utf8.dropFirst(2)
+        bytes.reserveCapacity(text.count)
+        var rest = text
+        while let byte = rest.popFirst() {
+            if byte == UInt8(ascii: "%"), let high = rest.first.flatMap(hexValue),
+               let low = rest.dropFirst().first.flatMap(hexValue) {
+                bytes.append(high << 4 | low)
+                rest = rest.dropFirst(2)
             } else {
                 bytes.append(byte)
             }
@@ -134,19 +141,7 @@ public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
         while utf8.last == UInt8(ascii: "/") { utf8 = utf8.dropLast() }
         if let slash = utf8.lastIndex(of: UInt8(ascii: "/")) { utf8 = utf8[utf8.index(after: slash)...] }
         guard !utf8.isEmpty else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(utf8.count)
-        var rest = utf8
-        while let byte = rest.popFirst() {
-            if byte == UInt8(ascii: "%"), rest.count >= 2,
-               let high = hexValue(rest[rest.startIndex]), let low = hexValue(rest[rest.index(after: rest.startIndex)]) {
-                bytes.append(high << 4 | low)
-                rest = rest.dropFirst(2)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        return String(decoding: percentDecoded(Substring(utf8).utf8), as: UTF8.self)
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {
