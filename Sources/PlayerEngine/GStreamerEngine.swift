@@ -183,14 +183,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     // MARK: Pipelines
 
     /// One playbin with its bus, the fd source that wakes the queue, and what its about-to-finish
-    /// handler shares with the streaming thread. Every load gets a fresh one, and the old one goes
-    /// to NULL on a thread of its own: that state change waits for streaming threads, and with
-    /// playbin3 1.22.0 one of them can block in a pad probe on a lock the change holds, forever
-    /// (seen switching items at the end of a track). A fresh pipeline also keeps playbin3 1.22.0
-    /// from aborting (reconfigure_output assertion) when a pipeline that failed is loaded again.
+    /// handler shares with the streaming thread. Every load gets a fresh one (or, after a release,
+    /// the one kept warm: see `retire(keepingWarm:)`), and the old one goes to NULL on a thread of
+    /// its own: that state change waits for streaming threads, and with playbin3 1.22.0 one of
+    /// them can block in a pad probe on a lock the change holds, forever (seen switching items at
+    /// the end of a track). A fresh pipeline also keeps playbin3 1.22.0 from aborting
+    /// (reconfigure_output assertion) when a pipeline that failed is loaded again.
     private final class Pipeline: @unchecked Sendable {
         // @unchecked: `nextUp` and `switching` are guarded by `lock` (the streaming thread reads
-        // them); the rest is immutable after init or confined to the engine's queue.
+        // them); the rest is immutable after init or confined to the engine's queue (`volume` is
+        // replaced there; the dispose thread, which holds a retired pipeline, never touches it).
         let playbin: Element
         /// Our own `volume` element in the audio filter: it carries volume and mute (a reused
         /// pipeline gets a new filter, and with it a new one).
