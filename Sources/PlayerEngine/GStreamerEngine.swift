@@ -15,6 +15,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     public let configuration: EngineConfiguration
     /// Which sink the engine ended up with, for the log and for tests.
     public let audioSinkDescription: String
+    /// How many pipelines the engine has built so far (a load that takes the one kept warm builds
+    /// none), for tests.
+    public var pipelinesBuilt: Int { handlerLock.withLock { built } }
 
     private let queue = DispatchQueue(label: "tonearm.engine")
     private let logger: Logger
@@ -27,6 +30,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var eventHandler: (@Sendable (Generation, EngineEvent) -> Void)?
     /// Loads handed to `queue` and not run yet, guarded by `handlerLock`.
     private var loadsQueued = 0
+    /// See `pipelinesBuilt`; guarded by `handlerLock`.
+    private var built = 0
     /// Pipelines on their way to NULL, and what runs when the last of them is freed; guarded by
     /// `teardown`, which a retire waits on while `maximumTeardowns` are under way.
     private let teardown = Condition()
@@ -42,6 +47,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     // Guarded by `queue`.
     /// The pipeline of the current load; nil after a release or a failure.
     private var pipeline: Pipeline?
+    /// A released pipeline back in NULL (device and file let go of), kept for the next load while
+    /// no other pipeline exists; see `retire(keepingWarm:)`.
+    private var warm: Pipeline?
     private var generation: Generation?
     private var uri: MediaURI?
     private var missingPlugin: String?
@@ -103,6 +111,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     deinit {
         if let pipeline { Self.dispose(pipeline, wait: nil) }
+        if let warm { Self.dispose(warm, wait: nil) }
     }
 
     /// Decoders that need no library beyond their own, preferred over gst-libav's, which loads
@@ -163,7 +172,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 if superseded { retire() } else { load(uri, generation: generation) }
             case .prepareNext(let uri, let generation): prepareNext(uri, generation: generation)
             case .setPlaying(let playing): setPlaying(playing)
-            case .release: retire()
+            case .release: retire(keepingWarm: true)
             case .seek(let target, let mode, let rate): seek(target, mode: mode, rate: rate)
             case .setVolume(let volume): setVolume(volume)
             case .setMuted(let muted): setMuted(muted)
@@ -174,17 +183,20 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     // MARK: Pipelines
 
     /// One playbin with its bus, the fd source that wakes the queue, and what its about-to-finish
-    /// handler shares with the streaming thread. Every load gets a fresh one, and the old one goes
-    /// to NULL on a thread of its own: that state change waits for streaming threads, and with
-    /// playbin3 1.22.0 one of them can block in a pad probe on a lock the change holds, forever
-    /// (seen switching items at the end of a track). A fresh pipeline also keeps playbin3 1.22.0
-    /// from aborting (reconfigure_output assertion) when a pipeline that failed is loaded again.
+    /// handler shares with the streaming thread. Every load gets a fresh one (or, after a release,
+    /// the one kept warm: see `retire(keepingWarm:)`), and the old one goes to NULL on a thread of
+    /// its own: that state change waits for streaming threads, and with playbin3 1.22.0 one of
+    /// them can block in a pad probe on a lock the change holds, forever (seen switching items at
+    /// the end of a track). A fresh pipeline also keeps playbin3 1.22.0 from aborting
+    /// (reconfigure_output assertion) when a pipeline that failed is loaded again.
     private final class Pipeline: @unchecked Sendable {
         // @unchecked: `nextUp` and `switching` are guarded by `lock` (the streaming thread reads
-        // them); the rest is immutable after init or confined to the engine's queue.
+        // them); the rest is immutable after init or confined to the engine's queue (`volume` is
+        // replaced there; the dispose thread, which holds a retired pipeline, never touches it).
         let playbin: Element
-        /// Our own `volume` element in the audio filter: it carries volume and mute.
-        let volume: Element?
+        /// Our own `volume` element in the audio filter: it carries volume and mute (a reused
+        /// pipeline gets a new filter, and with it a new one).
+        var volume: Element?
         let bus: Bus
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
@@ -213,6 +225,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func makePipeline() throws -> Pipeline {
         let playbin = try Element(factory: configuration.pipeline.rawValue, name: "tonearm", isPipeline: true)
+        handlerLock.withLock { built += 1 }
         guard let bus = playbin.bus else { throw GStreamerError(domain: GStreamerError.coreDomain, code: 0, message: "playbin has no bus") }
         playbin.set("audio-sink", try sinkDescription.map { try Element(binDescription: $0) } ?? Element(factory: "autoaudiosink"))
         // pitch holds across rates: rate changes are seeks and scaletempo stretches time. Each
@@ -227,13 +240,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // links for soft volume, so every pipeline leaks that element and its two pads, about 4 KiB
         // (valgrind: one GstVolume and its pads "still reachable" per load; a C loop of
         // playbin preroll/NULL grows 4.0 KiB per load with the flag and 0.1 KiB without).
-        let filter = try Element(binDescription: "scaletempo ! volume name=tonearm-volume")
-        let volumeElement = filter.child(named: "tonearm-volume")
-        // a stretch that never reaches the filter is reported: legacy hlsdemux and tsdemux skip an
-        // HLS segment that is not media without any message (gst-launch-1.0 -m: nothing between
-        // the segments, only the next one's timestamps 2 s later)
-        filter.watchForGaps(longerThan: Self.gapThreshold)
-        playbin.set("audio-filter", filter)
+        let volumeElement = try installFilter(on: playbin)
         var flags = playbin.flags("flags") & ~Self.flagSoftVolume
         let environment = ProcessInfo.processInfo.environment
         let hasDisplay = environment["DISPLAY"].map { !$0.isEmpty } ?? false || environment["WAYLAND_DISPLAY"].map { !$0.isEmpty } ?? false
@@ -253,8 +260,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             playbin.unlinkTemporaryFiles()
         }
         playbin.set("flags", flags: flags)
-        volumeElement?.set("volume", volume)
-        volumeElement?.set("mute", muted)
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
         let pipeline = Pipeline(playbin: playbin, volume: volumeElement, bus: bus, busSource: source)
         source.setEventHandler { [weak self, weak pipeline] in
@@ -275,11 +280,37 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         return pipeline
     }
 
+    /// Gives `playbin` a fresh audio filter (scaletempo, then our volume element at the current
+    /// volume and mute) and returns that volume element.
+    private func installFilter(on playbin: Element) throws -> Element? {
+        let filter = try Element(binDescription: "scaletempo ! volume name=tonearm-volume")
+        let volumeElement = filter.child(named: "tonearm-volume")
+        // a stretch that never reaches the filter is reported: legacy hlsdemux and tsdemux skip an
+        // HLS segment that is not media without any message (gst-launch-1.0 -m: nothing between
+        // the segments, only the next one's timestamps 2 s later)
+        filter.watchForGaps(longerThan: Self.gapThreshold)
+        playbin.set("audio-filter", filter)
+        volumeElement?.set("volume", volume)
+        volumeElement?.set("mute", muted)
+        return volumeElement
+    }
+
+    /// The pipeline for a load: the one kept warm since the last release (see `retire`), with a
+    /// fresh filter, or a new one.
+    private func pipelineForLoad() throws -> Pipeline {
+        guard let kept = warm else { return try makePipeline() }
+        warm = nil
+        kept.volume = try installFilter(on: kept.playbin)
+        // a retired pipeline's bus was set flushing for its teardown (see `stop`)
+        kept.bus.setFlushing(false)
+        return kept
+    }
+
     /// Stops watching `pipeline`'s bus and takes it to NULL on a thread of its own, waiting at
     /// most `wait` for that (nil: not at all). Gives up on a pipeline whose streaming threads never
     /// stop, rather than wedging the engine.
-    /// Waits until every retired pipeline reached NULL and was freed (its device and files
-    /// released), at most `timeout`; false when one has not. For tests and shutdown; never on a
+    /// Waits until every retired pipeline reached NULL and was freed or kept warm (its device and
+    /// files released either way), at most `timeout`; false when one has not. For tests and shutdown; never on a
     /// queue that must answer.
     public func waitForDisposals(timeout: TimeInterval) -> Bool {
         queue.sync {}  // the release commands queued so far have run
@@ -290,19 +321,25 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
     }
 
+    /// With `keep`, the pipeline is handed to it once in NULL, its bus still watched and its
+    /// signals connected, instead of being freed; a pipeline that did not reach NULL is freed.
     private static func dispose(_ pipeline: Pipeline, wait: DispatchTimeInterval?,
-                                logger: Logger? = nil, released: (@Sendable () -> Void)? = nil) {
+                                logger: Logger? = nil, keep: (@Sendable (Pipeline) -> Void)? = nil,
+                                released: (@Sendable () -> Void)? = nil) {
         pipeline.lock.withLock {
             pipeline.nextUp = nil
             pipeline.switching = nil
         }
-        pipeline.busSource.cancel()
+        // the messages of its way down are of no one's interest: they are dropped as they are
+        // posted, rather than wake the engine's queue (a kept pipeline's bus stays watched)
+        pipeline.bus.setFlushing(true)
+        if keep == nil { pipeline.busSource.cancel() }
         let done = DispatchSemaphore(value: 0)
         // the thread holds the pipeline through a box it empties, so the pipeline is freed before
         // `released` runs (the bus source's cancel handler, on the engine queue, holds the other)
         let held = Held(pipeline)
         detachThread(name: "tonearm.dispose") {
-            stop(held, done: done)  // the pipeline's last reference goes when this returns
+            stop(held, done: done, keep: keep)  // the pipeline's last reference goes when this returns
             released?()
         }
         if let wait, done.wait(timeout: .now() + wait) == .timedOut {
@@ -310,7 +347,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
     }
 
-    private static func stop(_ held: Held, done: DispatchSemaphore) {
+    private static func stop(_ held: Held, done: DispatchSemaphore, keep: (@Sendable (Pipeline) -> Void)? = nil) {
         guard let pipeline = held.take() else { return }
         // a pipeline still autoplugging deadlocks on its way to NULL with 1.22.0: the
         // typefind thread waits in decodebin for a lock the state change holds, while the
@@ -333,10 +370,31 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         if current == .paused || current == .playing { pipeline.playbin.setState(.paused) }
         pipeline.playbin.waitForState(timeout: .seconds(3))
         pipeline.playbin.setState(.null)
+        if let keep, pipeline.playbin.currentState.current == .null {
+            keep(pipeline)
+        } else {
+            if keep != nil { pipeline.busSource.cancel() }
+            disconnectSignals(of: pipeline)
+        }
+        done.signal()
+    }
+
+    private static func disconnectSignals(of pipeline: Pipeline) {
         // in NULL no streaming thread emits about-to-finish any more
         pipeline.aboutToFinish?.disconnect()
         pipeline.sourceSetup?.disconnect()
-        done.signal()
+    }
+
+    /// A released pipeline back in NULL: kept warm for the next load while the engine has no
+    /// other, else freed (a load came meanwhile and built its own: one pipeline at a time stays).
+    private func adopt(_ kept: Pipeline) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard pipeline == nil, warm == nil else {
+            kept.busSource.cancel()
+            Self.disconnectSignals(of: kept)
+            return
+        }
+        warm = kept
     }
 
     /// One strong reference, handed over once.
@@ -348,7 +406,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         func take() -> Pipeline? { lock.withLock { defer { value = nil }; return value } }
     }
 
-    private func retire() {
+    /// Lets go of the current pipeline: to NULL on a thread of its own. With `keepingWarm` (a
+    /// release: Stop, the end of the queue), a legacy playbin that prerolled comes back to `warm`
+    /// once in NULL, and the next load sets its URI instead of building a pipeline: its
+    /// uridecodebin and playsink's chain are kept, and a C loop of playbin to its first buffer
+    /// (fakesink sync=true, the bench's MP3, 30 runs each, the same minute) took 3.5-4.0 ms
+    /// reusing it through NULL with a fresh filter, against 8.3-9.5 ms for a new playbin.
+    /// playbin3 gained nothing there (4.5-6.1 against 5.7-5.9 ms), and a reused playbin3 that
+    /// failed aborts on 1.22.0 (see `Pipeline`): it is never kept. A pipeline that failed, or one
+    /// left for the next item (a load), is never kept either.
+    private func retire(keepingWarm: Bool = false) {
         dispatchPrecondition(condition: .onQueue(queue))
         prerollWatch?.cancel()
         prerollWatch = nil
@@ -358,7 +425,15 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 while disposing >= Self.maximumTeardowns && teardown.wait(until: deadline) {}
                 disposing += 1
             }
-            Self.dispose(pipeline, wait: waitsForDisposal ? Self.disposalWait : nil, logger: logger) { [weak self] in
+            let prerolled = [.paused, .playing].contains(pipeline.playbin.currentState.current)
+            var keep: (@Sendable (Pipeline) -> Void)?
+            if keepingWarm && prerolled && configuration.pipeline == .playbin {
+                keep = { [weak self] kept in
+                    guard let self else { return kept.busSource.cancel() }
+                    queue.async { self.adopt(kept) }
+                }
+            }
+            Self.dispose(pipeline, wait: waitsForDisposal ? Self.disposalWait : nil, logger: logger, keep: keep) { [weak self] in
                 guard let self else { return }
                 let action = teardown.withLock {
                     disposing -= 1
@@ -423,7 +498,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
         let fresh: Pipeline
         do {
-            fresh = try makePipeline()
+            fresh = try pipelineForLoad()
         } catch {
             deliver(.failed(ItemError(.other, "cannot build a pipeline: \(error)")), generation)
             return

@@ -42,6 +42,45 @@ final class TransportTests: ServiceTestCase {
         XCTAssertLessThan(position, 3_000_000, "Play after Stop starts the item again, not at 6 s")
     }
 
+    /// OpenUri after Stop: the released pipeline is kept and plays the new file (GStreamerEngine
+    /// keeps a released playbin warm); what clients see must be that file's alone, and a broken
+    /// file opened the same way fails with its own error without spoiling the next one.
+    func testOpenUriAfterStopPlaysTheNewFileFromItsStartWithItsOwnMetadataAndLength() throws {
+        let first = try media.tone("open-first", format: .mp3, seconds: 8, tags: MediaGenerator.Tags(title: "First", artist: "One"))
+        let second = try tagged("open-second", title: "Second", artist: "Two", seconds: 4)
+        let noise = try media.generator.garbage("open-noise.mp3")
+        try harness.startPlaying([first])
+        let track = try XCTUnwrap(try harness.trackID)
+        var mark = harness.mark()
+        try harness.call(H.player, "SetPosition", "ox", [track, "5000000"])
+        _ = try harness.waitForSeeked(from: mark)
+        try harness.playerctl("stop")
+        try harness.waitForStatus("Stopped")
+
+        try harness.call(H.player, "OpenUri", "s", [H.uri(second)])
+        try harness.waitForStatus("Playing")
+        try harness.waitForItemStatus("readyToPlay")
+        XCTAssertNotEqual(try harness.trackID, track)
+        XCTAssertLessThan(try harness.position, 3_000_000, "the new file from its start, not where the first stopped")
+        let metadata = try harness.metadata
+        XCTAssertEqual(metadata["xesam:title"]?.string, "Second")
+        XCTAssertEqual(metadata["xesam:artist"]?.strings, ["Two"], "no tag of the first file is left over")
+        let length = try XCTUnwrap(metadata["mpris:length"]?.int64)
+        XCTAssertEqual(Double(length) / 1e6, 4, accuracy: 0.2, "the new file's length")
+
+        try harness.playerctl("stop")
+        try harness.waitForStatus("Stopped")
+        mark = harness.mark()
+        try harness.call(H.player, "OpenUri", "s", [H.uri(noise)])
+        let failed = try harness.waitForSignal(H.extensionInterface, "ItemFailed", from: mark)
+        XCTAssertTrue((failed.arguments[1].string ?? "").hasPrefix(H.errorPrefix), "\(failed)")
+        try harness.call(H.player, "OpenUri", "s", [H.uri(second)])
+        try harness.waitForStatus("Playing")
+        try harness.waitForItemStatus("readyToPlay")
+        XCTAssertEqual(try harness.metadata["xesam:title"]?.string, "Second")
+        XCTAssertLessThan(try harness.position, 3_000_000)
+    }
+
     func testPositionHoldsWhilePausedAndAdvancesWhilePlaying() throws {
         try harness.startPlaying([try short("ten", seconds: 10)])
         let first = try harness.position, second = try harness.position
