@@ -14,7 +14,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     // `eventHandler` is guarded by `handlerLock`; a Pipeline's about-to-finish state by its lock.
     public let configuration: EngineConfiguration
 
-    private let queue = DispatchQueue(label: "tonearm.engine")
+    private let queue: DispatchQueue
     private let logger: Logger
     /// Where embedded cover images go, and where images beside a file are looked for; nil: none.
     private let covers: CoverCache?
@@ -81,11 +81,20 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Returns at once: GStreamer's set-up (`gst_init`, which scans every plugin when there is no
     /// registry cache yet, and the choice of the sink) runs first on the engine's queue, so the
     /// commands performed meanwhile run after it, in order. `whenReady` tells how it went.
-    public init(configuration: EngineConfiguration = .fromEnvironment(), covers: CoverCache? = nil, logger: Logger) {
+    /// `startsAtOnce` false: nothing runs on that queue, the set-up included, until `start()`.
+    public init(configuration: EngineConfiguration = .fromEnvironment(), covers: CoverCache? = nil, logger: Logger,
+                startsAtOnce: Bool = true) {
         self.configuration = configuration
         self.covers = covers
         self.logger = logger
+        queue = DispatchQueue(label: "tonearm.engine", attributes: .initiallyInactive)
         queue.async { [self] in setUp() }
+        if startsAtOnce { queue.activate() }
+    }
+
+    /// Lets the set-up, then the commands queued since `init(startsAtOnce: false)`, run. Once.
+    public func start() {
+        queue.activate()
     }
 
     /// Calls `body` on the engine's queue once the set-up has run, with what it chose or why it
