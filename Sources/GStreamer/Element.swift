@@ -57,10 +57,9 @@ public final class Element: @unchecked Sendable {
         gst_object_unref(pointer)
     }
 
-    /// `gst_element_factory_make`.
     /// `gst_element_factory_make`. A top-level pipeline (`isPipeline`) is set to NULL before its
     /// last reference goes.
-    public convenience init(factory: String, name: String? = nil, isPipeline: Bool = false) throws {
+    public convenience init(factory: String, name: String? = nil, isPipeline: Bool = false) throws(GStreamerError) {
         GStreamer.initialize()
         guard let element = gst_element_factory_make(factory, name) else {
             throw GStreamerError(domain: GStreamerError.coreDomain, code: Int32(GST_CORE_ERROR_MISSING_PLUGIN.rawValue),
@@ -71,7 +70,7 @@ public final class Element: @unchecked Sendable {
 
     /// `gst_parse_bin_from_description` with ghost pads for the unlinked ones: a description such
     /// as `wavenc ! filesink location=out.wav` becomes one element usable as a sink.
-    public convenience init(binDescription: String) throws {
+    public convenience init(binDescription: String) throws(GStreamerError) {
         GStreamer.initialize()
         var error: UnsafeMutablePointer<GError>?
         let bin = gst_parse_bin_from_description(binDescription, 1, &error)

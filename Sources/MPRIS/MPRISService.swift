@@ -27,6 +27,10 @@ public final class MPRISService: @unchecked Sendable {
         /// Checks a URI before it is queued: a missing file fails here, a directory becomes its
         /// playable files in order. Nil: every URI is queued as it is.
         public var resolve: (@Sendable (MediaURI) throws(ItemError) -> [MediaURI])?
+        /// True when the engine does not know yet what it plays (it reads GStreamer's registry off
+        /// the service queue): `SupportedUriSchemes` and `SupportedMimeTypes` are empty, and the
+        /// calls that queue URIs are answered, in order, once `formatsKnown` brings the three above.
+        public var formatsPending = false
         /// The playlist files behind org.mpris.MediaPlayer2.Playlists and SaveQueue; nil: none.
         public var playlists: PlaylistCatalog?
         /// The active playlist of the saved state: active again at start when the catalog still
@@ -40,11 +44,13 @@ public final class MPRISService: @unchecked Sendable {
     private let player: Player
     private let connection: Connection
     private let server: ObjectServer
-    private let options: Options
+    private var options: Options
     private let logger: Logger
     /// Where URIs are resolved (a stat per file, a walk per directory): never the service queue,
     /// which answers D-Bus. Serial, so calls are queued in the order they came.
     private let resolveQueue = DispatchQueue(label: "tonearm.resolve")
+    /// Resolves asked for while `options.formatsPending`, oldest first.
+    private var waitingForFormats: [() -> Void] = []
     private var object: ExportedObject!
     private var subscription: Subscription?
     /// How many tracks the list has, as the queue's changes said.
@@ -122,6 +128,22 @@ public final class MPRISService: @unchecked Sendable {
     public func tableDifferences() throws -> [String] {
         let tables = [rootInterface(), playerInterface(), trackListInterface(), playlistsInterface(), tonearmInterface()]
         return try tables.flatMap { try $0.differences(fromXML: $0.introspectionXML ?? "") }
+    }
+
+    /// What the engine plays, once it knows (on the connection's queue): announces
+    /// `SupportedUriSchemes` and `SupportedMimeTypes`, then resolves the URIs of the calls that
+    /// waited for it, in the order they came.
+    public func formatsKnown(uriSchemes: [String], mimeTypes: [String],
+                             resolve: (@Sendable (MediaURI) throws(ItemError) -> [MediaURI])?) {
+        dispatchPrecondition(condition: .onQueue(connection.queue))
+        options.supportedURISchemes = uriSchemes
+        options.supportedMIMETypes = mimeTypes
+        options.resolve = resolve
+        options.formatsPending = false
+        object?.propertiesMayHaveChanged(interface: MPRIS.root, properties: ["SupportedUriSchemes", "SupportedMimeTypes"])
+        let waiting = waitingForFormats
+        waitingForFormats = []
+        for resolve in waiting { resolve() }
     }
 
     /// Says Stopped, then gives the name back.
@@ -364,6 +386,10 @@ public final class MPRISService: @unchecked Sendable {
     /// Resolves `uris` on the resolve queue (a stat per file, a walk per folder), then runs
     /// `body` with the outcome back on the service queue: the file system is never touched here.
     private func resolving(_ uris: [MediaURI], _ body: @escaping @Sendable (Result<[MediaURI], any Error>) -> Void) {
+        guard !options.formatsPending else {
+            waitingForFormats.append { [weak self] in self?.resolving(uris, body) }
+            return
+        }
         let resolve = options.resolve
         let queue = connection.queue
         resolveQueue.async {
@@ -413,8 +439,9 @@ public final class MPRISService: @unchecked Sendable {
                 .init("HasTrackList", "b") { .bool(true) },
                 .init("Identity", "s") { [options] in .string(options.identity) },
                 .init("DesktopEntry", "s") { [options] in .string(options.desktopEntry) },
-                .init("SupportedUriSchemes", "as") { [options] in .stringArray(options.supportedURISchemes) },
-                .init("SupportedMimeTypes", "as") { [options] in .stringArray(options.supportedMIMETypes) },
+                // empty until the engine knows them, then announced (formatsKnown)
+                .init("SupportedUriSchemes", "as") { [unowned self] in .stringArray(options.formatsPending ? [] : options.supportedURISchemes) },
+                .init("SupportedMimeTypes", "as") { [unowned self] in .stringArray(options.formatsPending ? [] : options.supportedMIMETypes) },
             ],
             introspectionXML: MPRIS.rootXML)
     }

@@ -63,3 +63,12 @@ public struct EngineConfiguration: Sendable {
         return .seconds(seconds)
     }
 }
+
+/// What the engine's set-up chose (`GStreamerEngine.whenReady`).
+public struct EngineSetUp: Sendable, Equatable {
+    /// The sink the engine ended up with, for the log and for tests.
+    public var audioSinkDescription: String
+    public init(audioSinkDescription: String) {
+        self.audioSinkDescription = audioSinkDescription
+    }
+}

@@ -13,18 +13,18 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     // @unchecked: every mutable field is confined to `queue` (checked with dispatchPrecondition);
     // `eventHandler` is guarded by `handlerLock`; a Pipeline's about-to-finish state by its lock.
     public let configuration: EngineConfiguration
-    /// Which sink the engine ended up with, for the log and for tests.
-    public let audioSinkDescription: String
     /// How many pipelines the engine has built so far (a load that takes the one kept warm builds
     /// none), for tests.
     public var pipelinesBuilt: Int { handlerLock.withLock { built } }
 
-    private let queue = DispatchQueue(label: "tonearm.engine")
+    private let queue: DispatchQueue
     private let logger: Logger
     /// Where embedded cover images go, and where images beside a file are looked for; nil: none.
     private let covers: CoverCache?
+    /// What `setUp` chose, or why it failed; nil until it has run (first on `queue`).
+    private var setUpResult: Result<EngineSetUp, GStreamerError>?
     /// The output chosen once at start: a bin description, or nil for `autoaudiosink`.
-    private let sinkDescription: String?
+    private var sinkDescription: String?
 
     private let handlerLock = Lock()
     private var eventHandler: (@Sendable (Generation, EngineEvent) -> Void)?
@@ -79,35 +79,80 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private static let downloadSteps: UInt32 = 20
     /// Whether HTTP files are downloaded to a temporary file (playbin's download flag), which
     /// needs a cache directory to write to.
-    private let downloads: Bool
+    private var downloads = false
     /// How long a load waits for the previous pipeline to reach NULL before it goes on without it,
     /// when the output is an ALSA device that only one pipeline can open; a sound server
     /// (PulseAudio, PipeWire) or a fake sink takes a second stream at once, so nothing waits.
     private static let disposalWait = DispatchTimeInterval.seconds(2)
-    private let waitsForDisposal: Bool
+    private var waitsForDisposal = false
 
-    public init(configuration: EngineConfiguration = .fromEnvironment(), covers: CoverCache? = nil, logger: Logger) throws {
-        GStreamer.initialize()
+    /// Returns at once: GStreamer's set-up (`gst_init`, which scans every plugin when there is no
+    /// registry cache yet, and the choice of the sink) runs first on the engine's queue, so the
+    /// commands performed meanwhile run after it, in order. `whenReady` tells how it went.
+    /// `startsAtOnce` false: nothing runs on that queue, the set-up included, until `start()`.
+    public init(configuration: EngineConfiguration = .fromEnvironment(), covers: CoverCache? = nil, logger: Logger,
+                startsAtOnce: Bool = true) {
+        self.configuration = configuration
         self.covers = covers
+        self.logger = logger
+        queue = DispatchQueue(label: "tonearm.engine", attributes: .initiallyInactive)
+        queue.async { [self] in setUp() }
+        if startsAtOnce { queue.activate() }
+    }
+
+    /// Lets the set-up, then the commands queued since `init(startsAtOnce: false)`, run. Once.
+    public func start() {
+        queue.activate()
+    }
+
+    /// Calls `body` on the engine's queue once the set-up has run, with what it chose or why it
+    /// failed (an engine that failed ignores its commands).
+    public func whenReady(_ body: @escaping @Sendable (Result<EngineSetUp, GStreamerError>) -> Void) {
+        queue.async { [self] in body(setUpResult!) }
+    }
+
+    /// Waits for the set-up and returns what it chose; throws why it failed. For callers that may
+    /// wait (tests, tools), never the queue that answers D-Bus.
+    public func waitUntilReady() throws(GStreamerError) -> EngineSetUp {
+        try queue.sync { setUpResult! }.get()
+    }
+
+    private func setUp() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        Self.prepareRegistry()
+        do throws(GStreamerError) {
+            let sink = try Self.chooseAudioSink(configuration, logger: logger)
+            sinkDescription = sink.description
+            waitsForDisposal = sink.shown.contains("alsasink")
+            downloads = Self.prepareDownloadDirectory(logger: logger)
+            // the pipeline's factory must exist; the pipeline itself is built at the first load, so
+            // the set-up does not wait for a playbin that is thrown away
+            guard GStreamer.hasElement(configuration.pipeline.rawValue) else {
+                throw GStreamerError(domain: GStreamerError.coreDomain, code: 12,
+                                     message: "GStreamer element '\(configuration.pipeline.rawValue)' is not installed")
+            }
+            setUpResult = .success(EngineSetUp(audioSinkDescription: sink.shown))
+            logger.info("engine ready", metadata: ["pipeline": "\(configuration.pipeline.rawValue)", "sink": "\(sink.shown)",
+                                                   "gstreamer": "\(GStreamer.version)"])
+        } catch {
+            setUpResult = .failure(error)
+        }
+    }
+
+    /// `gst_init` and what Tonearm changes in the process's registry (ranks, typefinders), once per
+    /// process: the first caller does it on its thread, later ones wait for it to finish. The
+    /// engine's set-up, the tag reader and `MediaCapabilities` call it first; none of them runs on
+    /// the queue that answers D-Bus (the first `gst_init` with no registry cache takes seconds).
+    public static func prepareRegistry() { _ = registryPrepared }
+
+    private static let registryPrepared: Void = {
+        GStreamer.initialize()
         // plugins-bad's DirectFB sink (rank marginal) hangs or crashes in libdirectfb when
         // autovideosink probes it on an X11 or Wayland display; a desktop player never wants it
         GStreamer.setRank(ofElement: "dfbvideosink", to: 0)
-        Self.preferNativeDecoders()
-        Self.keepFFmpegOutOfTypefinding()
-        self.configuration = configuration
-        self.logger = logger
-        (sinkDescription, audioSinkDescription) = try Self.chooseAudioSink(configuration, logger: logger)
-        waitsForDisposal = audioSinkDescription.contains("alsasink")
-        downloads = Self.prepareDownloadDirectory(logger: logger)
-        // the pipeline's factory must exist; the pipeline itself is built at the first load, so
-        // start-up (and the bus name) does not wait for a playbin that is thrown away
-        guard GStreamer.hasElement(configuration.pipeline.rawValue) else {
-            throw GStreamerError(domain: GStreamerError.coreDomain, code: 12,
-                                 message: "GStreamer element '\(configuration.pipeline.rawValue)' is not installed")
-        }
-        logger.info("engine ready", metadata: ["pipeline": "\(configuration.pipeline.rawValue)", "sink": "\(audioSinkDescription)",
-                                               "gstreamer": "\(GStreamer.version)"])
-    }
+        preferNativeDecoders()
+        keepFFmpegOutOfTypefinding()
+    }()
 
     deinit {
         if let pipeline { Self.dispose(pipeline, wait: nil) }
@@ -470,7 +515,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     /// The configured sink, `autoaudiosink` when it finds a device, else a silent sink that keeps
     /// real time (autoaudiosink would fall back to a fakesink that runs as fast as it can: trap 7).
-    private static func chooseAudioSink(_ configuration: EngineConfiguration, logger: Logger) throws -> (String?, String) {
+    private static func chooseAudioSink(_ configuration: EngineConfiguration, logger: Logger) throws(GStreamerError)
+        -> (description: String?, shown: String) {
         if let description = configuration.audioSink {
             _ = try Element(binDescription: description)  // a bad description fails here, clearly
             return (description, description)
@@ -492,6 +538,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private func load(_ uri: MediaURI, generation: Generation, isRetry: Bool = false) {
         dispatchPrecondition(condition: .onQueue(queue))
         retire()
+        if case .failure(let error) = setUpResult {
+            deliver(.failed(ItemError(.other, "GStreamer could not start: \(error.message)")), generation)
+            return
+        }
         if let error = LocalFiles.error(for: uri) {
             deliver(.failed(error), generation)
             return

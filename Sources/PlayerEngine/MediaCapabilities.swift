@@ -21,8 +21,10 @@ public struct MediaCapabilities: Sendable, Equatable {
         self.playableExtensions = playableExtensions
     }
 
-    /// Asks the GStreamer registry (a walk over its factories: cheap, but not free; keep the value).
+    /// Asks the GStreamer registry (a walk over its factories: cheap, but not free; keep the value),
+    /// as the engine leaves it (`GStreamerEngine.prepareRegistry`, which may wait for `gst_init`).
     public init() {
+        GStreamerEngine.prepareRegistry()
         supportedURISchemes = MediaURI.supportedSchemes.filter { Registry.hasSource(forScheme: $0) }
         let registryTypes = Set(Registry.elementFactories([.decoder, .demuxer]).flatMap(\.sinkMediaTypes))
         let playable = registryTypes.filter(Self.isMediaType)

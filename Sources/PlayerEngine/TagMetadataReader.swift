@@ -70,6 +70,9 @@ public final class TagMetadataReader: MetadataReader, @unchecked Sendable {
         var creationError: String?
         while let next = takeNext(worker) {
             if read == nil && creationError == nil {
+                // the engine may still be setting GStreamer up: its registry changes (no FFmpeg
+                // typefinders) hold for tag reads too
+                GStreamerEngine.prepareRegistry()
                 switch method {
                 case .pipeline:
                     let reader = TagReader(timeout: timeout)

@@ -55,7 +55,8 @@ public struct QueueEntry: Sendable, Equatable {
 /// said once, in one log message.
 public final class StateStore: @unchecked Sendable {
     // @unchecked: `database`, `statements`, `awaitingFullState` and `saving` are confined to
-    // `queue`; `pending` and `drainScheduled` are guarded by `lock`.
+    // `queue` (init opens an existing file before it queues anything there); `pending` and
+    // `drainScheduled` are guarded by `lock`.
     public static let schemaVersion: Int64 = 2
 
     public let path: String
@@ -80,18 +81,21 @@ public final class StateStore: @unchecked Sendable {
     /// `directory`, and loads what it holds. Never throws: whatever is wrong with the file is
     /// logged once and the service runs with a fresh state, saving or not. Call before the
     /// service answers anything: this reads the file and stats every saved file on the caller's thread.
+    /// When there is no file yet, there is nothing to read: it is created (a directory, the schema,
+    /// and the fdatasync calls of SQLite's journal and WAL) on the store's queue, before any write.
     public init(directory: URL, instance: String? = nil, logger: Logger) {
         path = directory.appendingPathComponent(instance.map { "state-\($0).sqlite" } ?? "state.sqlite").path
         self.logger = logger
-        let contents: Contents?
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-            contents = openForWriting(retry: true)
-        } catch {
-            contents = readOnly()
-            logger.error("cannot save the player's state: cannot create \(directory.path) (\(Self.reason(error))); tonearmd goes on without saving it")
+        guard access(path, F_OK) == 0 || errno != ENOENT else {
+            queue.async { [self] in
+                if open(directory) != nil {
+                    // made by another tonearmd between the check above and now: this one did not restore it
+                    logger.warning("the saved state \(path) appeared while tonearmd started; it is not restored, and is overwritten")
+                }
+            }
+            return
         }
+        let contents = open(directory)
         loaded = contents?.state
         loadedPlaylists = contents?.playlists ?? []
         loadedActivePlaylist = contents?.active
@@ -131,6 +135,19 @@ public final class StateStore: @unchecked Sendable {
         case newer(Int64)
         /// The file opens but what it holds does not add up.
         case inconsistent(String)
+    }
+
+    /// Makes `directory` and opens the file in it for writing (`openForWriting`), or only reads it
+    /// when the directory cannot be made.
+    private func open(_ directory: URL) -> Contents? {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            return openForWriting(retry: true)
+        } catch {
+            logger.error("cannot save the player's state: cannot create \(directory.path) (\(Self.reason(error))); tonearmd goes on without saving it")
+            return readOnly()
+        }
     }
 
     /// Opens the file for writing and loads it; on a bad file moves it aside and starts a fresh one

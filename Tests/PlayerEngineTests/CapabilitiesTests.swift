@@ -102,7 +102,7 @@ final class CapabilitiesTests: XCTestCase {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         _ = try GStreamerEngine(configuration: EngineConfiguration(pipeline: .playbin, audioSink: "fakesink sync=true", video: false),
-                                logger: logger)
+                                logger: logger).waitUntilReady()
         let accepting = Set(GStreamer.decoders(accepting: "audio/mpeg, mpegversion=(int)1, layer=(int)3"))
         let ranked = Registry.elementFactories(.decoder).filter { accepting.contains($0.name) }
             .sorted { $0.rank != $1.rank ? $0.rank > $1.rank : $0.name < $1.name }

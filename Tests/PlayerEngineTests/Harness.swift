@@ -16,8 +16,9 @@ final class Harness {
         let queue = DispatchQueue(label: "test.player")
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        engine = try GStreamerEngine(configuration: EngineConfiguration(pipeline: pipeline, audioSink: sink, video: false),
-                                     covers: covers, logger: logger)
+        engine = GStreamerEngine(configuration: EngineConfiguration(pipeline: pipeline, audioSink: sink, video: false),
+                                 covers: covers, logger: logger)
+        _ = try engine.waitUntilReady()
         player = Player(engine: engine, configuration: configuration, queue: queue)
         recorder = EventRecorder(player)
     }

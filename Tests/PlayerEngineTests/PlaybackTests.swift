@@ -53,8 +53,8 @@ final class OutputFallbackTests: XCTestCase {
         let queue = DispatchQueue(label: "test.fallback")
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let engine = try GStreamerEngine(configuration: EngineConfiguration(pipeline: .playbin3, audioSink: nil, video: false), logger: logger)
-        XCTAssertEqual(engine.audioSinkDescription, "fakesink sync=true")
+        let engine = GStreamerEngine(configuration: EngineConfiguration(pipeline: .playbin3, audioSink: nil, video: false), logger: logger)
+        XCTAssertEqual(try engine.waitUntilReady().audioSinkDescription, "fakesink sync=true")
         let player = Player(engine: engine, queue: queue)
         let recorder = EventRecorder(player)
         try player.enqueue([MediaURI(fileURL: file)])
@@ -111,7 +111,7 @@ final class VideoTests: XCTestCase {
             var logger = Logger(label: "test")
             logger.logLevel = .critical
             // video on in the configuration: only the missing display turns it off
-            let engine = try GStreamerEngine(configuration: EngineConfiguration(pipeline: kind, audioSink: "fakesink sync=true", video: true), logger: logger)
+            let engine = GStreamerEngine(configuration: EngineConfiguration(pipeline: kind, audioSink: "fakesink sync=true", video: true), logger: logger)
             let player = Player(engine: engine, queue: queue)
             let recorder = EventRecorder(player)
             let id = try player.enqueue([MediaURI(fileURL: file)])[0]

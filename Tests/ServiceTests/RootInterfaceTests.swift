@@ -8,9 +8,11 @@ final class RootInterfaceTests: ServiceTestCase {
     typealias H = ServiceHarness
 
     func testIdentityDesktopEntryAndSchemesAsClientsReadThem() throws {
+        let mark = harness.mark()
         try harness.start()
-        // asked as soon as the name is owned: tonearmd takes it before it reads GStreamer's
-        // registry, and this answer waits for that, with the formats in it
+        // tonearmd answers before it has read GStreamer's registry (FirstStartTests), and
+        // announces the formats once it has: read them after that
+        try harness.waitForChange(H.root, "SupportedMimeTypes", from: mark) { $0["SupportedMimeTypes"] != nil }
         let root = try harness.getAll(H.root)
         // KDE ignores a player without Identity; the desktop file's basename is DesktopEntry
         XCTAssertEqual(root["Identity"]?.type, "s")

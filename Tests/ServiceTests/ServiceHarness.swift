@@ -126,15 +126,16 @@ final class ServiceHarness: @unchecked Sendable {
 
     /// Starts tonearmd with `arguments` (files or URIs, options) on the private bus with a silent
     /// real-time sink (through `launcher` when given: see `Daemon.launch`), and waits for it to
-    /// own its name.
+    /// own its name. `environment`: variables set for it besides the harness's.
     @discardableResult
     func start(_ arguments: [String] = [], sink: String = "fakesink sync=true", timeout: TimeInterval = 20,
-               launcher: [String] = []) throws -> Daemon {
+               launcher: [String] = [], environment: [String: String] = [:]) throws -> Daemon {
         let mark = watcher.count
         let log = directory.appendingPathComponent("tonearmd-\(daemons.count).log")
         let watcher = self.watcher
         let daemon = try Daemon.launch(on: bus, arguments: arguments, sink: sink, cacheHome: cacheHome, stateHome: stateHome,
-                                       musicDirectory: musicDirectory, launcher: launcher, log: log,
+                                       musicDirectory: musicDirectory, launcher: launcher,
+                                       extraEnvironment: environment, log: log,
                                        onExit: { watcher.poke() })
         daemons.append(daemon)
         let pid = daemon.pid

@@ -82,8 +82,10 @@ public final class Daemon: @unchecked Sendable {
     /// tonearmd gets `TONEARMD_ASAN_OPTIONS` (scripts/test.sh). `launcher`: a command that runs
     /// tonearmd in its place (exec, so the pid stays), with its arguments:
     /// `["/usr/bin/prlimit", "--fsize=65536", "--"]` starts it with a file-size limit.
+    /// `extraEnvironment` is set last (`GST_REGISTRY` of the test's own: a first start).
     public static func launch(on bus: PrivateBus, arguments: [String] = [], sink: String = "fakesink sync=true",
-                              cacheHome: URL, stateHome: URL, musicDirectory: URL, launcher: [String] = [], log: URL,
+                              cacheHome: URL, stateHome: URL, musicDirectory: URL, launcher: [String] = [],
+                              extraEnvironment: [String: String] = [:], log: URL,
                               onExit: @escaping @Sendable () -> Void = {}) throws -> Daemon {
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
@@ -93,6 +95,7 @@ public final class Daemon: @unchecked Sendable {
         environment.removeValue(forKey: "TONEARM_AUDIO_SINK")
         // make test-asan checks tonearmd for leaks at its exit, not this test runner (scripts/test.sh)
         if let options = environment["TONEARMD_ASAN_OPTIONS"] { environment["ASAN_OPTIONS"] = options }
+        environment.merge(extraEnvironment) { _, extra in extra }
         var arguments = arguments
         // the same tests run against legacy playbin: TONEARM_TEST_PIPELINE=playbin
         if let pipeline = environment["TONEARM_TEST_PIPELINE"], !pipeline.isEmpty { arguments = ["--pipeline", pipeline] + arguments }
