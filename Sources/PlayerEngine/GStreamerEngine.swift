@@ -351,12 +351,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         return kept
     }
 
-    /// Stops watching `pipeline`'s bus and takes it to NULL on a thread of its own, waiting at
-    /// most `wait` for that (nil: not at all). Gives up on a pipeline whose streaming threads never
-    /// stop, rather than wedging the engine.
     /// Waits until every retired pipeline reached NULL and was freed or kept warm (its device and
-    /// files released either way), at most `timeout`; false when one has not. For tests and shutdown; never on a
-    /// queue that must answer.
+    /// files released either way), at most `timeout`; false when one has not. For tests and
+    /// shutdown; never on a queue that must answer.
     public func waitForDisposals(timeout: TimeInterval) -> Bool {
         queue.sync {}  // the release commands queued so far have run
         return teardown.withLock {
@@ -366,8 +363,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
     }
 
-    /// With `keep`, the pipeline is handed to it once in NULL, its bus still watched and its
-    /// signals connected, instead of being freed; a pipeline that did not reach NULL is freed.
+    /// Stops watching `pipeline`'s bus and takes it to NULL on a thread of its own, waiting at
+    /// most `wait` for that (nil: not at all). Gives up on a pipeline whose streaming threads never
+    /// stop, rather than wedging the engine. With `keep`, the pipeline is handed to it once in
+    /// NULL, its bus still watched and its signals connected, instead of being freed; a pipeline
+    /// that did not reach NULL is freed.
     private static func dispose(_ pipeline: Pipeline, wait: DispatchTimeInterval?,
                                 logger: Logger? = nil, keep: (@Sendable (Pipeline) -> Void)? = nil,
                                 released: (@Sendable () -> Void)? = nil) {
