@@ -183,6 +183,13 @@ public final class ExportedObject: @unchecked Sendable {
     /// interface → property → the `Get` reply encoded once, for properties that keep it; dropped
     /// when the property is announced as changed or invalidated.
     private var encodedReplies: [String: [String: Message]] = [:]
+    /// interface → `PropertiesChanged` signals encoded before, never sent themselves, by what they
+    /// carry: a property that goes back and forth between a few values (PlaybackStatus) is
+    /// encoded once per value, and each later signal is a copy of those bytes (make bench:
+    /// PlayPause → PropertiesChanged spent a third of its time building and encoding the
+    /// signal). Only signals of basic values are kept, at most `keptSignalLimit` per interface.
+    private var encodedSignals: [String: [SignalContent: Message]] = [:]
+    static let keptSignalLimit = 16
     private var flushScheduled = false
 
     static let properties = "org.freedesktop.DBus.Properties"
@@ -347,12 +354,29 @@ public final class ExportedObject: @unchecked Sendable {
         return template
     }
 
+    /// What one `PropertiesChanged` carries, as the key of its kept encoding.
+    private struct SignalContent: Hashable {
+        var changed: [DBusValue.DictionaryEntry]
+        var invalidated: [String]
+    }
+
+    /// Sends `PropertiesChanged`; `changed` holds values read through `read` or checked by
+    /// `emitPropertiesChanged` (their type is the table's and they are valid), wrapped in variants.
     private func sendPropertiesChanged(_ interface: String, _ changed: [DBusValue.DictionaryEntry], _ invalidated: [String]) {
         guard !changed.isEmpty || !invalidated.isEmpty, connection.isConnected else { return }
         do {
-            let message = try Message.signal(path: path, interface: Self.properties, member: "PropertiesChanged", arguments: [
-                .string(interface), .dictionary(key: .string, value: .variant, changed), .stringArray(invalidated),
-            ])
+            // a container (Metadata) is rarely sent twice and costs more to compare and to keep
+            let keeps = changed.allSatisfy { $0.value.unwrappingOneVariant.basicTypeCode != nil }
+            let content = keeps ? SignalContent(changed: changed, invalidated: invalidated) : nil
+            if let content, let kept = encodedSignals[interface]?[content] {
+                try connection.send(kept.copy())
+                return
+            }
+            let message = Message.propertiesChanged(path: path, interface: interface, changed: changed, invalidated: invalidated)
+            if let content {
+                if encodedSignals[interface]?.count ?? 0 >= Self.keptSignalLimit { encodedSignals[interface] = nil }
+                encodedSignals[interface, default: [:]][content] = message.copy()
+            }
             try connection.send(message)
         } catch {
             logger.error("PropertiesChanged for \(interface) not sent: \(error)")
