@@ -233,21 +233,23 @@ public final class DeferredReply: @unchecked Sendable {
 
 /// Sends the one reply to `call` (unless it asked for none). Return values that do not match the
 /// out signature become `Failed`: libdbus would accept them, but the caller would get the wrong types.
-func sendReply(call: Message, connection: Connection, outSignature: Signature, description: String, result: Result<[DBusValue], DBusError>) {
+/// `description` (the method, for diagnostics) is made only when one is written.
+func sendReply(call: Message, connection: Connection, outSignature: Signature, description: @autoclosure () -> String,
+               result: Result<[DBusValue], DBusError>) {
     guard !call.noReplyExpected, connection.isConnected else { return }
     do {
         let reply: Message
         switch result {
         case .success(let values):
             if values.signature != outSignature {
-                connection.logger.error("\(description) returned '\(values.signature)' but declares '\(outSignature)'")
-                reply = try call.errorReply(.failed("\(description) produced a reply of signature '\(values.signature)' instead of '\(outSignature)'"))
+                connection.logger.error("\(description()) returned '\(values.signature)' but declares '\(outSignature)'")
+                reply = try call.errorReply(.failed("\(description()) produced a reply of signature '\(values.signature)' instead of '\(outSignature)'"))
             } else {
                 do {
                     reply = try call.methodReturn(values)
                 } catch {
-                    connection.logger.error("\(description): invalid reply values: \(error)")
-                    reply = try call.errorReply(.failed("\(description) produced an invalid reply: \(DBusError(error).message)"))
+                    connection.logger.error("\(description()): invalid reply values: \(error)")
+                    reply = try call.errorReply(.failed("\(description()) produced an invalid reply: \(DBusError(error).message)"))
                 }
             }
         case .failure(let error):
@@ -255,6 +257,6 @@ func sendReply(call: Message, connection: Connection, outSignature: Signature, d
         }
         try connection.send(reply)
     } catch {
-        connection.logger.error("\(description): reply not sent: \(error)")
+        connection.logger.error("\(description()): reply not sent: \(error)")
     }
 }

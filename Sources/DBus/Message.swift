@@ -64,6 +64,26 @@ public final class Message {
         return message
     }
 
+    /// `org.freedesktop.DBus.Properties.PropertiesChanged` from `path` for `interface`, whose name
+    /// was validated when its table was registered, with `changed` and `invalidated` each checked
+    /// against the table already (`ExportedObject`): nothing is validated again.
+    static func propertiesChanged(path: ObjectPath, interface: String, changed: [DBusValue.DictionaryEntry],
+                                  invalidated: [String]) -> Message {
+        guard let raw = dbus_message_new_signal(path.rawValue, "org.freedesktop.DBus.Properties", "PropertiesChanged") else {
+            fatalError("libdbus: out of memory in dbus_message_new_signal")
+        }
+        encodeValidated([.string(interface), .dictionary(key: .string, value: .variant, changed), .stringArray(invalidated)], into: raw)
+        return Message(adopting: raw)
+    }
+
+    /// An unlocked copy with serial 0 of a message that was never sent (`dbus_message_copy`:
+    /// header and body bytes copied as they are, nothing encoded again); `Connection.send` gives
+    /// it a serial of its own.
+    func copy() -> Message {
+        guard let raw = dbus_message_copy(raw) else { fatalError("libdbus: out of memory in dbus_message_copy") }
+        return Message(adopting: raw)
+    }
+
     /// The method return for this call (`dbus_message_new_method_return`), with `arguments`.
     /// Throws for a message that is not a received method call.
     public func methodReturn(_ arguments: [DBusValue] = []) throws -> Message {

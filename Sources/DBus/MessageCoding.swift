@@ -23,6 +23,12 @@ enum TypeCode {
 /// never sees a type mismatch; nothing is appended when validation throws.
 func encode(_ values: [DBusValue], into message: OpaquePointer) throws {
     try values.validateAsArguments()
+    encodeValidated(values, into: message)
+}
+
+/// Appends `values` that the caller has validated already (each value, and their signature as a
+/// whole): `encode` without checking them again.
+func encodeValidated(_ values: [DBusValue], into message: OpaquePointer) {
     var iter = DBusMessageIter()
     dbus_message_iter_init_append(message, &iter)
     for value in values { append(value, to: &iter) }

@@ -176,13 +176,26 @@ public final class ExportedObject: @unchecked Sendable {
     private let connection: Connection
     private let logger: Logger
 
-    /// interface → property → value last announced (or read at registration).
-    private var announced: [String: [String: DBusValue]] = [:]
-    /// interface → property names to re-read; nil means all of them.
-    private var pending: [String: Set<String>?] = [:]
+    /// By interface and property, as indexed in `interfaces` and their tables: the value last
+    /// announced (or read at registration); nil when none is known.
+    private var announced: [[DBusValue?]] = []
+    /// By interface, as indexed in `interfaces`: the properties to re-read, bit n for the
+    /// property at index n; `allProperties` for all of them (and for any past the 64th). Indices,
+    /// not a set of names per interface: a PlayPause marked three properties, and building and
+    /// hashing sets of strings was a tenth of its time on the D-Bus thread (make bench).
+    private var pending: [UInt64] = []
+    private var hasPending = false
+    private static let allProperties = UInt64.max
     /// interface → property → the `Get` reply encoded once, for properties that keep it; dropped
     /// when the property is announced as changed or invalidated.
     private var encodedReplies: [String: [String: Message]] = [:]
+    /// interface → `PropertiesChanged` signals encoded before, never sent themselves, by what they
+    /// carry: a property that goes back and forth between a few values (PlaybackStatus) is
+    /// encoded once per value, and each later signal is a copy of those bytes (make bench:
+    /// PlayPause → PropertiesChanged spent a third of its time building and encoding the
+    /// signal). Only signals of basic values are kept, at most `keptSignalLimit` per interface.
+    private var encodedSignals: [String: [SignalContent: Message]] = [:]
+    static let keptSignalLimit = 16
     private var flushScheduled = false
 
     static let properties = "org.freedesktop.DBus.Properties"
@@ -201,12 +214,11 @@ public final class ExportedObject: @unchecked Sendable {
         self.logger = server.logger
         standard = makeStandardInterfaces()
         for interface in interfaces {
-            var values: [String: DBusValue] = [:]
-            for property in interface.properties where property.emitsChanged == .true || property.emitsChanged == .invalidates {
-                values[property.name] = try? read(property, of: interface.name)
-            }
-            announced[interface.name] = values
+            announced.append(interface.properties.map { property in
+                property.emitsChanged == .true || property.emitsChanged == .invalidates ? try? read(property, of: interface.name) : nil
+            })
         }
+        pending = Array(repeating: 0, count: interfaces.count)
     }
 
     /// The `Introspect` document: the standard interfaces, each interface's XML, the child nodes.
@@ -241,19 +253,21 @@ public final class ExportedObject: @unchecked Sendable {
     /// once, on the next turn of the queue.
     public func propertiesMayHaveChanged(interface: String, properties names: [String]? = nil) {
         dispatchPrecondition(condition: .onQueue(connection.queue))
-        guard interfaces.contains(where: { $0.name == interface }) else {
+        guard let index = interfaces.firstIndex(where: { $0.name == interface }) else {
             logger.error("propertiesMayHaveChanged: \(path) does not implement \(interface)")
             return
         }
         if let names {
-            if case .some(.some(let existing)) = pending[interface] {
-                pending[interface] = existing.union(names)
-            } else if pending[interface] == nil {
-                pending[interface] = Set(names)
-            }  // else: all already pending
+            let properties = interfaces[index].properties
+            for name in names {
+                // a name the table does not have is never read, as before
+                guard let property = properties.firstIndex(where: { $0.name == name }) else { continue }
+                pending[index] |= property < 64 ? 1 << UInt64(property) : Self.allProperties
+            }
         } else {
-            pending[interface] = .some(nil)
+            pending[index] = Self.allProperties
         }
+        hasPending = true
         scheduleFlush()
     }
 
@@ -265,24 +279,26 @@ public final class ExportedObject: @unchecked Sendable {
     /// Announces pending changes now, instead of on the next turn of the queue.
     public func flushPropertyChanges() {
         dispatchPrecondition(condition: .onQueue(connection.queue))
-        guard !pending.isEmpty else { return }
-        let work = pending
-        pending = [:]
-        for interface in interfaces {
-            guard let entry = work[interface.name] else { continue }
-            let names = entry
+        guard hasPending else { return }
+        hasPending = false
+        for (index, interface) in interfaces.enumerated() {
+            // taken before the getters run: one that marks properties again gets them read again
+            let marked = pending[index]
+            guard marked != 0 else { continue }
+            pending[index] = 0
             var changed: [DBusValue.DictionaryEntry] = []
             var invalidated: [String] = []
-            for property in interface.properties where names?.contains(property.name) ?? true {
+            for (number, property) in interface.properties.enumerated()
+            where marked == Self.allProperties || number < 64 && marked & (1 << UInt64(number)) != 0 {
                 guard property.emitsChanged == .true || property.emitsChanged == .invalidates else { continue }
                 let value: DBusValue
                 do { value = try read(property, of: interface.name) } catch {
                     logger.error("\(interface.name).\(property.name): getter failed: \(error)")
                     continue
                 }
-                guard announced[interface.name]?[property.name] != value else { continue }
-                announced[interface.name, default: [:]][property.name] = value
-                forgetEncodedReply(interface.name, property.name)
+                guard announced[index][number] != value else { continue }
+                announced[index][number] = value
+                if property.keepsEncodedReply { forgetEncodedReply(interface.name, property.name) }
                 if property.emitsChanged == .true {
                     changed.append(.init(.string(property.name), .variant(value)))
                 } else {
@@ -299,9 +315,11 @@ public final class ExportedObject: @unchecked Sendable {
     /// Updates the last announced values used by `propertiesMayHaveChanged`.
     public func emitPropertiesChanged(interface: String, changed: [String: DBusValue], invalidated: [String] = []) throws {
         dispatchPrecondition(condition: .onQueue(connection.queue))
-        guard let description = interfaces.first(where: { $0.name == interface }) else {
+        guard let index = interfaces.firstIndex(where: { $0.name == interface }) else {
             throw DBusError.unknownInterface("object \(path) does not implement \(interface)")
         }
+        let description = interfaces[index]
+        func number(_ name: String) -> Int? { description.properties.firstIndex { $0.name == name } }
         var changedEntries: [DBusValue.DictionaryEntry] = []
         var invalidatedNames: [String] = []
         var newlyAnnounced: [String: DBusValue] = [:]
@@ -326,10 +344,10 @@ public final class ExportedObject: @unchecked Sendable {
             if (property.emitsChanged == .true || property.emitsChanged == .invalidates) && !invalidatedNames.contains(name) {
                 invalidatedNames.append(name)
                 // Clients will read it again; forget the old value so the next real change is announced.
-                announced[interface]?[name] = nil
+                if let number = number(name) { announced[index][number] = nil }
             }
         }
-        announced[interface, default: [:]].merge(newlyAnnounced) { $1 }
+        for (name, value) in newlyAnnounced { if let number = number(name) { announced[index][number] = value } }
         for name in changed.keys { forgetEncodedReply(interface, name) }
         for name in invalidated { forgetEncodedReply(interface, name) }
         sendPropertiesChanged(interface, changedEntries, invalidatedNames)
@@ -347,12 +365,29 @@ public final class ExportedObject: @unchecked Sendable {
         return template
     }
 
+    /// What one `PropertiesChanged` carries, as the key of its kept encoding.
+    private struct SignalContent: Hashable {
+        var changed: [DBusValue.DictionaryEntry]
+        var invalidated: [String]
+    }
+
+    /// Sends `PropertiesChanged`; `changed` holds values read through `read` or checked by
+    /// `emitPropertiesChanged` (their type is the table's and they are valid), wrapped in variants.
     private func sendPropertiesChanged(_ interface: String, _ changed: [DBusValue.DictionaryEntry], _ invalidated: [String]) {
         guard !changed.isEmpty || !invalidated.isEmpty, connection.isConnected else { return }
         do {
-            let message = try Message.signal(path: path, interface: Self.properties, member: "PropertiesChanged", arguments: [
-                .string(interface), .dictionary(key: .string, value: .variant, changed), .stringArray(invalidated),
-            ])
+            // a container (Metadata) is rarely sent twice and costs more to compare and to keep
+            let keeps = changed.allSatisfy { $0.value.unwrappingOneVariant.basicTypeCode != nil }
+            let content = keeps ? SignalContent(changed: changed, invalidated: invalidated) : nil
+            if let content, let kept = encodedSignals[interface]?[content] {
+                try connection.send(kept.copy())
+                return
+            }
+            let message = Message.propertiesChanged(path: path, interface: interface, changed: changed, invalidated: invalidated)
+            if let content {
+                if encodedSignals[interface]?.count ?? 0 >= Self.keptSignalLimit { encodedSignals[interface] = nil }
+                encodedSignals[interface, default: [:]][content] = message.copy()
+            }
             try connection.send(message)
         } catch {
             logger.error("PropertiesChanged for \(interface) not sent: \(error)")
@@ -409,10 +444,11 @@ public final class ExportedObject: @unchecked Sendable {
     /// Checks the call's signature against the method's, runs the handler, sends one reply.
     private static func run(_ message: Message, interface: InterfaceDescription, method: InterfaceDescription.Method,
                             connection: Connection, path: ObjectPath, beforeReply: () -> Void = {}) {
-        let description = "\(interface.name).\(method.name)"
+        // made only when a diagnostic needs it: a string built per call showed in make bench's profile
+        func description() -> String { "\(interface.name).\(method.name)" }
         guard message.signature == method.inSignature else {
-            return sendReply(call: message, connection: connection, outSignature: method.outSignature, description: description, result: .failure(
-                .invalidArgs("\(description) expects arguments of signature '\(method.inSignature)' but received '\(message.signature)'")))
+            return sendReply(call: message, connection: connection, outSignature: method.outSignature, description: description(), result: .failure(
+                .invalidArgs("\(description()) expects arguments of signature '\(method.inSignature)' but received '\(message.signature)'")))
         }
         let context = MethodContext(message: message, connection: connection, path: path, interface: interface.name,
                                     member: method.name, outSignature: method.outSignature)
@@ -431,16 +467,16 @@ public final class ExportedObject: @unchecked Sendable {
             return
         }
         if context.replied {
-            if case .failure(let error) = result { connection.logger.error("\(description) failed after its reply was sent: \(error)") }
+            if case .failure(let error) = result { connection.logger.error("\(description()) failed after its reply was sent: \(error)") }
             return
         }
-        sendReply(call: message, connection: connection, outSignature: method.outSignature, description: description, result: result)
+        sendReply(call: message, connection: connection, outSignature: method.outSignature, description: description(), result: result)
     }
 
     private func resolve(interface name: String?, member: String) throws -> (InterfaceDescription, InterfaceDescription.Method) {
-        let all = interfaces + standard
+        // ours, then the standard ones, without joining the two arrays for every call
         if let name {
-            guard let interface = all.first(where: { $0.name == name }) else {
+            guard let interface = interfaces.first(where: { $0.name == name }) ?? standard.first(where: { $0.name == name }) else {
                 throw DBusError.unknownInterface("Object \(path) does not implement interface \(name)")
             }
             guard let method = interface.method(named: member) else {
@@ -449,7 +485,10 @@ public final class ExportedObject: @unchecked Sendable {
             return (interface, method)
         }
         // No interface field: the first interface (ours, then the standard ones) with a method of that name.
-        for interface in all {
+        for interface in interfaces {
+            if let method = interface.method(named: member) { return (interface, method) }
+        }
+        for interface in standard {
             if let method = interface.method(named: member) { return (interface, method) }
         }
         throw DBusError.unknownMethod("Object \(path) has no method \(member)")

@@ -309,12 +309,10 @@ public final class MPRISService: @unchecked Sendable {
 
     // MARK: Reading the player
 
-    private var state: Player.State { player.state }
-
     private var playbackStatus: String {
-        let state = state
-        guard state.current != nil else { return "Stopped" }
-        switch state.intent {
+        let transport = player.transport
+        guard transport.hasCurrentItem else { return "Stopped" }
+        switch transport.intent {
         case .stopped: return "Stopped"
         case .paused: return "Paused"
         // Playing also while waiting to play (design brief: PlaybackStatus)
@@ -847,8 +845,8 @@ public final class MPRISService: @unchecked Sendable {
                     guard let error = player.currentItem?.error else { return .structure([.string(""), .string("")]) }
                     return .structure([.string(errorName(error)), .string(error.message)])
                 },
-                .init("TimeControlStatus", "s") { [player] in .string(player.state.timeControlStatus.name) },
-                .init("WaitingReason", "s") { [player] in .string(player.state.timeControlStatus.waitingReason?.rawValue ?? "") },
+                .init("TimeControlStatus", "s") { [player] in .string(player.transport.timeControlStatus.name) },
+                .init("WaitingReason", "s") { [player] in .string(player.transport.timeControlStatus.waitingReason?.rawValue ?? "") },
                 .init("BufferingPercent", "i") { [player] in .int32(Int32(player.currentItem?.bufferingPercent ?? 100)) },
                 .init("LoadedRanges", "a(xx)") { [player] in
                     .array(element: "(xx)", (player.currentItem?.loadedRanges ?? []).map {

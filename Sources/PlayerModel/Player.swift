@@ -16,6 +16,9 @@ public final class Player: @unchecked Sendable {
     // Guarded by `queue`.
     private var machine: PlayerMachine
     private var observers: [UInt64: (PlayerEvent) -> Void] = [:]
+    /// The observers' ids in the order they subscribed, which is the order they hear each event:
+    /// kept, not sorted again for every event (make bench: PlayPause emits two).
+    private var observerOrder: [UInt64] = []
     private var nextObserverID: UInt64 = 0
     /// The machine's timers, each only while what it waits for is pending (nothing ticks otherwise: rule 7).
     private var timers: [PlayerTimer: any DispatchSourceTimer] = [:]
@@ -77,7 +80,7 @@ public final class Player: @unchecked Sendable {
         for action in actions {
             switch action {
             case .emit(let event):
-                for id in observers.keys.sorted() { observers[id]?(event) }
+                for id in observerOrder { observers[id]?(event) }
             case .engine(let command):
                 commands.append(command)
             case .startTimer(let kind, let delay):
@@ -130,12 +133,16 @@ public final class Player: @unchecked Sendable {
         let id: UInt64 = onQueue {
             nextObserverID += 1
             observers[nextObserverID] = handler
+            observerOrder.append(nextObserverID)
             for event in machine.currentValues { handler(event) }
             return nextObserverID
         }
         return Subscription { [weak self] in
             guard let self else { return }
-            self.onQueue { _ = self.observers.removeValue(forKey: id) }
+            self.onQueue {
+                self.observers.removeValue(forKey: id)
+                self.observerOrder.removeAll { $0 == id }
+            }
         }
     }
 
@@ -158,6 +165,11 @@ public final class Player: @unchecked Sendable {
     }
 
     public var state: State { onQueue { machine.state } }
+    /// The intent, the time control status and whether there is a current item: what a change
+    /// of the transport changes, read without building the whole `state`.
+    public var transport: (intent: TransportIntent, timeControlStatus: TimeControlStatus, hasCurrentItem: Bool) {
+        onQueue { machine.transport }
+    }
     public var currentItem: Item? { onQueue { machine.currentItem } }
     /// Every item in the queue's order: O(n).
     public var items: [Item] { onQueue { machine.items } }

@@ -148,6 +148,11 @@ public struct PlayerMachine: Sendable {
     }
 
     public var currentItem: Item? { playQueue.current }
+    /// `state`'s intent, time control and whether there is a current item, without the rest of it
+    /// (its canGoNext and canGoPrevious walk the queue, its current item is copied).
+    public var transport: (intent: TransportIntent, timeControlStatus: TimeControlStatus, hasCurrentItem: Bool) {
+        (intent, timeControl, playQueue.currentID != nil)
+    }
     /// Every item in order: O(n).
     public var items: [Item] { playQueue.items }
     /// Every id in order: O(n).

@@ -380,6 +380,26 @@ final class ServiceTests: XCTestCase {
         XCTAssertEqual(try onlyCount.arguments()[1], .vardict(["Count": .int32(3)]))
     }
 
+    func testValuesThatComeBackAreAnnouncedEachTimeWithTheirOwnSerial() throws {
+        // a signal kept encoded (a basic value seen before) is sent as a copy: each copy must carry
+        // what changed this time, and a serial of its own; past the limit, older ones are dropped
+        let log = try subscribe()
+        // more distinct titles than the 16 kept per interface in between
+        let titles = ["a", "b", "a", "b", "a"] + (0..<20).map { "n\($0)" } + ["a", "b", "a"]
+        var serials = Set<UInt32>()
+        for title in titles {
+            service.sync {
+                service.title = title
+                service.object.propertiesMayHaveChanged(interface: iface, properties: ["Title"])
+                service.object.flushPropertyChanges()
+            }
+            let signal = try XCTUnwrap(log.next(self))
+            XCTAssertEqual(signal.member, "PropertiesChanged")
+            XCTAssertEqual(try signal.arguments(), [.string(iface), .vardict(["Title": .string(title)]), .stringArray([])])
+            XCTAssertTrue(serials.insert(signal.serial).inserted, "serial \(signal.serial) sent twice")
+        }
+    }
+
     func testPropertiesChangedSeenByDbusMonitor() throws {
         let monitor = try Monitor(bus: bus, rules: ["type='signal',path='\(path)'"])
         defer { monitor.stop() }

@@ -56,6 +56,46 @@ final class PlayerRulesTests: XCTestCase {
         XCTAssertTrue(first.contains(.rateChanged(1, .initial)))
     }
 
+    func testTransportReadsWhatStateSays() throws {
+        // MPRIS reads PlaybackStatus and TimeControlStatus from `transport`, not from `state`
+        func check(_ line: UInt = #line) {
+            let (state, transport) = (player.state, player.transport)
+            XCTAssertEqual(transport.intent, state.intent, line: line)
+            XCTAssertEqual(transport.timeControlStatus, state.timeControlStatus, line: line)
+            XCTAssertEqual(transport.hasCurrentItem, state.current != nil, line: line)
+        }
+        check()
+        try startPlaying([a, b])
+        check()
+        player.togglePlayPause()
+        check()
+        XCTAssertEqual(player.transport.intent, .paused)
+        player.togglePlayPause()
+        check()
+        player.stop()
+        check()
+        player.clear()
+        check()
+        XCTAssertFalse(player.transport.hasCurrentItem)
+    }
+
+    func testObserversHearEventsInTheOrderTheySubscribedAndNotOnceGone() throws {
+        var heard: [String] = []
+        let first = player.subscribe { _ in heard.append("first") }
+        let second = player.subscribe { _ in heard.append("second") }
+        let third = player.subscribe { _ in heard.append("third") }
+        heard = []
+        try player.enqueue([a])
+        XCTAssertEqual(Array(heard.prefix(3)), ["first", "second", "third"])
+        second.cancel()
+        heard = []
+        player.play()
+        XCTAssertFalse(heard.isEmpty)
+        XCTAssertFalse(heard.contains("second"))
+        XCTAssertEqual(Array(heard.prefix(2)), ["first", "third"])
+        _ = (first, second, third)
+    }
+
     // MPRIS Play: "If there is no track to play, this has no effect."
     func testPlayWithNoItemHasNoEffect() throws {
         player.play()
