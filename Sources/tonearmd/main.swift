@@ -181,7 +181,7 @@ final class Service: @unchecked Sendable {
     private let player: Player
     private let mpris: MPRISService
     private var log: Subscription?
-    private var systemBus: Connection?
+    private var sleepWatch: SleepWatch?
     private let store: StateStore
     private let recorder: StateRecorder
     private let resume: ResumeMode
@@ -314,22 +314,17 @@ final class Service: @unchecked Sendable {
 
     /// Pauses before the system sleeps and plays again after, when logind is there to say so
     /// (org.freedesktop.login1.Manager PrepareForSleep on the system bus). Without a system bus
-    /// (a container, CI) there is nothing to watch.
+    /// (a container, CI) there is nothing to watch. The connection lives on a queue of its own:
+    /// connecting and AddMatch wait for the system bus (dbus_bus_register, dbus_bus_add_match
+    /// block, 25 s by default), and a system bus that hangs must not hold the queue that answers.
     private func watchSleep() {
-        let socket = "/run/dbus/system_bus_socket"
-        guard FileManager.default.fileExists(atPath: socket) else { return }
-        do {
-            let bus = try Connection(address: "unix:path=\(socket)", queue: queue, logger: logger)
-            bus.onDisconnect = { [weak self] _ in self?.systemBus = nil }
-            try bus.addMatch("type='signal',interface='org.freedesktop.login1.Manager',member='PrepareForSleep'")
-            _ = bus.onSignal(interface: "org.freedesktop.login1.Manager", member: "PrepareForSleep") { [player] message in
-                guard let sleeping = try? message.arguments().first?.boolValue else { return }
+        let watch = SleepWatch(logger: logger)
+        watch.start(address: SleepWatch.systemBusAddress) { [queue, player] sleeping in
+            queue.async {
                 if sleeping { player.interrupt(because: .systemSleep) } else { player.resume(because: .systemSleep) }
             }
-            systemBus = bus
-        } catch {
-            logger.debug("no system bus to watch for sleep: \(error)")
         }
+        sleepWatch = watch
     }
 
     /// Says Stopped, releases the name, closes the connection, exits 0.
@@ -340,8 +335,46 @@ final class Service: @unchecked Sendable {
         store.close()
         mpris.shutDown()
         connection.close()
-        systemBus?.close()
+        // the system bus connection closes with the process: its queue may still be connecting
         exit(0)
+    }
+}
+
+/// The system bus connection that hears logind's PrepareForSleep, made and used on a queue of its
+/// own. `@unchecked Sendable`: `bus` is set and read only on `queue`.
+final class SleepWatch: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "tonearm.sleep-watch", qos: .utility)
+    private let logger: Logger
+    private var bus: Connection?
+
+    init(logger: Logger) { self.logger = logger }
+
+    /// Where libdbus looks for the system bus (dbus_bus_get(DBUS_BUS_SYSTEM) reads
+    /// DBUS_SYSTEM_BUS_ADDRESS first: dbus/dbus-bus.c init_connections_unlocked).
+    static var systemBusAddress: String {
+        getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) } ?? "unix:path=/run/dbus/system_bus_socket"
+    }
+
+    /// Connects on `queue` and calls `changed` there with PrepareForSleep's argument (true: about
+    /// to sleep; false: woken up).
+    func start(address: String, changed: @escaping @Sendable (Bool) -> Void) {
+        queue.async { [self] in
+            let rule = "type='signal',interface='org.freedesktop.login1.Manager',member='PrepareForSleep'"
+            do {
+                let bus = try Connection(address: address, queue: queue, logger: logger)
+                bus.onDisconnect = { [weak self] _ in self?.bus = nil }
+                // the handler first: a signal the rule lets through finds it in place
+                _ = bus.onSignal(interface: "org.freedesktop.login1.Manager", member: "PrepareForSleep") { message in
+                    guard let sleeping = try? message.arguments().first?.boolValue else { return }
+                    changed(sleeping)
+                }
+                try bus.addMatch(rule)
+                self.bus = bus
+                logger.debug("watching the system bus for sleep", metadata: ["address": "\(address)"])
+            } catch {
+                logger.debug("no system bus to watch for sleep: \(error)")
+            }
+        }
     }
 }
 
