@@ -962,6 +962,9 @@ public struct PlayerMachine: Sendable {
         case .gap(let at, let length):
             // it plays on (as mpv does over a bad segment); clients hear what was missed
             emit(.gapSkipped(id, at: at, length: length))
+        case .seekDone(let sample):
+            // nil: an earlier ASYNC_DONE already finished the seek, as it does on the engine's path
+            if seekInFlight != nil { finishSeek(at: sample) }
         case .seekRefused:
             seekInFlight = nil
             if let next = pendingSeek {
@@ -1024,21 +1027,28 @@ public struct PlayerMachine: Sendable {
             becameReady(id, snapshot)
             return
         }
-        if let finished = seekInFlight {
-            seekInFlight = nil
-            if let sample = snapshot.position { positionSample = sample }
-            if let next = pendingSeek {
-                pendingSeek = nil
-                run(next)
-                return
-            }
-            if case .position(let target) = finished.target {
-                emit(.seeked(snapshot.position?.position ?? target))
-            }
-            updateTimeControl()
+        if seekInFlight != nil {
+            finishSeek(at: snapshot.position)
         } else if let sample = snapshot.position {
             positionSample = sample
         }
+    }
+
+    /// The seek in flight finished with the position at `sample` (nil: unknown): the newest
+    /// pending one runs now (rule 5), else a seek to a position is announced.
+    private mutating func finishSeek(at sample: PositionSample?) {
+        guard let finished = seekInFlight else { return }
+        seekInFlight = nil
+        if let sample { positionSample = sample }
+        if let next = pendingSeek {
+            pendingSeek = nil
+            run(next)
+            return
+        }
+        if case .position(let target) = finished.target {
+            emit(.seeked(sample?.position ?? target))
+        }
+        updateTimeControl()
     }
 
     private mutating func becameReady(_ id: ItemID, _ snapshot: EngineSnapshot?) {
