@@ -66,6 +66,8 @@ public enum EngineCommand: Hashable, Sendable {
     case seek(SeekTarget, SeekMode, rate: Double)
     case setVolume(Double)
     case setMuted(Bool)
+
+    var isSeek: Bool { if case .seek = self { true } else { false } }
 }
 
 /// What the engine tells the player, tagged with the generation of the load it belongs to.
