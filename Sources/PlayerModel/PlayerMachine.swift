@@ -787,12 +787,13 @@ public struct PlayerMachine: Sendable {
                 status = .waitingToPlay(.buffering)
             } else if item.status == .readyToPlay && (pipelineState == .playing || target == .playing) {
                 status = .playing
-            } else if item.status == .readyToPlay && item.uri.isFile && seekInFlight != nil && timeControl == .playing {
+            } else if item.status == .readyToPlay && item.uri.isFile && timeControl == .playing
+                        && pipelineState == .paused && pipelinePending == .paused {
                 // a flushing seek takes the pipeline back to PAUSED until it prerolls at the target
-                // (its lost state); a local file's is a millisecond of decoding, not a wait, and
-                // playing goes on through it, as GstPlay's state does (gstplay.c state_changed_cb
-                // acts only on PAUSED with nothing pending). A stream's seek waits for the network,
-                // and says so.
+                // (its lost state: PAUSED, pending PAUSED, until ASYNC_DONE and the way back to
+                // PLAYING); a local file's is a millisecond of decoding, not a wait, and playing
+                // goes on through it, as GstPlay's state does (gstplay.c state_changed_cb acts only
+                // on PAUSED with nothing pending). A stream's seek waits for the network, and says so.
                 status = .playing
             } else {
                 status = .waitingToPlay(.evaluatingBuffering)
