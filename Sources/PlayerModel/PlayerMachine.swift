@@ -971,7 +971,7 @@ public struct PlayerMachine: Sendable {
             // it plays on (as mpv does over a bad segment); clients hear what was missed
             emit(.gapSkipped(id, at: at, length: length))
         case .seekDone(let sample):
-            // nil: an earlier ASYNC_DONE already finished the seek, as it does on the engine's path
+            // none in flight: an ASYNC_DONE that came first through the bus already finished it
             if seekInFlight != nil { finishSeek(at: sample) }
         case .seekRefused:
             seekInFlight = nil
