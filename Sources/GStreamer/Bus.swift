@@ -40,6 +40,38 @@ public final class Bus: @unchecked Sendable {
 
     /// Drops every pending message and, while `true`, every new one (`gst_bus_set_flushing`).
     public func setFlushing(_ flushing: Bool) { gst_bus_set_flushing(pointer, flushing ? 1 : 0) }
+
+    /// Calls `handler` for each ASYNC_DONE the pipeline itself posts, on the thread that posts it
+    /// (a streaming thread, or one of the bin's state threads), before the message is queued
+    /// (`gst_bus_set_sync_handler`; the bus keeps the handler until it is freed). When `handler`
+    /// returns true it has taken the message, which is dropped instead of queued; every other
+    /// message is queued as before. `handler` runs with GStreamer's locks held: it must only hand
+    /// something over, never wait or call into the pipeline. Once per bus.
+    public func takeAsyncDone(_ handler: @escaping @Sendable () -> Bool) {
+        let box = AsyncDoneHandler(pipeline: UnsafeMutableRawPointer(pipeline.pointer), handler: handler)
+        gst_bus_set_sync_handler(pointer, { _, message, data in
+            guard let message, let data else { return GST_BUS_PASS }
+            let box = Unmanaged<AsyncDoneHandler>.fromOpaque(data).takeUnretainedValue()
+            guard tonearm_message_type(message) == GST_MESSAGE_ASYNC_DONE,
+                  UnsafeMutableRawPointer(tonearm_message_src(message)) == box.pipeline, box.handler() else { return GST_BUS_PASS }
+            // a sync handler that drops a message unrefs it (gstbus.h, GstBusSyncHandler)
+            tonearm_message_unref(message)
+            return GST_BUS_DROP
+        }, Unmanaged.passRetained(box).toOpaque(), { data in
+            if let data { Unmanaged<AsyncDoneHandler>.fromOpaque(data).release() }
+        })
+    }
+}
+
+/// What `Bus.takeAsyncDone` hands to GStreamer: the pipeline (compared, never dereferenced) and
+/// the handler. Immutable.
+private final class AsyncDoneHandler: Sendable {
+    nonisolated(unsafe) let pipeline: UnsafeMutableRawPointer
+    let handler: @Sendable () -> Bool
+    init(pipeline: UnsafeMutableRawPointer, handler: @escaping @Sendable () -> Bool) {
+        self.pipeline = pipeline
+        self.handler = handler
+    }
 }
 
 /// A bus message copied out of its `GstMessage` at once: a `Sendable` value with no pointer in it.

@@ -235,9 +235,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// the end of a track). A fresh pipeline also keeps playbin3 1.22.0 from aborting
     /// (reconfigure_output assertion) when a pipeline that failed is loaded again.
     private final class Pipeline: @unchecked Sendable {
-        // @unchecked: `nextUp` and `switching` are guarded by `lock` (the streaming thread reads
-        // them); the rest is immutable after init or confined to the engine's queue (`volume` is
-        // replaced there; the dispose thread, which holds a retired pipeline, never touches it).
+        // @unchecked: `nextUp`, `switching` and `awaitedSeek` are guarded by `lock` (streaming
+        // threads read them); the rest is immutable after init or confined to the engine's queue
+        // (`volume` is replaced there; the dispose thread, which holds a retired pipeline, never
+        // touches it).
         let playbin: Element
         /// Our own `volume` element in the audio filter: it carries volume and mute (a reused
         /// pipeline gets a new filter, and with it a new one).
@@ -249,6 +250,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let lock = Lock()
         var nextUp: (uri: MediaURI, generation: Generation)?
         var switching: (uri: MediaURI, generation: Generation)?
+        /// The exact seek whose ASYNC_DONE is handed straight to the player (see `seek`): the
+        /// generation it belongs to and the position it goes to. Set before the seek is sent,
+        /// taken by the thread that posts the next ASYNC_DONE.
+        var awaitedSeek: (generation: Generation, position: Duration)?
 
         init(playbin: Element, volume: Element?, bus: Bus, busSource: DispatchSourceRead) {
             self.playbin = playbin
@@ -307,6 +312,19 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         playbin.set("flags", flags: flags)
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
         let pipeline = Pipeline(playbin: playbin, volume: volumeElement, bus: bus, busSource: source)
+        // The ASYNC_DONE that ends an exact seek goes from the thread that posts it to the player,
+        // not through the bus's fd and this queue (make bench, SetPosition -> Seeked: two thread
+        // wake-ups and the snapshot's queries less); see `seek`.
+        bus.takeAsyncDone { [weak self, weak pipeline] in
+            guard let self, let pipeline else { return false }
+            let awaited: (generation: Generation, position: Duration)? = pipeline.lock.withLock {
+                defer { pipeline.awaitedSeek = nil }
+                return pipeline.awaitedSeek
+            }
+            guard let awaited else { return false }
+            deliver(.seekDone(PositionSample(awaited.position)), awaited.generation)
+            return true
+        }
         source.setEventHandler { [weak self, weak pipeline] in
             guard let self, let pipeline else { return }
             self.drainBus(pipeline)
@@ -374,6 +392,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         pipeline.lock.withLock {
             pipeline.nextUp = nil
             pipeline.switching = nil
+            pipeline.awaitedSeek = nil
         }
         // the messages of its way down are of no one's interest: they are dropped as they are
         // posted, rather than wake the engine's queue (a kept pipeline's bus stays watched)
@@ -636,7 +655,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             // refuses one past its end: a client asking past the live edge wants the live edge)
             start = min(max(start, window.lowerBound), window.upperBound)
         }
+        // An exact seek to a position lands on it (ACCURATE: the decoders clip to the segment's
+        // start), so the player is told at its ASYNC_DONE with that position, with no query and no
+        // hop through this queue. Armed before the seek: a flushing seek can preroll before
+        // gst_element_seek returns. A rate change (`.current`), a key-unit seek (it lands where the
+        // key unit is) and a live window (it slides) go the bus's way, with a snapshot.
+        if mode == .exact, case .position = target, !reportedLive {
+            pipeline.lock.withLock { pipeline.awaitedSeek = (generation, .nanoseconds(start)) }
+        }
         if !pipeline.playbin.seek(rate: rate, flags: flags, start: start) {
+            pipeline.lock.withLock { pipeline.awaitedSeek = nil }
             deliver(.seekRefused, generation)
         }
     }

@@ -62,10 +62,12 @@ public enum EngineCommand: Hashable, Sendable {
     case setPlaying(Bool)
     /// To NULL: releases the device and the file.
     case release
-    /// A flushing seek; `.asyncDone` says it finished, `.seekRefused` that it never ran.
+    /// A flushing seek; `.asyncDone` or `.seekDone` says it finished, `.seekRefused` that it never ran.
     case seek(SeekTarget, SeekMode, rate: Double)
     case setVolume(Double)
     case setMuted(Bool)
+
+    var isSeek: Bool { if case .seek = self { true } else { false } }
 }
 
 /// What the engine tells the player, tagged with the generation of the load it belongs to.
@@ -92,6 +94,10 @@ public enum EngineEvent: Sendable, Equatable {
     case requestState(PipelineState)
     /// The pipeline refused a seek: no ASYNC_DONE will come for it.
     case seekRefused
+    /// An exact seek to a position finished: the ASYNC_DONE that ended it, handed over by the
+    /// thread that posted it, in place of `.asyncDone`; the position is the seek's target, where
+    /// an exact seek lands. It may overtake the engine's earlier events.
+    case seekDone(PositionSample)
     /// A stretch of the stream never came (a segment that could not be decoded): playback jumped
     /// from `at` over `length`.
     case gap(at: Duration, length: Duration)

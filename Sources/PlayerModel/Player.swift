@@ -25,6 +25,9 @@ public final class Player: @unchecked Sendable {
     /// Puts work off until the answer to the client's call being handled has left; false when no
     /// call is being handled (see `deferUntilAnswered`).
     private var answerDeferral: ((@escaping () -> Void) -> Bool)?
+    /// Batches of engine commands put off (see `perform`) and not sent yet: a later batch that
+    /// would go at once waits behind them instead, so that commands keep their order.
+    private var heldBatches = 0
 
     public var configuration: PlayerConfiguration { machine.configuration }
 
@@ -73,8 +76,19 @@ public final class Player: @unchecked Sendable {
         var commands: [EngineCommand] = []
         defer {
             if !commands.isEmpty {
-                let send: @Sendable () -> Void = { [engine, commands] in commands.forEach(engine.perform) }
-                if answerDeferral?(send) != true { queue.async(execute: send) }
+                if heldBatches == 0, commands.contains(where: \.isSeek) {
+                    // a seek goes at once: what the client waits for is its Seeked, which comes
+                    // after the pipeline's preroll at the target, not the reply; the seek starting
+                    // before the reply is written shortens it (make bench: SetPosition -> Seeked)
+                    commands.forEach(engine.perform)
+                } else {
+                    heldBatches += 1
+                    let send: @Sendable () -> Void = { [weak self, engine, commands] in
+                        self?.heldBatches -= 1
+                        commands.forEach(engine.perform)
+                    }
+                    if answerDeferral?(send) != true { queue.async(execute: send) }
+                }
             }
         }
         for action in actions {

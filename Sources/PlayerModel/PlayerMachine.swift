@@ -787,6 +787,14 @@ public struct PlayerMachine: Sendable {
                 status = .waitingToPlay(.buffering)
             } else if item.status == .readyToPlay && (pipelineState == .playing || target == .playing) {
                 status = .playing
+            } else if item.status == .readyToPlay && item.uri.isFile && timeControl == .playing
+                        && pipelineState == .paused && pipelinePending == .paused {
+                // a flushing seek takes the pipeline back to PAUSED until it prerolls at the target
+                // (its lost state: PAUSED, pending PAUSED, until ASYNC_DONE and the way back to
+                // PLAYING); a local file's is a millisecond of decoding, not a wait, and playing
+                // goes on through it, as GstPlay's state does (gstplay.c state_changed_cb acts only
+                // on PAUSED with nothing pending). A stream's seek waits for the network, and says so.
+                status = .playing
             } else {
                 status = .waitingToPlay(.evaluatingBuffering)
             }
@@ -962,6 +970,9 @@ public struct PlayerMachine: Sendable {
         case .gap(let at, let length):
             // it plays on (as mpv does over a bad segment); clients hear what was missed
             emit(.gapSkipped(id, at: at, length: length))
+        case .seekDone(let sample):
+            // none in flight: an ASYNC_DONE that came first through the bus already finished it
+            if seekInFlight != nil { finishSeek(at: sample) }
         case .seekRefused:
             seekInFlight = nil
             if let next = pendingSeek {
@@ -1024,21 +1035,28 @@ public struct PlayerMachine: Sendable {
             becameReady(id, snapshot)
             return
         }
-        if let finished = seekInFlight {
-            seekInFlight = nil
-            if let sample = snapshot.position { positionSample = sample }
-            if let next = pendingSeek {
-                pendingSeek = nil
-                run(next)
-                return
-            }
-            if case .position(let target) = finished.target {
-                emit(.seeked(snapshot.position?.position ?? target))
-            }
-            updateTimeControl()
+        if seekInFlight != nil {
+            finishSeek(at: snapshot.position)
         } else if let sample = snapshot.position {
             positionSample = sample
         }
+    }
+
+    /// The seek in flight finished with the position at `sample` (nil: unknown): the newest
+    /// pending one runs now (rule 5), else a seek to a position is announced.
+    private mutating func finishSeek(at sample: PositionSample?) {
+        guard let finished = seekInFlight else { return }
+        seekInFlight = nil
+        if let sample { positionSample = sample }
+        if let next = pendingSeek {
+            pendingSeek = nil
+            run(next)
+            return
+        }
+        if case .position(let target) = finished.target {
+            emit(.seeked(sample?.position ?? target))
+        }
+        updateTimeControl()
     }
 
     private mutating func becameReady(_ id: ItemID, _ snapshot: EngineSnapshot?) {

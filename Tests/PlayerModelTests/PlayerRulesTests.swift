@@ -206,6 +206,48 @@ final class PlayerRulesTests: XCTestCase {
         XCTAssertEqual(events.events[before...].compactMap { $0.seekedPosition }, [.seconds(4)])
     }
 
+    func testASeekDoneHandedOverEndsTheSeekInFlightOnly() throws {
+        try startPlaying([a])
+        engine.clearCalls()
+        player.seek(to: .seconds(1))
+        player.seek(to: .seconds(4))
+        engine.send(.stateChanged(.paused, pending: .paused))  // the flushing seek's lost state
+        let before = events.count
+        engine.send(.seekDone(.seconds(1)))
+        XCTAssertEqual(seeks(), [.seconds(1), .seconds(4)], "the pending seek runs once the first is done")
+        engine.send(.seekDone(.seconds(4)))
+        XCTAssertEqual(player.position, .seconds(4), "paused in the seek's preroll: the position is its target")
+        // an ASYNC_DONE that came first through the bus already ended the seek: the handed-over one
+        // that follows changes nothing
+        engine.position = .seconds(4)
+        engine.send(.asyncDone)
+        engine.send(.seekDone(.seconds(4)))
+        XCTAssertEqual(seeks(), [.seconds(1), .seconds(4)])
+        XCTAssertEqual(events.events[before...].compactMap { $0.seekedPosition }, [.seconds(4)])
+    }
+
+    func testAFileSeekWhilePlayingStaysPlayingAndAStreamSeekWaits() throws {
+        try startPlaying([a])
+        var before = events.count
+        player.seek(to: .seconds(3))
+        engine.send(.stateChanged(.paused, pending: .paused))  // the flushing seek's lost state
+        engine.send(.seekDone(.seconds(3)))
+        engine.send(.stateChanged(.paused, pending: .playing))
+        engine.send(.stateChanged(.playing, pending: nil))
+        XCTAssertEqual(events.events[before...].compactMap { $0.timeControl }, [], "a local file's seek is no wait")
+        XCTAssertEqual(player.state.timeControlStatus, .playing)
+
+        makePlayer(PlayerConfiguration())
+        try startPlaying([try MediaURI("http://example.org/song.mp3")])
+        before = events.count
+        player.seek(to: .seconds(3))
+        engine.send(.stateChanged(.paused, pending: .paused))
+        XCTAssertEqual(player.state.timeControlStatus, .waitingToPlay(.evaluatingBuffering), "a stream's seek waits for the network")
+        engine.send(.seekDone(.seconds(3)))
+        engine.send(.stateChanged(.paused, pending: .playing))
+        XCTAssertEqual(events.events[before...].compactMap { $0.timeControl }, [.waitingToPlay(.evaluatingBuffering), .playing])
+    }
+
     func testSeekBeforePrerollRunsAfterIt() throws {
         try player.enqueue([a])
         player.play()

@@ -31,6 +31,8 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case durationChanged(Duration?)
         case requestState(PipelineState)
         case seekRefused
+        /// The ASYNC_DONE of an exact seek, handed over at `position` (`EngineEvent.seekDone`).
+        case seekDone(Duration)
         case gap(at: Duration, length: Duration)
         case loaded([TimeRange])
     }
@@ -114,6 +116,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case .durationChanged(let duration): .durationChanged(duration)
         case .requestState(let state): .requestState(state)
         case .seekRefused: .seekRefused
+        case .seekDone(let position): .seekDone(PositionSample(position))
         case .gap(let at, let length): .gap(at: at, length: length)
         case .loaded(let ranges): .loaded(ranges)
         }
