@@ -153,13 +153,19 @@ public final class MethodContext {
     /// True once `reply(copying:)` sent the reply: the handler's return value is ignored.
     private(set) var replied = false
 
-    init(message: Message, connection: Connection, path: ObjectPath, interface: String, member: String, outSignature: Signature) {
+    /// Announces what the call changed; a deferred reply runs it before it is sent, as `run` does
+    /// before an immediate one.
+    let beforeReply: () -> Void
+
+    init(message: Message, connection: Connection, path: ObjectPath, interface: String, member: String, outSignature: Signature,
+         beforeReply: @escaping () -> Void = {}) {
         self.message = message
         self.connection = connection
         self.path = path
         self.interface = interface
         self.member = member
         self.outSignature = outSignature
+        self.beforeReply = beforeReply
     }
 
     /// Takes over the reply: the handler's return value is ignored and the caller gets the reply when
@@ -167,7 +173,8 @@ public final class MethodContext {
     /// `org.freedesktop.DBus.Error.Failed`, so every call gets exactly one reply.
     public func deferReply() -> DeferredReply {
         if let deferred { return deferred }
-        let reply = DeferredReply(call: message, connection: connection, outSignature: outSignature, description: "\(interface).\(member)")
+        let reply = DeferredReply(call: message, connection: connection, outSignature: outSignature,
+                                  description: "\(interface).\(member)", beforeReply: beforeReply)
         deferred = reply
         return reply
     }
@@ -188,13 +195,15 @@ public final class DeferredReply: @unchecked Sendable {
     private let connection: Connection
     private let outSignature: Signature
     private let description: String
+    private let beforeReply: () -> Void
     private var answered = false
 
-    init(call: Message, connection: Connection, outSignature: Signature, description: String) {
+    init(call: Message, connection: Connection, outSignature: Signature, description: String, beforeReply: @escaping () -> Void) {
         self.call = call.replyHandle()
         self.connection = connection
         self.outSignature = outSignature
         self.description = description
+        self.beforeReply = beforeReply
     }
 
     /// Sends the method return with `values`, which must match the method's out signature (else the
@@ -202,6 +211,9 @@ public final class DeferredReply: @unchecked Sendable {
     public func succeed(_ values: [DBusValue] = []) {
         dispatchPrecondition(condition: .onQueue(connection.queue))
         guard claim() else { return }
+        // what the call changed (CanGoNext when a track was added) before its reply, as for an
+        // immediate reply; it otherwise went out after it, on a turn of the queue of its own
+        beforeReply()
         sendReply(call: call, connection: connection, outSignature: outSignature, description: description, result: .success(values))
     }
 
@@ -209,6 +221,7 @@ public final class DeferredReply: @unchecked Sendable {
     public func fail(_ error: any Error) {
         dispatchPrecondition(condition: .onQueue(connection.queue))
         guard claim() else { return }
+        beforeReply()
         sendReply(call: call, connection: connection, outSignature: outSignature, description: description, result: .failure(DBusError(error)))
     }
 

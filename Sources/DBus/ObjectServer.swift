@@ -429,7 +429,7 @@ public final class ExportedObject: @unchecked Sendable {
             return sendReply(call: message, connection: connection, outSignature: "", description: member, result: .failure(DBusError(error)))
         }
         Self.run(message, interface: resolved.0, method: resolved.1, connection: connection, path: path,
-                 beforeReply: { [self] in flushPropertyChanges() })
+                 beforeReply: { [weak self] in self?.flushPropertyChanges() })
     }
 
     /// Answers a call of `member` of `interface` (UnknownMethod when it has none), as `dispatch` does.
@@ -443,7 +443,7 @@ public final class ExportedObject: @unchecked Sendable {
 
     /// Checks the call's signature against the method's, runs the handler, sends one reply.
     private static func run(_ message: Message, interface: InterfaceDescription, method: InterfaceDescription.Method,
-                            connection: Connection, path: ObjectPath, beforeReply: () -> Void = {}) {
+                            connection: Connection, path: ObjectPath, beforeReply: @escaping () -> Void = {}) {
         // made only when a diagnostic needs it: a string built per call showed in make bench's profile
         func description() -> String { "\(interface.name).\(method.name)" }
         guard message.signature == method.inSignature else {
@@ -451,7 +451,7 @@ public final class ExportedObject: @unchecked Sendable {
                 .invalidArgs("\(description()) expects arguments of signature '\(method.inSignature)' but received '\(message.signature)'")))
         }
         let context = MethodContext(message: message, connection: connection, path: path, interface: interface.name,
-                                    member: method.name, outSignature: method.outSignature)
+                                    member: method.name, outSignature: method.outSignature, beforeReply: beforeReply)
         let result: Result<[DBusValue], DBusError>
         do {
             switch method.body {

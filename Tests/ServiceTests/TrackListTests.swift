@@ -61,6 +61,37 @@ final class TrackListTests: ServiceTestCase {
         try assertTracksInvalidated(from: mark)
     }
 
+    /// AddTrack of a file the queue holds already answers without looking at the file again;
+    /// once an item of it failed (the file went away), the next AddTrack looks, and says so.
+    func testAddTrackOfAQueuedFileChecksItAgainOnceItFailed() throws {
+        // a copy that the test can delete (the media are shared between tests)
+        let folder = harness.directory.appendingPathComponent("gone")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let files = try three().enumerated().map { index, file in
+            let copy = folder.appendingPathComponent("copy \(index).wav")
+            try FileManager.default.copyItem(at: file, to: copy)
+            return copy
+        }
+        try harness.startPlaying([files[0], files[1]])
+        var tracks = try harness.tracks
+        var mark = harness.mark()
+        try harness.call(H.trackList, "AddTrack", "sob", [H.uri(files[1]), tracks[1], "false"])
+        _ = try harness.waitForSignal(H.trackList, "TrackAdded", from: mark)
+        tracks = try harness.tracks
+        XCTAssertEqual(tracks.count, 3)
+
+        try FileManager.default.removeItem(at: files[1])
+        mark = harness.mark()
+        try harness.call(H.trackList, "GoTo", "o", [tracks[1]])
+        let failed = try harness.waitForSignal(H.extensionInterface, "ItemFailed", from: mark)
+        XCTAssertEqual(failed.arguments.first?.string, tracks[1])
+        let error = try XCTUnwrap(try harness.errorReply(H.trackList, "AddTrack", ["string:\(H.uri(files[1]))",
+                                                                                 "objpath:\(H.noTrack)", "boolean:false"]),
+                                  "AddTrack of a file that is gone was accepted")
+        XCTAssertEqual(error.name, H.errorPrefix + "FileNotFound", "\(error)")
+        XCTAssertEqual(try harness.tracks, tracks, "nothing added")
+    }
+
     func testRemoveTrack() throws {
         try harness.startPlaying(try three())
         let tracks = try harness.tracks
