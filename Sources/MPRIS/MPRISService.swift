@@ -51,8 +51,6 @@ public final class MPRISService: @unchecked Sendable {
     private let resolveQueue = DispatchQueue(label: "tonearm.resolve")
     /// Resolves asked for while `options.formatsPending`, oldest first.
     private var waitingForFormats: [() -> Void] = []
-    /// Resolves handed to `resolveQueue` whose body has not run yet.
-    private var resolvesInFlight = 0
     private var object: ExportedObject!
     private var subscription: Subscription?
     /// How many tracks the list has, as the queue's changes said.
@@ -165,7 +163,7 @@ public final class MPRISService: @unchecked Sendable {
         let uris = try Self.parse(texts)
         resolving(uris) { [player] resolved in
             do {
-                try player.open(try resolved.get(), resolved: true)
+                try player.open(try resolved.get())
                 completion(nil)
             } catch {
                 completion(ServiceError(error))
@@ -385,36 +383,21 @@ public final class MPRISService: @unchecked Sendable {
 
     /// Resolves `uris` on the resolve queue (a stat per file, a walk per folder), then runs
     /// `body` with the outcome back on the service queue: the file system is never touched here.
-    /// The bodies queue what they get as resolved (`Player.holdsResolved`).
-    ///
-    /// URIs the queue holds already, each resolved before it was queued, are not resolved again:
-    /// `body` runs at once. The hop to the resolve queue and back was a thread wake-up and a third
-    /// of an AddTrack's round trip (make bench: 0.45 ms against 0.30 for RemoveTrack). A file
-    /// removed since it was queued is then queued again, and fails when it loads (ItemFailed, as
-    /// for the copy already queued); an item that failed makes its URI resolved again next time.
-    /// Only while no resolve is in flight or waiting: calls are answered in the order they came.
     private func resolving(_ uris: [MediaURI], _ body: @escaping @Sendable (Result<[MediaURI], any Error>) -> Void) {
         guard !options.formatsPending else {
             waitingForFormats.append { [weak self] in self?.resolving(uris, body) }
             return
         }
-        if resolvesInFlight == 0, !uris.isEmpty, uris.allSatisfy(player.holdsResolved) {
-            return body(.success(uris))
-        }
-        resolvesInFlight += 1
         let resolve = options.resolve
         let queue = connection.queue
         let connection = connection
-        resolveQueue.async { [weak self] in
+        resolveQueue.async {
             let resolved = Result { try Self.resolve(uris, resolve) }
             // sync, not async: on an idle service queue dispatch_sync runs the block on this
             // thread, where async woke another thread first (ReadWatcher does the same). No
             // deadlock: the service queue never waits on the resolve queue, it only queues to it.
             // As a dispatch pass: what the call caused that wakes a thread waits for its reply.
-            queue.sync {
-                self?.resolvesInFlight -= 1
-                connection.answering { body(resolved) }
-            }
+            queue.sync { connection.answering { body(resolved) } }
         }
     }
 
@@ -494,7 +477,7 @@ public final class MPRISService: @unchecked Sendable {
                 .init("OpenUri", in: "s") { [unowned self] arguments, context in
                     guard let text = arguments[0].stringValue else { return [] }
                     return try queueing([text], context) { [player] uris in
-                        do { try player.open(uris, resolved: true) } catch { throw ServiceError(error) }
+                        do { try player.open(uris) } catch { throw ServiceError(error) }
                         return []
                     }
                 },
@@ -585,7 +568,7 @@ public final class MPRISService: @unchecked Sendable {
                     return try queueing([text], context) { [player] uris in
                         do {
                             // AfterTrack NoTrack inserts at the start (spec)
-                            let ids = try player.enqueue(uris, at: after.map { .after($0) } ?? .start, resolved: true)
+                            let ids = try player.enqueue(uris, at: after.map { .after($0) } ?? .start)
                             if setAsCurrent, let first = ids.first { try player.jump(to: first) }
                         } catch {
                             throw ServiceError(error)
@@ -827,7 +810,7 @@ public final class MPRISService: @unchecked Sendable {
                     let playNow = arguments[1].boolValue == true
                     return try queueing(arguments[0].stringArrayValue ?? [], context) { [player] uris in
                         do {
-                            let ids = playNow ? try player.open(uris, resolved: true) : try player.enqueue(uris, at: .end, resolved: true)
+                            let ids = playNow ? try player.open(uris) : try player.enqueue(uris)
                             return [TrackIDs.paths(ids)]
                         } catch {
                             throw ServiceError(error)
@@ -839,7 +822,7 @@ public final class MPRISService: @unchecked Sendable {
                     return try queueing(arguments[0].stringArrayValue ?? [], context) { [player] uris in
                         do {
                             // the anchor is checked again here: the queue may have changed during the walk
-                            return [.objectPathArray(try player.enqueue(uris, at: after, resolved: true).map(TrackIDs.path))]
+                            return [.objectPathArray(try player.enqueue(uris, at: after).map(TrackIDs.path))]
                         } catch {
                             throw ServiceError(error)
                         }

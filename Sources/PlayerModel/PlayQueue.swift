@@ -32,11 +32,6 @@ public struct PlayQueue: Sendable {
     /// The play order while shuffled; nil: the queue's order.
     private var shuffled: ShuffleOrder?
     private var nextRawID: UInt64 = 1
-    /// How many queued items have each URI that was resolved (its file stat'ed) before it was
-    /// queued; see `holdsResolved`. May count too few (an item restored or activated from a
-    /// playlist with the same URI, removed, takes one off), never too many: a URI missing here
-    /// is only resolved again.
-    private var resolvedCount: [MediaURI: Int32] = [:]
 
     public init() {}
 
@@ -89,21 +84,9 @@ public struct PlayQueue: Sendable {
         change(&itemInSlot[Int(slot)]!)
     }
 
-    /// True when an item of `uri` is queued that was resolved before it was queued (`insert`
-    /// with `resolved`) and none of `uri` failed since: what the process already knows of it.
-    public func holdsResolved(_ uri: MediaURI) -> Bool { resolvedCount[uri] != nil }
-
-    /// Forgets that `uri` was resolved (an item of it failed): the next add resolves it again.
-    mutating func forgetResolved(_ uri: MediaURI) { resolvedCount[uri] = nil }
-
     /// Adds items at `placement` (after an id that is not here: at the end); returns their new ids.
-    /// `resolved`: their URIs were just resolved (see `holdsResolved`).
-    mutating func insert(_ uris: [MediaURI], at placement: Placement, resolved: Bool = false) -> [ItemID] {
+    mutating func insert(_ uris: [MediaURI], at placement: Placement) -> [ItemID] {
         guard !uris.isEmpty else { return [] }
-        if resolved {
-            resolvedCount.reserveCapacity(resolvedCount.count + uris.count)
-            for uri in uris { resolvedCount[uri, default: 0] += 1 }
-        }
         var anchor: Int32 = switch placement {
         case .start: -1
         case .end: last
@@ -165,9 +148,6 @@ public struct PlayQueue: Sendable {
     @discardableResult
     mutating func remove(_ id: ItemID) -> Bool {
         guard let slot = slotOf.removeValue(forKey: id) else { return false }
-        if !resolvedCount.isEmpty, let uri = itemInSlot[Int(slot)]?.uri, let count = resolvedCount[uri] {
-            resolvedCount[uri] = count > 1 ? count - 1 : nil
-        }
         unlink(slot)
         itemInSlot[Int(slot)] = nil
         freeSlots.append(slot)
@@ -205,7 +185,6 @@ public struct PlayQueue: Sendable {
         slots = []
         itemInSlot = []
         freeSlots = []
-        resolvedCount = [:]
         first = -1
         last = -1
         currentID = nil

@@ -190,9 +190,6 @@ public final class Player: @unchecked Sendable {
     /// Every id in the queue's order: O(n), without copying the items.
     public var ids: [ItemID] { onQueue { machine.ids } }
     public func item(_ id: ItemID) -> Item? { onQueue { machine.item(id) } }
-    /// True when an item of `uri` is queued that was resolved (its file checked) before it was
-    /// queued, and no item of it failed since: adding it again needs no file-system work.
-    public func holdsResolved(_ uri: MediaURI) -> Bool { onQueue { machine.holdsResolved(uri) } }
     /// While shuffled, `id`'s key in the play order; nil otherwise (see `ShuffleOrder`).
     public func shuffleKey(of id: ItemID) -> UInt64? { onQueue { machine.shuffleKey(of: id) } }
     /// While shuffled, what the keys of the items there when it was shuffled are derived from.
@@ -213,11 +210,10 @@ public final class Player: @unchecked Sendable {
         try enqueue(uris, at: after.map { .after($0) } ?? .end)
     }
 
-    /// Adds URIs at the start, the end, or after an item; returns the new items' ids. `resolved`:
-    /// the caller checked them on the file system just now (see `holdsResolved`).
+    /// Adds URIs at the start, the end, or after an item; returns the new items' ids.
     @discardableResult
-    public func enqueue(_ uris: [MediaURI], at placement: Placement, resolved: Bool = false) throws(PlayerError) -> [ItemID] {
-        try update { m throws(PlayerError) in try m.enqueue(uris, at: placement, resolved: resolved) }
+    public func enqueue(_ uris: [MediaURI], at placement: Placement) throws(PlayerError) -> [ItemID] {
+        try update { m throws(PlayerError) in try m.enqueue(uris, at: placement) }
     }
 
     public func remove(_ ids: [ItemID]) throws(PlayerError) { try update { m throws(PlayerError) in try m.remove(ids) } }
@@ -277,7 +273,7 @@ public final class Player: @unchecked Sendable {
 
     /// Adds `uris` after the current item (or at the end) and plays the first of them.
     @discardableResult
-    public func open(_ uris: [MediaURI], resolved: Bool = false) throws(PlayerError) -> [ItemID] {
-        try update { m throws(PlayerError) in try m.open(uris, resolved: resolved) }
+    public func open(_ uris: [MediaURI]) throws(PlayerError) -> [ItemID] {
+        try update { m throws(PlayerError) in try m.open(uris) }
     }
 }

@@ -158,8 +158,6 @@ public struct PlayerMachine: Sendable {
     /// Every id in order: O(n).
     public var ids: [ItemID] { playQueue.ids }
     public func item(_ id: ItemID) -> Item? { playQueue.item(id) }
-    /// See `PlayQueue.holdsResolved`.
-    public func holdsResolved(_ uri: MediaURI) -> Bool { playQueue.holdsResolved(uri) }
     /// While shuffled, `id`'s key in the play order (what is saved to keep the order); nil otherwise.
     public func shuffleKey(of id: ItemID) -> UInt64? { playQueue.shuffleKey(of: id) }
     /// While shuffled, what the keys of the items there when it was shuffled are derived from.
@@ -191,7 +189,7 @@ public struct PlayerMachine: Sendable {
 
     /// Adds URIs at the start, the end, or after an item; returns the new items' ids. The first
     /// item added to an empty player becomes current.
-    public mutating func enqueue(_ uris: [MediaURI], at placement: Placement, resolved: Bool = false) throws(PlayerError) -> [ItemID] {
+    public mutating func enqueue(_ uris: [MediaURI], at placement: Placement) throws(PlayerError) -> [ItemID] {
         if case .after(let after) = placement, playQueue.item(after) == nil {
             throw PlayerError(.noSuchItem, "no item \(after) in the queue")
         }
@@ -199,7 +197,7 @@ public struct PlayerMachine: Sendable {
             throw PlayerError(.queueFull, "the queue holds at most \(configuration.maximumQueueLength) items; "
                               + "it has \(playQueue.count) and \(uris.count) more were asked for")
         }
-        let ids = playQueue.insert(uris, at: placement, resolved: resolved)
+        let ids = playQueue.insert(uris, at: placement)
         guard let first = ids.first else { return ids }
         emit(.queueChanged(.inserted(ids, after: playQueue.id(before: first))))
         if playQueue.currentID == nil {
@@ -486,8 +484,8 @@ public struct PlayerMachine: Sendable {
     }
 
     /// Adds `uris` after the current item (or at the end) and plays the first of them.
-    public mutating func open(_ uris: [MediaURI], resolved: Bool = false) throws(PlayerError) -> [ItemID] {
-        let ids = try enqueue(uris, at: playQueue.currentID.map { .after($0) } ?? .end, resolved: resolved)
+    public mutating func open(_ uris: [MediaURI]) throws(PlayerError) -> [ItemID] {
+        let ids = try enqueue(uris, at: playQueue.currentID.map { .after($0) } ?? .end)
         guard let first = ids.first else { return ids }
         setIntent(.playing)
         if playQueue.currentID == first, loaded != nil {
@@ -724,8 +722,6 @@ public struct PlayerMachine: Sendable {
     /// The item's status becomes failed; observers hear the state and the moment.
     private mutating func markFailed(_ id: ItemID, _ error: ItemError) {
         playQueue.update(id) { $0.status = .failed(error) }
-        // the file may be gone or changed since it was resolved: the next add of it checks again
-        if let uri = playQueue.item(id)?.uri { playQueue.forgetResolved(uri) }
         lastFailed = id
         emit(.itemStatusChanged(id, .failed(error)))
         emit(.itemFailed(id, error))

@@ -194,27 +194,4 @@ final class PlayQueueTests: XCTestCase {
         XCTAssertEqual(machine.ids, expected)
         XCTAssertEqual(machine.state.count, 10_000)
     }
-
-    /// What the queue says it knows of a URI: an item of it queued after it was resolved, until
-    /// the last such item leaves, the queue is cleared, or an item of it fails.
-    func testHoldsResolvedCountsTheResolvedItemsOfAURI() throws {
-        var queue = PlayQueue()
-        let (a, b) = (uris(1)[0], uris(1, from: 1)[0])
-        let unchecked = queue.insert([a], at: .end)
-        XCTAssertFalse(queue.holdsResolved(a), "queued without being resolved (a playlist's entry)")
-        let first = queue.insert([a, b], at: .end, resolved: true)
-        let second = queue.insert([a], at: .start, resolved: true)
-        XCTAssertTrue(queue.holdsResolved(a) && queue.holdsResolved(b))
-        queue.remove(second[0])
-        XCTAssertTrue(queue.holdsResolved(a), "one resolved item of it is left")
-        queue.remove(first[0])
-        XCTAssertFalse(queue.holdsResolved(a), "the item left is not one that was resolved")
-        queue.remove(unchecked[0])
-        XCTAssertFalse(queue.holdsResolved(a))
-        queue.forgetResolved(b)
-        XCTAssertFalse(queue.holdsResolved(b), "an item of it failed")
-        _ = queue.insert([a], at: .end, resolved: true)
-        queue.removeAll()
-        XCTAssertFalse(queue.holdsResolved(a), "cleared")
-    }
 }
