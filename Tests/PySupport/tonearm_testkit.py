@@ -403,21 +403,34 @@ class RawClient:
         self.serial = 1 << 20
         self.sent_at = None  # perf_counter time the last call was sent
 
-    def call(self, msg, on_signal=None):
+    def call(self, msg, on_signal=None, timeout=60):
         """Sends MSG and returns (seconds until its reply's last byte, the reply). A signal read
         meanwhile goes to ON_SIGNAL(perf_counter time of its arrival, message) when given, else
-        is skipped (such as NameAcquired)."""
+        is skipped (such as NameAcquired), and so is a late reply to an earlier call. Raises
+        TimeoutError when no reply came within TIMEOUT seconds (a peer that took its name and
+        never answered a Get held make bench for good)."""
         self.serial += 1
-        data = msg.serialise(self.serial)
+        serial = self.serial
+        data = msg.serialise(serial)
         start = self.sent_at = time.perf_counter()
         self.sock.sendall(data)
-        while True:
-            raw = self._next_raw()
-            if raw[1] in (2, 3):  # METHOD_RETURN, ERROR
-                elapsed = time.perf_counter() - start
-                return elapsed, self._parse(raw)
-            if raw[1] == 4 and on_signal is not None:
-                on_signal(time.perf_counter(), self._parse(raw))
+        self.sock.settimeout(timeout)
+        try:
+            while True:
+                try:
+                    raw = self._next_raw()
+                except socket.timeout:
+                    raise TimeoutError(f"no reply within {timeout} s") from None
+                if raw[1] in (2, 3):  # METHOD_RETURN, ERROR
+                    elapsed = time.perf_counter() - start
+                    reply = self._parse(raw)
+                    if reply.header.fields.get(HeaderFields.reply_serial) != serial:
+                        continue
+                    return elapsed, reply
+                if raw[1] == 4 and on_signal is not None:
+                    on_signal(time.perf_counter(), self._parse(raw))
+        finally:
+            self.sock.settimeout(None)
 
     def next_signal(self, predicate, timeout):
         """(perf_counter time of arrival, message) of the next signal PREDICATE accepts; other
