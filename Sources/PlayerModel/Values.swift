@@ -37,7 +37,7 @@ public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
         // searches were a third of AddTrack's time on the queue that answers D-Bus (perf, make
         // bench). Other text is read by Character, as before (":" with a combining mark after it
         // is no colon there).
-        let trimmed = Self.isPlainASCII(text) ? text : text.trimmingWhitespace()
+        let trimmed = Self.hasNoSpaceAtEnds(text) ? text : text.trimmingWhitespace()
         guard !trimmed.isEmpty else { throw ItemError(.invalidURI, "empty URI") }
         let ascii = trimmed.utf8.allSatisfy { $0 < 0x80 }
         let first = trimmed.utf8.first
@@ -77,7 +77,7 @@ public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
 
     /// True when `text` is ASCII from 0x21 to 0x7E at both ends: no white space to trim (a
     /// Character that begins or ends with such a byte is never white space).
-    private static func isPlainASCII(_ text: String) -> Bool {
+    private static func hasNoSpaceAtEnds(_ text: String) -> Bool {
         guard let first = text.utf8.first, let last = text.utf8.last else { return false }
         return (0x21...0x7E).contains(first) && (0x21...0x7E).contains(last)
     }
@@ -113,33 +113,29 @@ public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
     /// The bytes of a file's path, percent-escapes decoded as bytes: a name that is not UTF-8
     /// (`%FF%FE`) stays itself, where `path` would have to repair it.
     public var pathBytes: [UInt8]? {
-        guard url.isFileURL else { return nil }
-        var text = Substring(url.absoluteString)
-        guard let colon = text.firstIndex(of: ":") else { return nil }
-        text = text[text.index(after: colon)...]
-        if text.hasPrefix("//") {
-            text = text.dropFirst(2)
-            guard let slash = text.firstIndex(of: "/") else { return nil }  // past an authority ("localhost")
-            text = text[slash...]
-        }
-        if let end = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<end] }
-        return Self.percentDecoded(text.utf8)
+        guard url.isFileURL, let path = Self.escapedPath(ofFileURI: url.absoluteString) else { return nil }
+        return Self.percentDecoded(path)
     }
 
-    /// The first byte of `pathBytes`, read as bytes (the URI is ASCII), without decoding the
-    /// rest: what the parser checks.
+    /// The first byte of `pathBytes`, without decoding the rest: what the parser checks.
     var firstPathByte: UInt8? {
-        guard url.isFileURL else { return nil }
-        let text = url.absoluteString.utf8
-        guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-        var rest = text[text.index(after: colon)...]
+        guard url.isFileURL, let path = Self.escapedPath(ofFileURI: url.absoluteString) else { return nil }
+        return Self.percentDecoded(path.prefix(3)).first
+    }
+
+    /// The path part of a file URI's text, still escaped: after the scheme and any authority
+    /// ("localhost"), before a query or a fragment; nil when there is no path after an authority.
+    static func escapedPath(ofFileURI text: String) -> Substring.UTF8View? {
+        var rest = Substring(text).utf8
+        guard let colon = rest.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        rest = rest[rest.index(after: colon)...]
         if rest.starts(with: "//".utf8) {
             rest = rest.dropFirst(2)
-            guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }  // past an authority
+            guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
             rest = rest[slash...]
         }
-        guard let first = rest.first, first != UInt8(ascii: "?"), first != UInt8(ascii: "#") else { return nil }
-        return Self.percentDecoded(rest.prefix(3)).first
+        if let end = rest.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) { rest = rest[..<end] }
+        return rest
     }
 
     /// The bytes of URI text with its `%XX` escapes decoded; a `%` not followed by two hex digits
@@ -177,13 +173,11 @@ public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
     /// The last non-empty path component of a file URI's text, percent-escapes decoded as bytes
     /// (bytes that are not UTF-8 become U+FFFD); nil when the path has none.
     static func lastComponent(ofFileURI text: String) -> String? {
-        var utf8 = text.utf8[...]
-        if let colon = utf8.firstIndex(of: UInt8(ascii: ":")) { utf8 = utf8[utf8.index(after: colon)...] }
-        if let end = utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) { utf8 = utf8[..<end] }
+        guard var utf8 = escapedPath(ofFileURI: text) else { return nil }
         while utf8.last == UInt8(ascii: "/") { utf8 = utf8.dropLast() }
         if let slash = utf8.lastIndex(of: UInt8(ascii: "/")) { utf8 = utf8[utf8.index(after: slash)...] }
         guard !utf8.isEmpty else { return nil }
-        return String(decoding: percentDecoded(Substring(utf8).utf8), as: UTF8.self)
+        return String(decoding: percentDecoded(utf8), as: UTF8.self)
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {
