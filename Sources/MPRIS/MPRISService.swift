@@ -527,8 +527,8 @@ public final class MPRISService: @unchecked Sendable {
                 .init("Position", "x", emitsChanged: .false) { [unowned self] in .int64(clientPosition(player.position)) },
                 .init("MinimumRate", "d") { [player] in .double(player.configuration.minimumRate) },
                 .init("MaximumRate", "d") { [player] in .double(player.configuration.maximumRate) },
-                .init("CanGoNext", "b") { [player] in .bool(player.state.canGoNext) },
-                .init("CanGoPrevious", "b") { [player] in .bool(player.state.canGoPrevious) },
+                .init("CanGoNext", "b") { [player] in .bool(player.canGoNext) },
+                .init("CanGoPrevious", "b") { [player] in .bool(player.canGoPrevious) },
                 // GNOME Shell hides a player whose CanPlay is false while it has an item
                 .init("CanPlay", "b") { [player] in .bool(player.currentItem != nil) },
                 .init("CanPause", "b") { [player] in .bool(player.currentItem != nil) },

@@ -179,6 +179,11 @@ public final class Player: @unchecked Sendable {
     }
 
     public var state: State { onQueue { machine.state } }
+    /// `state.canGoNext` without the rest of `state` (its current item copied, CanGoPrevious
+    /// computed): what an edit of the queue re-reads.
+    public var canGoNext: Bool { onQueue { machine.canGoNext } }
+    /// `state.canGoPrevious` without the rest of `state`.
+    public var canGoPrevious: Bool { onQueue { machine.canGoPrevious } }
     /// The intent, the time control status and whether there is a current item: what a change
     /// of the transport changes, read without building the whole `state`.
     public var transport: (intent: TransportIntent, timeControlStatus: TimeControlStatus, hasCurrentItem: Bool) {
