@@ -218,6 +218,12 @@ public final class MPRISService: @unchecked Sendable {
                 }
             }
             object.propertiesMayHaveChanged(interface: MPRIS.player)
+        case .currentItemChanged:
+            // what the current track shows (GoTo, Next, a track ending): re-reading every property
+            // of both interfaces also read LoopStatus, Rate, Shuffle, Volume and Muted, which a new
+            // current track leaves as they are (each has an event of its own that re-reads it)
+            object.propertiesMayHaveChanged(interface: MPRIS.player, properties: Self.currentTrackProperties)
+            object.propertiesMayHaveChanged(interface: MPRIS.tonearm, properties: Self.currentTrackExtensionProperties)
         case .intentChanged, .timeControlStatusChanged:
             // a media key's whole announcement: re-reading every property of both interfaces (the
             // Metadata dictionary among them) cost more than the rest of a PlayPause (make bench)
@@ -228,6 +234,13 @@ public final class MPRISService: @unchecked Sendable {
             object.propertiesMayHaveChanged(interface: MPRIS.tonearm)
         }
     }
+
+    /// The Player properties whose value follows the current track: PlaybackStatus is Stopped
+    /// without one, CanPlay and CanPause are true with one (GNOME Shell hides the player otherwise).
+    static let currentTrackProperties = ["PlaybackStatus", "Metadata", "CanGoNext", "CanGoPrevious", "CanPlay", "CanPause", "CanSeek"]
+    /// The extension's properties that follow the current track: all of them but Muted.
+    static let currentTrackExtensionProperties = ["ItemStatus", "ItemError", "TimeControlStatus", "WaitingReason", "BufferingPercent",
+                                                  "LoadedRanges", "IsLive"]
 
     private func emit(_ interface: String, _ name: String, _ arguments: [DBusValue]) {
         do {
