@@ -561,10 +561,9 @@ public final class MPRISService: @unchecked Sendable {
                 .init("GetTracksMetadata", in: "ao", out: "aa{sv}") { [unowned self] arguments, _ in
                     // the paths as decoded (an `ao` decodes as .objectPaths), not a value per path
                     guard case .objectPaths(let paths) = arguments[0] else { return [.array(element: .vardict, [])] }
-                    let items = paths.compactMap { TrackIDs.item($0).flatMap(player.item) }
                     // what is known now; tags not read yet are read in the background, and
                     // TrackMetadataChanged brings them
-                    player.wantMetadata(items.map(\.id))
+                    let items = player.wantMetadata(paths.compactMap(TrackIDs.item))
                     return [.array(element: .vardict, items.map { metadata($0) })]
                 },
                 .init("AddTrack", in: "sob") { [unowned self] arguments, context in
