@@ -218,6 +218,12 @@ public final class MPRISService: @unchecked Sendable {
                 }
             }
             object.propertiesMayHaveChanged(interface: MPRIS.player)
+        case .currentItemChanged:
+            // what the current track shows (GoTo, Next, a track ending): re-reading every property
+            // of both interfaces also read LoopStatus, Rate, Shuffle, Volume and Muted, which a new
+            // current track leaves as they are (each has an event of its own that re-reads it)
+            object.propertiesMayHaveChanged(interface: MPRIS.player, properties: Self.currentTrackProperties)
+            object.propertiesMayHaveChanged(interface: MPRIS.tonearm, properties: Self.currentTrackExtensionProperties)
         case .intentChanged, .timeControlStatusChanged:
             // a media key's whole announcement: re-reading every property of both interfaces (the
             // Metadata dictionary among them) cost more than the rest of a PlayPause (make bench)
@@ -228,6 +234,13 @@ public final class MPRISService: @unchecked Sendable {
             object.propertiesMayHaveChanged(interface: MPRIS.tonearm)
         }
     }
+
+    /// The Player properties whose value follows the current track: PlaybackStatus is Stopped
+    /// without one, CanPlay and CanPause are true with one (GNOME Shell hides the player otherwise).
+    static let currentTrackProperties = ["PlaybackStatus", "Metadata", "CanGoNext", "CanGoPrevious", "CanPlay", "CanPause", "CanSeek"]
+    /// The extension's properties that follow the current track: all of them but Muted.
+    static let currentTrackExtensionProperties = ["ItemStatus", "ItemError", "TimeControlStatus", "WaitingReason", "BufferingPercent",
+                                                  "LoadedRanges", "IsLive"]
 
     private func emit(_ interface: String, _ name: String, _ arguments: [DBusValue]) {
         do {
@@ -527,8 +540,8 @@ public final class MPRISService: @unchecked Sendable {
                 .init("Position", "x", emitsChanged: .false) { [unowned self] in .int64(clientPosition(player.position)) },
                 .init("MinimumRate", "d") { [player] in .double(player.configuration.minimumRate) },
                 .init("MaximumRate", "d") { [player] in .double(player.configuration.maximumRate) },
-                .init("CanGoNext", "b") { [player] in .bool(player.state.canGoNext) },
-                .init("CanGoPrevious", "b") { [player] in .bool(player.state.canGoPrevious) },
+                .init("CanGoNext", "b") { [player] in .bool(player.canGoNext) },
+                .init("CanGoPrevious", "b") { [player] in .bool(player.canGoPrevious) },
                 // GNOME Shell hides a player whose CanPlay is false while it has an item
                 .init("CanPlay", "b") { [player] in .bool(player.currentItem != nil) },
                 .init("CanPause", "b") { [player] in .bool(player.currentItem != nil) },
@@ -548,10 +561,9 @@ public final class MPRISService: @unchecked Sendable {
                 .init("GetTracksMetadata", in: "ao", out: "aa{sv}") { [unowned self] arguments, _ in
                     // the paths as decoded (an `ao` decodes as .objectPaths), not a value per path
                     guard case .objectPaths(let paths) = arguments[0] else { return [.array(element: .vardict, [])] }
-                    let items = paths.compactMap { TrackIDs.item($0).flatMap(player.item) }
                     // what is known now; tags not read yet are read in the background, and
                     // TrackMetadataChanged brings them
-                    player.wantMetadata(items.map(\.id))
+                    let items = player.wantMetadata(paths.compactMap(TrackIDs.item))
                     return [.array(element: .vardict, items.map { metadata($0) })]
                 },
                 .init("AddTrack", in: "sob") { [unowned self] arguments, context in

@@ -12,7 +12,10 @@ enum MetadataMap {
     /// order: a dictionary that `vardict` then sorted cost a hash table and a sort per item, a
     /// third of `GetTracksMetadata`'s 100 items (make bench).
     static func value(_ item: Item) -> DBusValue {
-        let metadata = item.metadata
+        item.withMetadata { value(item, $0) }
+    }
+
+    private static func value(_ item: Item, _ metadata: Metadata) -> DBusValue {
         var entries: [DBusValue.DictionaryEntry] = []
         entries.reserveCapacity(13)
         func add(_ key: String, _ value: DBusValue?) {
@@ -29,7 +32,7 @@ enum MetadataMap {
         add("xesam:contentCreated", metadata.date.map { .string($0) })
         add("xesam:discNumber", metadata.discNumber.map { .int32(Int32(clamping: $0)) })
         add("xesam:genre", metadata.genres.isEmpty ? nil : .stringArray(metadata.genres))
-        add("xesam:title", .string(item.isLive ? (metadata.streamTitle ?? metadata.title ?? item.uri.displayName) : item.displayTitle))
+        add("xesam:title", .string(item.isLive ? (metadata.streamTitle ?? metadata.title ?? item.uri.displayName) : metadata.displayTitle(of: item.uri)))
         add("xesam:trackNumber", metadata.trackNumber.map { .int32(Int32(clamping: $0)) })
         add("xesam:url", .string(item.uri.string))
         return .dictionary(key: .string, value: .variant, entries)

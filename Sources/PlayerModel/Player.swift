@@ -179,6 +179,11 @@ public final class Player: @unchecked Sendable {
     }
 
     public var state: State { onQueue { machine.state } }
+    /// `state.canGoNext` without the rest of `state` (its current item copied, CanGoPrevious
+    /// computed): what an edit of the queue re-reads.
+    public var canGoNext: Bool { onQueue { machine.canGoNext } }
+    /// `state.canGoPrevious` without the rest of `state`.
+    public var canGoPrevious: Bool { onQueue { machine.canGoPrevious } }
     /// The intent, the time control status and whether there is a current item: what a change
     /// of the transport changes, read without building the whole `state`.
     public var transport: (intent: TransportIntent, timeControlStatus: TimeControlStatus, hasCurrentItem: Bool) {
@@ -227,8 +232,18 @@ public final class Player: @unchecked Sendable {
         try update { m throws(PlayerError) in try m.replace(with: uris) }
     }
     /// Asks for the tags of items that have not played (a client shows them): read in the
-    /// background, each once; `metadataChanged` follows for those that have tags.
-    public func wantMetadata(_ ids: [ItemID]) { update { $0.wantMetadata(ids) } }
+    /// background, each once; `metadataChanged` follows for those that have tags. Returns the
+    /// items of `ids` that are queued, as they are now, in `ids`' order, found in the same call
+    /// (GetTracksMetadata asked `item(_:)` for each of its 100 tracks first, each a check of the
+    /// queue and a closure of its own).
+    @discardableResult
+    public func wantMetadata(_ ids: [ItemID]) -> [Item] {
+        update { machine in
+            let items = ids.compactMap { machine.item($0) }
+            machine.wantMetadata(items.map(\.id))
+            return items
+        }
+    }
     /// Makes `id` current, keeping the transport's intent (playing plays it, paused loads it paused).
     public func jump(to id: ItemID) throws(PlayerError) { try update { m throws(PlayerError) in try m.jump(to: id) } }
 

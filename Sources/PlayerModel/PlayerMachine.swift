@@ -142,9 +142,14 @@ public struct PlayerMachine: Sendable {
     public var state: Player.State {
         Player.State(count: playQueue.count, current: playQueue.current, intent: intent, timeControlStatus: timeControl,
                      rate: rate, volume: volume, isMuted: muted, loopMode: loopMode, isShuffled: playQueue.isShuffled,
-                     canGoNext: playQueue.currentID != nil && nextItemID(wrap: loopMode != .none) != nil,
-                     canGoPrevious: playQueue.currentID != nil
-                         && playQueue.previous(before: playQueue.currentID, wrap: loopMode != .none) != nil)
+                     canGoNext: canGoNext, canGoPrevious: canGoPrevious)
+    }
+
+    /// Whether Next would move (MPRIS CanGoNext), without building the whole `state`.
+    public var canGoNext: Bool { playQueue.currentID != nil && nextItemID(wrap: loopMode != .none) != nil }
+    /// Whether Previous would move (MPRIS CanGoPrevious), without building the whole `state`.
+    public var canGoPrevious: Bool {
+        playQueue.currentID != nil && playQueue.previous(before: playQueue.currentID, wrap: loopMode != .none) != nil
     }
 
     public var currentItem: Item? { playQueue.current }
