@@ -314,8 +314,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let pipeline = Pipeline(playbin: playbin, volume: volumeElement, bus: bus, busSource: source)
         // The ASYNC_DONE that ends an exact seek goes from the thread that posts it to the player,
         // not through the bus's fd and this queue (make bench, SetPosition -> Seeked: two thread
-        // wake-ups and the snapshot's queries less); see `seek`.
-        bus.takeAsyncDone { [weak self, weak pipeline] in
+        // wake-ups and the snapshot's queries less); see `seek`. The children's state changes and
+        // the stream-status messages, which `handle` never reads, are dropped as they are posted:
+        // a load of the bench's MP3 into a kept playbin posts about 100 of them (in 7 bursts that
+        // each woke this queue while the streaming threads prerolled), and its way to PLAYING 23
+        // more, all read and copied into Swift here before the pipeline's own state change.
+        bus.takeAsyncDone(dropping: [.childStateChanges, .streamStatus]) { [weak self, weak pipeline] in
             guard let self, let pipeline else { return false }
             let awaited: (generation: Generation, position: Duration)? = pipeline.lock.withLock {
                 defer { pipeline.awaitedSeek = nil }
