@@ -55,6 +55,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var missingPlugin: String?
     /// The current load was reported live (see `.asyncDone` in `handle`).
     private var reportedLive = false
+    /// The current load's preroll is over (its first ASYNC_DONE, or NO_PREROLL).
+    private var prerolled = false
+    /// The current load goes on to PLAYING at the end of its preroll (`.playAfterPreroll`).
+    private var playsAfterPreroll = false
     /// The answer to the request of the item's own URI, when it went through souphttpsrc.
     private var itemResponse: (contentType: String?, contentLength: Int?)?
     /// HTTP responses of the current load that failed (status 400 and up) and were not answered
@@ -217,6 +221,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 if superseded { retire() } else { load(uri, generation: generation) }
             case .prepareNext(let uri, let generation): prepareNext(uri, generation: generation)
             case .setPlaying(let playing): setPlaying(playing)
+            case .playAfterPreroll(let play): playsAfterPreroll = play && pipeline != nil && !prerolled
             case .release: retire(keepingWarm: true)
             case .seek(let target, let mode, let rate): seek(target, mode: mode, rate: rate)
             case .setVolume(let volume): setVolume(volume)
@@ -516,6 +521,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         uri = nil
         missingPlugin = nil
         reportedLive = false
+        prerolled = false
+        playsAfterPreroll = false
         itemResponse = nil
         failedResponses = []
     }
@@ -588,6 +595,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
         fresh.playbin.set("uri", uri.string)
         if fresh.playbin.setState(.paused) == .noPreroll {
+            prerolled = true  // a live source: the player asks for PLAYING when told
             deliver(.live, generation)
         } else if uri.isFile {
             watchPreroll(of: fresh, uri, generation, isRetry: isRetry)
@@ -608,6 +616,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             guard let self, let watched, watched === self.pipeline, generation == self.generation else { return }
             self.prerollWatch?.cancel()
             self.prerollWatch = nil
+            let plays = playsAfterPreroll
+            defer { playsAfterPreroll = plays && pipeline != nil }  // the load again, as asked
             if isRetry {
                 retire()
                 deliver(.failed(ItemError(.other, "\(uri.displayPath) did not start: GStreamer never finished opening it")), generation)
@@ -632,7 +642,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     private func setPlaying(_ playing: Bool) {
+        playsAfterPreroll = false
         guard let pipeline, generation != nil else { return }
+        // the player's own PLAYING after a preroll that `playAfterPreroll` already took there
+        if playing, pipeline.playbin.currentState == (.playing, .voidPending) { return }
         pipeline.playbin.setState(playing ? .playing : .paused)
     }
 
@@ -784,6 +797,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         case .asyncDone:
             prerollWatch?.cancel()
             prerollWatch = nil
+            if !prerolled {
+                prerolled = true
+                // PLAYING before the snapshot's queries and the hop to the player: the sink renders
+                // from the preroll buffer it holds
+                if playsAfterPreroll { pipeline.playbin.setState(.playing) }
+                playsAfterPreroll = false
+            }
             let snapshot = snapshot()
             if !reportedLive, isLiveStream(snapshot) {
                 reportedLive = true
@@ -837,6 +857,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         case .tags(let tags):
             deliver(.tags(TagMapping.metadata(tags, covers: covers)), generation)
         case .buffering(let percent):
+            // below 100% the player pauses, and plays on at 100% (gstplay.c buffering_cb)
+            if percent < 100 { playsAfterPreroll = false }
             deliver(.buffering(percent: percent, loadedRanges: loadedRanges(duration: duration)), generation)
         case .downloaded:
             deliver(.loaded(loadedRanges(duration: duration)), generation)
