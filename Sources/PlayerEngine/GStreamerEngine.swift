@@ -592,15 +592,18 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         pipeline = fresh
         self.generation = generation
         self.uri = uri
+        fresh.playbin.set("uri", uri.string)
+        let started = fresh.playbin.setState(.paused)
         // an image beside the file is the cover until (unless) the file's own tags bring one: those
-        // come later and replace it
+        // come later, from the bus, which this queue reads once the load is done, and replace it.
+        // Looked for once the streaming threads are under way: the first item of a folder tries
+        // each of its names (a stat each, 32 when there is none).
         if let beside = covers?.beside(uri) {
             var metadata = Metadata()
             metadata.coverURL = beside
             deliver(.tags(metadata), generation)
         }
-        fresh.playbin.set("uri", uri.string)
-        if fresh.playbin.setState(.paused) == .noPreroll {
+        if started == .noPreroll {
             prerolled = true  // a live source: the player asks for PLAYING when told
             deliver(.live, generation)
         } else if uri.isFile {
