@@ -9,13 +9,8 @@ import XCTest
 /// preroll on the engine's own thread; the player hears the preroll, then PLAYING, as when it
 /// asked for PLAYING itself.
 final class PlayAfterPrerollTests: XCTestCase {
-    var media: MediaGenerator!
-
-    override func setUpWithError() throws {
-        media = try MediaGenerator()
-    }
-
     func testALoadAskedToPlayAfterPrerollPlaysWithNoFurtherCommand() throws {
+        let media = try MediaGenerator()  // its folder goes with it
         let file = try media.tone("after-preroll", format: .mp3, seconds: 2)
         try onBothPipelines { kind in
             let (engine, events) = makeEngine(kind)
@@ -34,6 +29,7 @@ final class PlayAfterPrerollTests: XCTestCase {
     }
 
     func testASetPlayingAfterItCancelsIt() throws {
+        let media = try MediaGenerator()
         let file = try media.tone("cancelled", format: .ogg, seconds: 2)
         try onBothPipelines { kind in
             let (engine, events) = makeEngine(kind)
