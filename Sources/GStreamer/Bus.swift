@@ -41,35 +41,55 @@ public final class Bus: @unchecked Sendable {
     /// Drops every pending message and, while `true`, every new one (`gst_bus_set_flushing`).
     public func setFlushing(_ flushing: Bool) { gst_bus_set_flushing(pointer, flushing ? 1 : 0) }
 
+    /// Messages that `takeAsyncDone(dropping:_:)` drops as they are posted, for a reader that
+    /// never looks at them: they are not queued and do not make the file descriptor readable.
+    public struct Unread: OptionSet, Sendable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// STATE_CHANGED of the elements inside the pipeline (the pipeline's own are kept).
+        public static let childStateChanges = Unread(rawValue: 1 << 0)
+        /// STREAM_STATUS: a streaming thread was made, started or stopped.
+        public static let streamStatus = Unread(rawValue: 1 << 1)
+    }
+
     /// Calls `handler` for each ASYNC_DONE the pipeline itself posts, on the thread that posts it
     /// (a streaming thread, or one of the bin's state threads), before the message is queued
     /// (`gst_bus_set_sync_handler`; the bus keeps the handler until it is freed). When `handler`
-    /// returns true it has taken the message, which is dropped instead of queued; every other
-    /// message is queued as before. `handler` runs with GStreamer's locks held: it must only hand
-    /// something over, never wait or call into the pipeline. Once per bus.
-    public func takeAsyncDone(_ handler: @escaping @Sendable () -> Bool) {
-        let box = AsyncDoneHandler(pipeline: UnsafeMutableRawPointer(pipeline.pointer), handler: handler)
+    /// returns true it has taken the message, which is dropped instead of queued; the messages
+    /// named in `unread` are dropped too; every other message is queued as before. `handler` runs
+    /// with GStreamer's locks held: it must only hand something over, never wait or call into the
+    /// pipeline. Once per bus.
+    public func takeAsyncDone(dropping unread: Unread = [], _ handler: @escaping @Sendable () -> Bool) {
+        let box = SyncHandler(pipeline: UnsafeMutableRawPointer(pipeline.pointer), unread: unread, handler: handler)
         gst_bus_set_sync_handler(pointer, { _, message, data in
             guard let message, let data else { return GST_BUS_PASS }
-            let box = Unmanaged<AsyncDoneHandler>.fromOpaque(data).takeUnretainedValue()
-            guard tonearm_message_type(message) == GST_MESSAGE_ASYNC_DONE,
-                  UnsafeMutableRawPointer(tonearm_message_src(message)) == box.pipeline, box.handler() else { return GST_BUS_PASS }
+            let box = Unmanaged<SyncHandler>.fromOpaque(data).takeUnretainedValue()
+            let fromPipeline = UnsafeMutableRawPointer(tonearm_message_src(message)) == box.pipeline
+            let drop = switch tonearm_message_type(message) {
+            case GST_MESSAGE_ASYNC_DONE: fromPipeline && box.handler()
+            case GST_MESSAGE_STATE_CHANGED: !fromPipeline && box.unread.contains(.childStateChanges)
+            case GST_MESSAGE_STREAM_STATUS: box.unread.contains(.streamStatus)
+            default: false
+            }
+            guard drop else { return GST_BUS_PASS }
             // a sync handler that drops a message unrefs it (gstbus.h, GstBusSyncHandler)
             tonearm_message_unref(message)
             return GST_BUS_DROP
         }, Unmanaged.passRetained(box).toOpaque(), { data in
-            if let data { Unmanaged<AsyncDoneHandler>.fromOpaque(data).release() }
+            if let data { Unmanaged<SyncHandler>.fromOpaque(data).release() }
         })
     }
 }
 
-/// What `Bus.takeAsyncDone` hands to GStreamer: the pipeline (compared, never dereferenced) and
-/// the handler. Immutable.
-private final class AsyncDoneHandler: Sendable {
+/// What `Bus.takeAsyncDone` hands to GStreamer: the pipeline (compared, never dereferenced), the
+/// messages to drop and the handler. Immutable.
+private final class SyncHandler: Sendable {
     nonisolated(unsafe) let pipeline: UnsafeMutableRawPointer
+    let unread: Bus.Unread
     let handler: @Sendable () -> Bool
-    init(pipeline: UnsafeMutableRawPointer, handler: @escaping @Sendable () -> Bool) {
+    init(pipeline: UnsafeMutableRawPointer, unread: Bus.Unread, handler: @escaping @Sendable () -> Bool) {
         self.pipeline = pipeline
+        self.unread = unread
         self.handler = handler
     }
 }

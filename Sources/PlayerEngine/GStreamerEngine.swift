@@ -55,6 +55,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var missingPlugin: String?
     /// The current load was reported live (see `.asyncDone` in `handle`).
     private var reportedLive = false
+    /// The current load's preroll is over (its first ASYNC_DONE, or NO_PREROLL).
+    private var prerolled = false
+    /// The current load goes on to PLAYING at the end of its preroll (`.playAfterPreroll`).
+    private var playsAfterPreroll = false
     /// The answer to the request of the item's own URI, when it went through souphttpsrc.
     private var itemResponse: (contentType: String?, contentLength: Int?)?
     /// HTTP responses of the current load that failed (status 400 and up) and were not answered
@@ -217,6 +221,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 if superseded { retire() } else { load(uri, generation: generation) }
             case .prepareNext(let uri, let generation): prepareNext(uri, generation: generation)
             case .setPlaying(let playing): setPlaying(playing)
+            case .playAfterPreroll(let play): playsAfterPreroll = play && pipeline != nil && !prerolled
             case .release: retire(keepingWarm: true)
             case .seek(let target, let mode, let rate): seek(target, mode: mode, rate: rate)
             case .setVolume(let volume): setVolume(volume)
@@ -314,8 +319,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let pipeline = Pipeline(playbin: playbin, volume: volumeElement, bus: bus, busSource: source)
         // The ASYNC_DONE that ends an exact seek goes from the thread that posts it to the player,
         // not through the bus's fd and this queue (make bench, SetPosition -> Seeked: two thread
-        // wake-ups and the snapshot's queries less); see `seek`.
-        bus.takeAsyncDone { [weak self, weak pipeline] in
+        // wake-ups and the snapshot's queries less); see `seek`. The children's state changes and
+        // the stream-status messages, which `handle` never reads, are dropped as they are posted:
+        // a load of the bench's MP3 into a kept playbin posts about 100 of them (in 7 bursts that
+        // each woke this queue while the streaming threads prerolled), and its way to PLAYING 23
+        // more, all read and copied into Swift here before the pipeline's own state change.
+        bus.takeAsyncDone(dropping: [.childStateChanges, .streamStatus]) { [weak self, weak pipeline] in
             guard let self, let pipeline else { return false }
             let awaited: (generation: Generation, position: Duration)? = pipeline.lock.withLock {
                 defer { pipeline.awaitedSeek = nil }
@@ -363,7 +372,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private func pipelineForLoad() throws -> Pipeline {
         guard let kept = warm else { return try makePipeline() }
         warm = nil
-        kept.volume = try installFilter(on: kept.playbin)
+        // its fresh filter went in when it was kept (see `adopt`); volume and mute may have changed
+        kept.volume?.set("volume", volume)
+        kept.volume?.set("mute", muted)
         // a retired pipeline's bus was set flushing for its teardown (see `stop`)
         kept.bus.setFlushing(false)
         return kept
@@ -451,14 +462,18 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     /// A released pipeline back in NULL: kept warm for the next load while the engine has no
     /// other, else freed (a load came meanwhile and built its own: one pipeline at a time stays).
+    /// A kept one gets the next load's fresh filter now, not on that load's way to its first
+    /// buffer: parsing and linking `scaletempo ! volume` took 0.27-0.36 ms of it (timeline of an
+    /// OpenUri with temporary timestamps in tonearmd).
     private func adopt(_ kept: Pipeline) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard pipeline == nil, warm == nil else {
+        if pipeline == nil, warm == nil, let filter = try? installFilter(on: kept.playbin) {
+            kept.volume = filter
+            warm = kept
+        } else {
             kept.busSource.cancel()
             Self.disconnectSignals(of: kept)
-            return
         }
-        warm = kept
     }
 
     /// One strong reference, handed over once.
@@ -512,6 +527,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         uri = nil
         missingPlugin = nil
         reportedLive = false
+        prerolled = false
+        playsAfterPreroll = false
         itemResponse = nil
         failedResponses = []
     }
@@ -575,15 +592,19 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         pipeline = fresh
         self.generation = generation
         self.uri = uri
+        fresh.playbin.set("uri", uri.string)
+        let started = fresh.playbin.setState(.paused)
         // an image beside the file is the cover until (unless) the file's own tags bring one: those
-        // come later and replace it
+        // come later, from the bus, which this queue reads once the load is done, and replace it.
+        // Looked for once the streaming threads are under way: the first item of a folder tries
+        // each of its names (a stat each, 32 when there is none).
         if let beside = covers?.beside(uri) {
             var metadata = Metadata()
             metadata.coverURL = beside
             deliver(.tags(metadata), generation)
         }
-        fresh.playbin.set("uri", uri.string)
-        if fresh.playbin.setState(.paused) == .noPreroll {
+        if started == .noPreroll {
+            prerolled = true  // a live source: the player asks for PLAYING when told
             deliver(.live, generation)
         } else if uri.isFile {
             watchPreroll(of: fresh, uri, generation, isRetry: isRetry)
@@ -604,6 +625,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             guard let self, let watched, watched === self.pipeline, generation == self.generation else { return }
             self.prerollWatch?.cancel()
             self.prerollWatch = nil
+            let plays = playsAfterPreroll
+            defer { playsAfterPreroll = plays && pipeline != nil }  // the load again, as asked
             if isRetry {
                 retire()
                 deliver(.failed(ItemError(.other, "\(uri.displayPath) did not start: GStreamer never finished opening it")), generation)
@@ -628,7 +651,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     private func setPlaying(_ playing: Bool) {
+        playsAfterPreroll = false
         guard let pipeline, generation != nil else { return }
+        // the player's own PLAYING after a preroll that `playAfterPreroll` already took there
+        if playing, pipeline.playbin.currentState == (.playing, .voidPending) { return }
         pipeline.playbin.setState(playing ? .playing : .paused)
     }
 
@@ -780,6 +806,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         case .asyncDone:
             prerollWatch?.cancel()
             prerollWatch = nil
+            if !prerolled {
+                prerolled = true
+                // PLAYING before the snapshot's queries and the hop to the player: the sink renders
+                // from the preroll buffer it holds
+                if playsAfterPreroll { pipeline.playbin.setState(.playing) }
+                playsAfterPreroll = false
+            }
             let snapshot = snapshot()
             if !reportedLive, isLiveStream(snapshot) {
                 reportedLive = true
@@ -833,6 +866,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         case .tags(let tags):
             deliver(.tags(TagMapping.metadata(tags, covers: covers)), generation)
         case .buffering(let percent):
+            // below 100% the player pauses, and plays on at 100% (gstplay.c buffering_cb)
+            if percent < 100 { playsAfterPreroll = false }
             deliver(.buffering(percent: percent, loadedRanges: loadedRanges(duration: duration)), generation)
         case .downloaded:
             deliver(.loaded(loadedRanges(duration: duration)), generation)

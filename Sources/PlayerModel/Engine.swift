@@ -58,8 +58,13 @@ public enum EngineCommand: Hashable, Sendable {
     case load(MediaURI, Generation)
     /// The URI to continue with gaplessly when the current one is about to finish, or nil.
     case prepareNext(MediaURI?, Generation?)
-    /// PLAYING (true) or PAUSED (false).
+    /// PLAYING (true) or PAUSED (false). Also cancels a `playAfterPreroll`.
     case setPlaying(Bool)
+    /// Whether the load under way goes on to PLAYING by itself at the end of its preroll (its
+    /// first ASYNC_DONE), before the player hears of it: what the player asks then anyway when
+    /// it wants to play, without the round trip through it. Stays PAUSED below 100% buffering.
+    /// Ignored once the load prerolled; a new load or a `setPlaying` cancels it.
+    case playAfterPreroll(Bool)
     /// To NULL: releases the device and the file.
     case release
     /// A flushing seek; `.asyncDone` or `.seekDone` says it finished, `.seekRefused` that it never ran.

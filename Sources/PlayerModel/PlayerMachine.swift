@@ -57,6 +57,8 @@ public struct PlayerMachine: Sendable {
     private var lastBufferingPercent = 100
     private var seekInFlight: SeekRequest?
     private var pendingSeek: SeekRequest?
+    /// The engine was asked to play the load under way once prerolled (see `askPlayAfterPreroll`).
+    private var playsAfterPreroll = false
     /// The last position read from the pipeline (or put there by a seek); nil is 0.
     private var positionSample: PositionSample?
     /// A reconnect of the current item under way (see `ReconnectPolicy`), kept until another item
@@ -105,13 +107,30 @@ public struct PlayerMachine: Sendable {
     /// The actions left by the inputs since the last call, in order. Whatever the inputs changed,
     /// the items about to play have their tags asked for first (see `readMetadata`).
     public mutating func takeActions() -> [PlayerAction] {
+        askPlayAfterPreroll()
         readMetadata()
         defer { actions.removeAll(keepingCapacity: true) }
         return actions
     }
 
     private mutating func emit(_ event: PlayerEvent) { actions.append(.emit(event)) }
-    private mutating func command(_ command: EngineCommand) { actions.append(.engine(command)) }
+    private mutating func command(_ command: EngineCommand) {
+        if case .setPlaying = command { playsAfterPreroll = false }  // the engine drops it too
+        actions.append(.engine(command))
+    }
+
+    /// Keeps the engine's `playAfterPreroll` in step with what `becameReady` will ask once the
+    /// load under way prerolls: PLAYING when playing is wanted and nothing comes first (a seek
+    /// that waits for the preroll, a rate that is a seek, a buffering pause). The pipeline then
+    /// plays from its preroll on the engine's thread, without the ASYNC_DONE's hop here and the
+    /// command's hop back (make bench, OpenUri -> Position > 0). Checked after every input.
+    private mutating func askPlayAfterPreroll() {
+        let wanted = loaded != nil && playQueue.current?.status == .unknown && intent == .playing
+            && !bufferingPaused && pendingSeek == nil && rate == 1
+        guard wanted != playsAfterPreroll else { return }
+        playsAfterPreroll = wanted
+        command(.playAfterPreroll(wanted))
+    }
 
     // MARK: Reading
 
@@ -630,6 +649,7 @@ public struct PlayerMachine: Sendable {
         seekInFlight = nil
         pendingSeek = nil
         positionSample = nil
+        playsAfterPreroll = false  // the engine forgets it with the load
     }
 
     private mutating func newGeneration() -> Generation {
@@ -1066,6 +1086,7 @@ public struct PlayerMachine: Sendable {
 
     private mutating func becameReady(_ id: ItemID, _ snapshot: EngineSnapshot?) {
         if reconnect?.id == id, reconnect?.playingSince == nil { reconnect?.playingSince = .now }
+        playsAfterPreroll = false  // done (or dropped) by the engine at this preroll
         playQueue.update(id) { $0.status = .readyToPlay }
         emit(.itemStatusChanged(id, .readyToPlay))
         if let snapshot {

@@ -133,6 +133,44 @@ final class PlayerRulesTests: XCTestCase {
         XCTAssertEqual(player.currentItem?.id, id)
     }
 
+    /// A load that is to play asks the engine to go on to PLAYING at its preroll; what must come
+    /// before playing (a seek asked meanwhile, a pause, a rate) takes that back, and the player
+    /// asks for PLAYING itself once prerolled, as before.
+    func testALoadThatIsToPlayAsksTheEngineToPlayAfterItsPreroll() throws {
+        func asked() -> [Bool] { engine.calls.compactMap { if case .playAfterPreroll(let play) = $0 { play } else { nil } } }
+        try player.enqueue([a, b])
+        player.play()
+        XCTAssertEqual(asked(), [true])
+        engine.preroll()
+        XCTAssertEqual(engine.calls.last, .setPlaying(true))
+        XCTAssertEqual(asked(), [true], "a preroll ends it: nothing to take back")
+
+        // a seek asked before the preroll runs first: no PLAYING before it
+        player.next()
+        XCTAssertEqual(asked(), [true, true])
+        player.seek(to: .seconds(3))
+        XCTAssertEqual(asked(), [true, true, false])
+        engine.preroll()
+        XCTAssertEqual(seeks(), [.seconds(3)])
+        XCTAssertEqual(engine.calls.last, .setPlaying(true))
+
+        // a pause while loading says PAUSED, which ends it in the engine too
+        engine.clearCalls()
+        player.previous()
+        player.pause()
+        XCTAssertEqual(engine.calls.filter { if case .load = $0 { false } else { true } }.suffix(2),
+                       [.playAfterPreroll(true), .setPlaying(false)])
+        engine.preroll()
+        XCTAssertFalse(engine.calls.contains(.setPlaying(true)))
+
+        // loaded paused from a stop: nothing asked
+        player.stop()
+        engine.clearCalls()
+        player.pause()
+        XCTAssertEqual(loads(), [a])
+        XCTAssertEqual(asked(), [])
+    }
+
     // Rule 3: stale messages die.
     func testMessagesOfAPreviousLoadAreIgnored() throws {
         let ids = try startPlaying([a, b])

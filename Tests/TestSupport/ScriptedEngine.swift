@@ -12,6 +12,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case load(MediaURI, Generation)
         case prepareNext(MediaURI?, Generation?)
         case setPlaying(Bool)
+        case playAfterPreroll(Bool)
         case stop
         case seek(Duration, SeekMode, Double)
         case volume(Double)
@@ -79,6 +80,8 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
             recorded.append(.prepareNext(uri, generation))
         case .setPlaying(let playing):
             recorded.append(.setPlaying(playing))
+        case .playAfterPreroll(let play):
+            recorded.append(.playAfterPreroll(play))
         case .release:
             loaded = nil
             recorded.append(.stop)
