@@ -1,4 +1,5 @@
 import CGStreamer
+import Synchronization
 
 /// A pipeline's `GstBus`, read without a GLib main loop: its poll file descriptor becomes readable
 /// when a message is pending, and `pop` drains it (`gst_bus_get_pollfd`, `gst_bus_pop`).
@@ -64,6 +65,7 @@ public final class Bus: @unchecked Sendable {
         gst_bus_set_sync_handler(pointer, { _, message, data in
             guard let message, let data else { return GST_BUS_PASS }
             let box = Unmanaged<SyncHandler>.fromOpaque(data).takeUnretainedValue()
+            guard box.isPublished else { return GST_BUS_PASS }
             let fromPipeline = UnsafeMutableRawPointer(tonearm_message_src(message)) == box.pipeline
             let drop = switch tonearm_message_type(message) {
             case GST_MESSAGE_ASYNC_DONE: fromPipeline && box.handler()
@@ -82,16 +84,26 @@ public final class Bus: @unchecked Sendable {
 }
 
 /// What `Bus.takeAsyncDone` hands to GStreamer: the pipeline (compared, never dereferenced), the
-/// messages to drop and the handler. Immutable.
+/// messages to drop and the handler. Immutable once made.
+///
+/// GStreamer hands it to the posting threads under the bus's object lock (gst_bus_set_sync_handler
+/// and gst_bus_post both take it), a GLib mutex, which ThreadSanitizer cannot see: it reported
+/// every read of these fields on a streaming thread as racing with `init` (make test-tsan, 17
+/// reports once the handler read them for every STATE_CHANGED and STREAM_STATUS). `init` ends
+/// with a releasing store that the handler's first read acquires: the same order, made visible.
 private final class SyncHandler: Sendable {
     nonisolated(unsafe) let pipeline: UnsafeMutableRawPointer
     let unread: Bus.Unread
     let handler: @Sendable () -> Bool
+    private let published = Atomic<Bool>(false)
     init(pipeline: UnsafeMutableRawPointer, unread: Bus.Unread, handler: @escaping @Sendable () -> Bool) {
         self.pipeline = pipeline
         self.unread = unread
         self.handler = handler
+        published.store(true, ordering: .releasing)
     }
+    /// Always true once made; read first, so that the fields' values are seen as `init` left them.
+    var isPublished: Bool { published.load(ordering: .acquiring) }
 }
 
 /// A bus message copied out of its `GstMessage` at once: a `Sendable` value with no pointer in it.
