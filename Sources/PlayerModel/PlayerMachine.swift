@@ -125,8 +125,12 @@ public struct PlayerMachine: Sendable {
     /// plays from its preroll on the engine's thread, without the ASYNC_DONE's hop here and the
     /// command's hop back (make bench, OpenUri -> Position > 0). Checked after every input.
     private mutating func askPlayAfterPreroll() {
+        // nor when an item follows for a gapless switch: its uri is armed only once this load
+        // prerolled (prepareGaplessNext), and playing before then let a short or fast-draining
+        // item reach about-to-finish with nothing armed (make test-tsan, GaplessTests: the
+        // second half loaded afresh, the first missing from the capture)
         let wanted = loaded != nil && playQueue.current?.status == .unknown && intent == .playing
-            && !bufferingPaused && pendingSeek == nil && rate == 1
+            && !bufferingPaused && pendingSeek == nil && rate == 1 && gaplessNext() == nil
         guard wanted != playsAfterPreroll else { return }
         playsAfterPreroll = wanted
         command(.playAfterPreroll(wanted))
@@ -585,6 +589,15 @@ public struct PlayerMachine: Sendable {
 
     // MARK: Rules
 
+    /// The item a gapless switch goes on to when the current one is about to finish: the same
+    /// one looping a track, else the next (wrapping when looping the queue), unless it failed.
+    private func gaplessNext() -> (ItemID, Item)? {
+        guard let current = playQueue.currentID else { return nil }
+        let nextID: ItemID? = loopMode == .track ? current : nextItemID(wrap: loopMode == .queue)
+        guard let nextID, let next = playQueue.item(nextID), next.error == nil else { return nil }
+        return (nextID, next)
+    }
+
     private func nextItemID(wrap: Bool) -> ItemID? {
         playQueue.next(after: playQueue.currentID, wrap: wrap)
     }
@@ -685,13 +698,12 @@ public struct PlayerMachine: Sendable {
         // its own error, not in a switch that would call it played; and playbin3 1.22.0 aborts
         // (reconfigure_output assertion) when about-to-finish switches away from such a stream.
         // An item shorter than the pipeline's queues may drain before preroll and end with EOS.
-        guard loaded != nil, let current = playQueue.currentID, playQueue.current?.status == .readyToPlay else {
+        guard loaded != nil, playQueue.current?.status == .readyToPlay else {
             if prepared != nil { command(.prepareNext(nil, nil)) }
             prepared = nil
             return
         }
-        let nextID: ItemID? = loopMode == .track ? current : nextItemID(wrap: loopMode == .queue)
-        guard let nextID, let next = playQueue.item(nextID), next.error == nil else {
+        guard let (nextID, next) = gaplessNext() else {
             if prepared != nil { command(.prepareNext(nil, nil)) }
             prepared = nil
             return

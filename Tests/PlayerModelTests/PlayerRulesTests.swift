@@ -134,11 +134,11 @@ final class PlayerRulesTests: XCTestCase {
     }
 
     /// A load that is to play asks the engine to go on to PLAYING at its preroll; what must come
-    /// before playing (a seek asked meanwhile, a pause, a rate) takes that back, and the player
-    /// asks for PLAYING itself once prerolled, as before.
+    /// before playing (a seek asked meanwhile, a pause, a rate, a next item to arm for a gapless
+    /// switch) takes that back, and the player asks for PLAYING itself once prerolled, as before.
     func testALoadThatIsToPlayAsksTheEngineToPlayAfterItsPreroll() throws {
         func asked() -> [Bool] { engine.calls.compactMap { if case .playAfterPreroll(let play) = $0 { play } else { nil } } }
-        try player.enqueue([a, b])
+        try player.enqueue([a])
         player.play()
         XCTAssertEqual(asked(), [true])
         engine.preroll()
@@ -146,7 +146,9 @@ final class PlayerRulesTests: XCTestCase {
         XCTAssertEqual(asked(), [true], "a preroll ends it: nothing to take back")
 
         // a seek asked before the preroll runs first: no PLAYING before it
+        try player.enqueue([b])
         player.next()
+        XCTAssertEqual(loads(), [a, b])
         XCTAssertEqual(asked(), [true, true])
         player.seek(to: .seconds(3))
         XCTAssertEqual(asked(), [true, true, false])
@@ -156,12 +158,23 @@ final class PlayerRulesTests: XCTestCase {
 
         // a pause while loading says PAUSED, which ends it in the engine too
         engine.clearCalls()
-        player.previous()
+        player.stop()
+        player.play()
         player.pause()
         XCTAssertEqual(engine.calls.filter { if case .load = $0 { false } else { true } }.suffix(2),
                        [.playAfterPreroll(true), .setPlaying(false)])
         engine.preroll()
         XCTAssertFalse(engine.calls.contains(.setPlaying(true)))
+
+        // an item after the current one is armed for a gapless switch only once the current one
+        // prerolled (prepareNext): playing before then could reach about-to-finish unarmed
+        engine.clearCalls()
+        player.play()
+        player.previous()
+        XCTAssertEqual(loads(), [a])
+        XCTAssertEqual(asked(), [])
+        engine.preroll()
+        XCTAssertTrue(engine.calls.contains(.setPlaying(true)))
 
         // loaded paused from a stop: nothing asked
         player.stop()
