@@ -79,10 +79,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
+        // tonearmd's allocator settings, applied before any library starts (see process_start.c).
+        .target(name: "CProcessStart"),
+
         .executableTarget(
             name: "tonearmd",
             dependencies: [
-                "Basics", "PlayerEngine", "PlayerModel", "MPRIS", "DBus", "TonearmClient", "Store",
+                "Basics", "CProcessStart", "PlayerEngine", "PlayerModel", "MPRIS", "DBus", "TonearmClient", "Store",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),

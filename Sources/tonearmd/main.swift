@@ -1,4 +1,5 @@
 import ArgumentParser
+import CProcessStart
 import DBus
 import Dispatch
 import FoundationEssentials
@@ -99,13 +100,6 @@ struct Tonearmd: ParsableCommand {
         // running for weeks never gets back (make fuzz: +45 MiB with the default, +10 MiB with one
         // arena, mallopt(3) M_ARENA_MAX). Two arenas keep the engine and the service apart.
         tuneMalloc()
-        // GLib 2.74's slice allocator keeps per-thread magazines of freed chunks, and streaming
-        // threads come and go with every pipeline: make fuzz --seed 12 grew RssAnon by 12.5 MiB
-        // over 20,000 calls with it, 3.9 MiB with plain malloc. GLib 2.76 dropped the magazines
-        // for malloc itself (gslice.c, "Remove slice allocator"); this asks 2.74 for the same. It
-        // is read at GLib's first slice allocation, so before anything starts GStreamer. A value
-        // the user set (G_SLICE=debug-blocks) stands.
-        setenv("G_SLICE", "always-malloc", 0)
         let level = logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -113,6 +107,9 @@ struct Tonearmd: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "tonearmd")
+        if tonearm_allocator_settings_in_place() == 0 {
+            logger.notice("running with the allocators' defaults: could not start again with G_SLICE=always-malloc and GLIBC_TUNABLES=glibc.malloc.tcache_count=0 (is /proc mounted?); memory stays higher after bursts of calls")
+        }
         guard let address = Connection.sessionBusAddress else {
             logger.critical("no session bus: DBUS_SESSION_BUS_ADDRESS is not set (run inside a desktop session, or start one with dbus-run-session)")
             throw ExitCode(1)
