@@ -498,6 +498,8 @@ public final class StateStore: @unchecked Sendable {
                 for change in changes { try writer.apply(change) }
             }
             rowsInLastWrite = database.totalChanges - before
+            // what tests that kill tonearmd wait for (--log-level debug)
+            logger.debug("saved the state: \(changes.count) change(s), \(rowsInLastWrite) row(s)")
         } catch let error where error.isCorrupt {
             database.close()
             self.database = nil

@@ -147,6 +147,16 @@ final class PlaylistsTests: ServiceTestCase {
         return (fields.first as? Bool ?? false, (fields.last as? [Any])?.first as? String)
     }
 
+    /// Waits until `daemon`'s log has a "saved the state" line past `offset` (bytes): a write of
+    /// the saved state finished after that point. While playing, the checkpoint writes every 5 s.
+    func waitForSave(of daemon: Daemon, after offset: Int, timeout: TimeInterval = 15) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !String(decoding: daemon.output.utf8.dropFirst(offset), as: UTF8.self).contains("saved the state:") {
+            guard Date() < deadline else { throw TestError("no write of the saved state within \(timeout) s: \(daemon.output)") }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
     /// SIGTERM and the wait for a clean exit.
     func restart(_ arguments: [String] = []) throws {
         let daemon = harness.daemon
@@ -172,7 +182,10 @@ final class PlaylistsTests: ServiceTestCase {
         // killed; meanwhile a file whose name sorts first appears: the others keep their ids
         let first = harness.daemon
         harness.exitExpected.insert(first.pid)
-        Thread.sleep(forTimeInterval: 0.5)  // the store writes on its own queue right after the change
+        // the store writes on its own queue once the answer has left: the activation was recorded
+        // before the pipeline played, so a write logged from now on holds it (a fixed 0.5 s was too
+        // short under make test-asan's load)
+        try waitForSave(of: first, after: first.output.utf8.count)
         kill(first.pid, SIGKILL)
         XCTAssertEqual(first.waitForExit(timeout: 10), SIGKILL)
         _ = try write("a-side.xspf", "<playlist version=\"1\" xmlns=\"http://xspf.org/ns/0/\"><trackList/></playlist>")
