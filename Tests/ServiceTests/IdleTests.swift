@@ -18,7 +18,11 @@ final class IdleTests: ServiceTestCase {
     /// stopped: no wake-ups. A job on a global dispatch queue once started libdispatch's 1 s
     /// worker-pool monitor here, which then woke the process every second for good.
     func testAnIdlePausedOrStoppedServiceDoesNotWakeUp() throws {
+        let mark = harness.mark()
         try harness.start()
+        // fresh means started: GStreamer's set-up runs after the name is owned and ends with the
+        // formats announced (under make test-asan's load it was still running 1.5 s after the name)
+        try harness.waitForChange(H.root, "SupportedMimeTypes", from: mark, timeout: 30) { $0["SupportedMimeTypes"] != nil }
         try assertAsleep("fresh")
         try harness.call(H.extensionInterface, "Clear")
         try assertAsleep("after Clear")
