@@ -684,11 +684,12 @@ class Run:
 
     async def at_rest(self):
         """The memory of the service at rest, told beside the verdict (which is on the figure right
-        after the run): glibc's malloc keeps a cache of freed small blocks per thread (tcache, up
-        to 7 of each size up to 1 KiB), and the burst leaves a dozen libdispatch workers, each with
-        a full one, until they retire after 5 s without work (swift-corelibs-libdispatch
-        src/queue.c, _dispatch_worker_thread). Waits for that (at most 12 s), then empties the
-        queue again, which makes tonearmd give freed pages back, and reads RssAnon."""
+        after the run): the burst leaves a dozen libdispatch workers until they retire after 5 s
+        without work (swift-corelibs-libdispatch src/queue.c, _dispatch_worker_thread), each with
+        glibc's cache of freed small blocks when it is on (tonearmd turns it off unless
+        GLIBC_TUNABLES sets tcache_count: Sources/CProcessStart/process_start.c). Waits for that
+        (at most 12 s), then empties the queue again, which makes tonearmd give freed pages back,
+        and reads RssAnon."""
         deadline = time.monotonic() + 12
         while time.monotonic() < deadline and (self.dispatch_workers() or 0) > 1:
             await asyncio.sleep(0.5)
