@@ -53,6 +53,12 @@ PACKAGES=(
     # tests of the saved state: sqlite3 writes a file from a newer schema (setpriv and prlimit
     # come with util-linux, which every Debian has)
     sqlite3
+    # the state store's outages (StoreOutageTests): EIO from a FUSE file system of the test's own
+    # (Tests/PySupport/eio_fs.py); an ext4 image that the kernel turns read-only (mkfs.ext4, e2fsck);
+    # tmpfs, loop mounts and findmnt (mount, util-linux)
+    python3-fusepy
+    e2fsprogs
+    mount
     # man pages and the Debian package: man renders the generated pages in the tests;
     # dpkg-shlibdeps finds the package's library dependencies (make deb)
     man-db

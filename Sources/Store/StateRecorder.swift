@@ -52,7 +52,12 @@ public final class StateRecorder: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(player.queue))
         guard subscription != nil else { return }
         handOver()
-        store.record(.settings(settings()))
+        if store.needsWholeState {
+            // writes failed, or the file was replaced: what the player holds goes in whole
+            store.record(.replaced(wholeQueue(), settings()))
+        } else {
+            store.record(.settings(settings()))
+        }
         subscription = nil
         stopCheckpoints()
         store.flush()
@@ -114,8 +119,11 @@ public final class StateRecorder: @unchecked Sendable {
     }
 
     private func recordWhole() {
-        let entries = player.items.map { QueueEntry(id: $0.id, uri: $0.uri, shuffleKey: player.shuffleKey(of: $0.id)) }
-        record(.replaced(entries, settings()))
+        record(.replaced(wholeQueue(), settings()))
+    }
+
+    private func wholeQueue() -> [QueueEntry] {
+        player.items.map { QueueEntry(id: $0.id, uri: $0.uri, shuffleKey: player.shuffleKey(of: $0.id)) }
     }
 
     private func settings() -> SavedSettings {

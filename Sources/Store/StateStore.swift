@@ -50,22 +50,34 @@ public struct QueueEntry: Sendable, Equatable {
 /// the next one, so a burst of them (a dragged slider) costs one transaction.
 ///
 /// A bad database never stops the service: a corrupt file or one from a newer version is moved
-/// aside and a fresh one started; a file that cannot be written (read-only, disk full) or that
-/// another tonearmd holds is left alone and the service goes on without saving. Each of these is
-/// said once, in one log message.
+/// aside and a fresh one started; a file that another tonearmd holds is left alone and the
+/// service goes on without saving. A file that cannot be written (a full disk, EIO, a read-only
+/// remount, its folder deleted) starts an outage: the player's state stays in memory, the file
+/// is opened again at the next change and with a backoff of 1 s doubling to 60 s while the
+/// state waits unsaved, and the first write that succeeds writes the whole state. Each of
+/// these is said once per episode, in one log message (and once more when saving works again).
 public final class StateStore: @unchecked Sendable {
-    // @unchecked: `database`, `statements`, `awaitingFullState` and `saving` are confined to
-    // `queue` (init opens an existing file before it queues anything there); `pending` and
-    // `drainScheduled` are guarded by `lock`.
+    // @unchecked: `database`, `awaitingFullState`, `outage` and the fields below them are
+    // confined to `queue` (init opens an existing file before it queues anything there);
+    // `pending`, `drainScheduled` and `wholeStateWanted` are guarded by `lock`.
     public static let schemaVersion: Int64 = 2
 
     public let path: String
     private let logger: Logger
     private let queue = DispatchQueue(label: "tonearm.state", qos: .utility)
     private var database: Database?
-    private var saving: Bool { database != nil }
-    /// The file was replaced by a fresh one while running: changes wait for the whole state.
-    private var awaitingFullState = false
+    /// The file the open database writes (its device and inode), checked before each write: a
+    /// file whose folder was deleted takes writes as ever, and they are gone at exit.
+    private var openedFile: FileIdentity?
+    /// The file was replaced by a fresh one while running, or writes failed: changes wait for the
+    /// whole state.
+    private var awaitingFullState = false {
+        didSet { lock.withLock { wholeStateWanted = awaitingFullState } }
+    }
+    /// The whole state was asked of the owner and has not come yet.
+    private var wholeStateAsked = false
+    /// Set while the state cannot be written: since when, the next wait, the retry's timer.
+    private var outage: Outage?
     /// Every playlist record and the active playlist as last written: written again into a file
     /// that replaced a corrupt one (a few hundred rows at most).
     private var playlistRecords: [UInt64: PlaylistRecord] = [:]
@@ -73,6 +85,10 @@ public final class StateStore: @unchecked Sendable {
     private let lock = Lock()
     private var pending: [StateChange] = []
     private var drainScheduled = false
+    private var wholeStateWanted = false
+    /// True when the next write must be the whole state (`.replaced`): the file was replaced, or
+    /// writes fail. The owner records it at quit instead of the settings alone.
+    public var needsWholeState: Bool { lock.withLock { wholeStateWanted } }
     /// Called (on the store's queue) when the store needs the whole state written again: its
     /// file was corrupt and was replaced. The owner answers with `.replaced`.
     public var onNeedsFullState: (@Sendable () -> Void)?
@@ -145,7 +161,8 @@ public final class StateStore: @unchecked Sendable {
                                                     attributes: [.posixPermissions: 0o700])
             return openForWriting(retry: true)
         } catch {
-            logger.error("cannot save the player's state: cannot create \(directory.path) (\(Self.reason(error))); tonearmd goes on without saving it")
+            logger.error("cannot save the player's state: cannot create \(directory.path) (\(Self.reason(error))); tonearmd keeps it in memory and tries again at the next change")
+            beginOutage()
             return readOnly()
         }
     }
@@ -163,6 +180,7 @@ public final class StateStore: @unchecked Sendable {
         do {
             let saved = try prepare(database)
             self.database = database
+            openedFile = FileIdentity(path: path)
             return saved
         } catch .sqlite(let error) where error.isBusy {
             logger.error("cannot save the player's state: another tonearmd is using \(path); this one starts empty and saves nothing (use --instance to run a second one with its own state)")
@@ -181,7 +199,8 @@ public final class StateStore: @unchecked Sendable {
             guard case .sqlite(let error) = error else { return nil }
             database.close()
             let saved = readOnly()
-            logger.error("cannot save the player's state: cannot write \(path) (\(diagnosis(error)))\(saved == nil ? "" : "; restored what it held"); tonearmd goes on without saving it")
+            logger.error("cannot save the player's state: cannot write \(path) (\(diagnosis(error)))\(saved == nil ? "" : "; restored what it held"); tonearmd keeps it in memory and tries again at the next change")
+            beginOutage()
             return saved
         }
     }
@@ -456,25 +475,27 @@ public final class StateStore: @unchecked Sendable {
 
     /// Writes what is queued and waits for it: at quit.
     public func flush() {
-        queue.sync { drain() }
+        queue.sync { drain(finalWrite: true) }
     }
 
     /// Closes the file (after `flush`): the lock on it goes, and the WAL is folded into it.
     public func close() {
         queue.sync {
+            outage?.timer?.cancel()
+            outage = nil
             database?.close()
             database = nil
         }
     }
 
-    private func drain() {
+    private func drain(finalWrite: Bool = false) {
         dispatchPrecondition(condition: .onQueue(queue))
         lock.lock()
         var changes = pending
         pending.removeAll(keepingCapacity: true)
         drainScheduled = false
         lock.unlock()
-        guard let database, !changes.isEmpty else { return }
+        guard !changes.isEmpty else { return }
         for change in changes {
             switch change {
             case .playlist(let record): playlistRecords[record.id] = record
@@ -482,14 +503,37 @@ public final class StateStore: @unchecked Sendable {
             default: break
             }
         }
+        if database == nil {
+            // never saving (another tonearmd holds the file), or an outage: a change is when to
+            // try again, at most once a second (a dragged slider sends dozens) but always at quit;
+            // what comes until the file opens is dropped, since the whole state follows
+            guard outage != nil else { return }
+            guard finalWrite || retryAllowed() else {
+                scheduleRetry(soon: true)
+                return
+            }
+            guard reopen() else {
+                scheduleRetry(soon: false)
+                return
+            }
+        }
+        guard let database else { return }
         if awaitingFullState {
-            // after the file was replaced, nothing of the queue before the whole state can apply;
-            // the playlists' rows are written whole with it
-            guard let full = changes.lastIndex(where: { if case .replaced = $0 { true } else { false } }) else { return }
+            // after the file was replaced or writes failed, nothing of the queue before the whole
+            // state can apply; the playlists' rows are written whole with it
+            guard let full = changes.lastIndex(where: \.isWholeState) else {
+                askForWholeState()
+                return
+            }
             changes = Array(changes[full...]).filter { !$0.isPlaylistChange }
             changes += playlistRecords.values.sorted { $0.id < $1.id }.map { .playlist($0) }
             changes.append(.activePlaylist(activePlaylist))
-            awaitingFullState = false
+        }
+        guard openedFile != nil, FileIdentity(path: path) == openedFile else {
+            // the folder or the file was deleted (or replaced) under the open database: writes
+            // would go to a file with no name, lost at exit
+            fail("\(path) was deleted or replaced while tonearmd ran")
+            return
         }
         do {
             let before = database.totalChanges
@@ -498,26 +542,150 @@ public final class StateStore: @unchecked Sendable {
                 for change in changes { try writer.apply(change) }
             }
             rowsInLastWrite = database.totalChanges - before
+            awaitingFullState = false
+            wholeStateAsked = false
             // what tests that kill tonearmd wait for (--log-level debug)
             logger.debug("saved the state: \(changes.count) change(s), \(rowsInLastWrite) row(s)")
+            endOutage()
         } catch let error where error.isCorrupt {
             database.close()
             self.database = nil
             _ = replace(because: "it became corrupt while running (\(error.message))", suffix: "corrupt", retry: true)
             if self.database != nil {
                 awaitingFullState = true
-                onNeedsFullState?()
+                askForWholeState()
             }
         } catch let error where error.primary == SQLITE_CONSTRAINT || error.code == Writer.inconsistent {
             // the file and the player disagree (an edit of an entry the file lacks): write it all
             logger.warning("the saved state disagreed with the player (\(error.message)); writing it whole")
             awaitingFullState = true
-            onNeedsFullState?()
+            wholeStateAsked = false
+            askForWholeState()
+        } catch {
+            // the transaction was rolled back: the file holds the state before it
+            fail(diagnosis(error))
+        }
+    }
+
+    // MARK: Outages
+
+    /// A time when the state could not be written, and how it is tried again.
+    private struct Outage {
+        var since = ContinuousClock.now
+        /// The last attempt to open the file again.
+        var lastAttempt = ContinuousClock.now
+        /// How long the retry timer waits after the next failed attempt: 1 s doubling to 60 s.
+        var backoff: Duration = .seconds(1)
+        /// The retry, while the state waits unsaved; nil otherwise (nothing ticks when nothing waits).
+        var timer: (any DispatchSourceTimer)?
+        /// When `timer` fires.
+        var nextRetry = ContinuousClock.now
+    }
+
+    /// The first attempt after a failure waits this long; after that each waits twice as long, up to `longestRetry`.
+    static let firstRetry: Duration = .seconds(1)
+    static let longestRetry: Duration = .seconds(60)
+
+    /// A write failed: the database is closed, the state waits in memory for the file to open
+    /// again, and the first failure of an episode is logged.
+    private func fail(_ why: String) {
+        database?.close()
+        database = nil
+        openedFile = nil
+        if outage == nil {
+            logger.error("cannot save the player's state: writing \(path) failed (\(why)); tonearmd keeps it in memory and tries again at the next change, and every minute at most while it waits")
+        } else {
+            logger.debug("saving the state failed again: \(why)")
+        }
+        beginOutage()
+        scheduleRetry(soon: false)
+    }
+
+    private func beginOutage() {
+        if outage == nil { outage = Outage() }
+        awaitingFullState = true
+        wholeStateAsked = false
+    }
+
+    private func retryAllowed() -> Bool {
+        guard let outage else { return true }
+        return ContinuousClock.now - outage.lastAttempt >= Self.firstRetry
+    }
+
+    /// Opens the file again after an outage (making its folder when it is gone): true when it
+    /// can be written. Quiet: the episode's failure was said once.
+    private func reopen() -> Bool {
+        outage?.lastAttempt = .now
+        do {
+            try FileManager.default.createDirectory(at: URL(fileURLWithPath: Path.directory(of: path)), withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            return false
+        }
+        guard let database = try? Database(path: path) else { return false }
+        do {
+            _ = try prepare(database)
+            self.database = database
+            openedFile = FileIdentity(path: path)
+        } catch .sqlite(let error) where error.isCorrupt {
+            database.close()
+            _ = replace(because: "it is corrupt (\(error.message))", suffix: "corrupt", retry: true)
+            guard self.database != nil else { return false }
         } catch {
             database.close()
-            self.database = nil
-            logger.error("cannot save the player's state any more: writing \(path) failed (\(diagnosis(error))); tonearmd goes on without saving it, and the state saved before stays in the file")
+            return false
         }
+        // the file holds what was saved before the outage: the whole state comes next
+        awaitingFullState = true
+        return true
+    }
+
+    /// Asks the owner for the whole state, once until it comes.
+    private func askForWholeState() {
+        guard !wholeStateAsked else { return }
+        wholeStateAsked = true
+        onNeedsFullState?()
+    }
+
+    /// Arms the retry: `soon` (a change waits) within a second of the last attempt, else after
+    /// the backoff, which then doubles.
+    private func scheduleRetry(soon: Bool) {
+        guard var outage else { return }
+        let now = ContinuousClock.now
+        let delay: Duration
+        if soon {
+            delay = max(.zero, Self.firstRetry - (now - outage.lastAttempt))
+            if outage.timer != nil, outage.nextRetry <= now + delay { return }  // armed sooner already
+        } else {
+            delay = outage.backoff
+            outage.backoff = min(outage.backoff * 2, Self.longestRetry)
+        }
+        let timer = outage.timer ?? {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.setEventHandler { [weak self] in self?.retry() }
+            timer.resume()
+            return timer
+        }()
+        let nanoseconds = Int(delay.components.seconds) * 1_000_000_000 + Int(delay.components.attoseconds / 1_000_000_000)
+        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(100))
+        outage.timer = timer
+        outage.nextRetry = now + delay
+        self.outage = outage
+    }
+
+    /// The retry timer fired: open the file again, and write the whole state when it opens.
+    private func retry() {
+        guard outage != nil, database == nil else { return }
+        if reopen() { askForWholeState() } else { scheduleRetry(soon: false) }
+    }
+
+    /// A write succeeded: an outage, if any, ends (said once) and its timer goes.
+    private func endOutage() {
+        guard let outage else { return }
+        outage.timer?.cancel()
+        self.outage = nil
+        let seconds = (ContinuousClock.now - outage.since).components.seconds
+        logger.notice("saving the player's state again in \(path) (after \(seconds) s in which it could not be saved)")
     }
 
     /// The statements of one write.
@@ -651,11 +819,27 @@ public final class StateStore: @unchecked Sendable {
 
 
 extension StateChange {
+    /// The whole queue and the settings: what a fresh or reopened file needs first.
+    var isWholeState: Bool {
+        if case .replaced = self { true } else { false }
+    }
+
     /// A change of the playlists' rows, not of the queue: written into a fresh file with the whole state.
     var isPlaylistChange: Bool {
         switch self {
         case .playlist, .activePlaylist: true
         default: false
         }
+    }
+}
+
+/// A file's device and inode, as stat(2) finds its path now; nil when it is gone.
+private struct FileIdentity: Equatable {
+    let device: UInt64, inode: UInt64
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
     }
 }
