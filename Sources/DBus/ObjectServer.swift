@@ -247,6 +247,44 @@ public final class ExportedObject: @unchecked Sendable {
         try connection.send(message)
     }
 
+    // MARK: Reads that wait
+
+    /// Properties whose values are not known yet, by interface: a `Get` of one, or a `GetAll` of
+    /// its interface (or of all), is answered once `releaseReads` says they are known, so that a
+    /// client that reads once at start (a `GetAll` cached for good) never sees a placeholder.
+    private var heldReads: [String: Set<String>] = [:]
+    private var waitingReads: [() -> Void] = []
+
+    /// Holds the reads of `properties` of `interface` until `releaseReads()`.
+    public func holdReads(of interface: String, properties: Set<String>) {
+        dispatchPrecondition(condition: .onQueue(connection.queue))
+        heldReads[interface, default: []].formUnion(properties)
+    }
+
+    /// The held properties are known: the reads that waited are answered, in the order they came.
+    public func releaseReads() {
+        dispatchPrecondition(condition: .onQueue(connection.queue))
+        heldReads = [:]
+        let waiting = waitingReads
+        waitingReads = []
+        connection.answering { waiting.forEach { $0() } }
+    }
+
+    /// Answers the read in `context` with `read` now, or once the reads are released when it
+    /// touches a held property (`property` nil: all of `interface`'s, or of every interface when
+    /// that is empty).
+    private func answerRead(_ context: MethodContext, interface: String, property: String?,
+                            _ read: @escaping () throws -> [DBusValue]) throws -> [DBusValue] {
+        let held = heldReads.isEmpty ? false : property.map { heldReads[interface]?.contains($0) == true }
+            ?? (interface.isEmpty || heldReads[interface] != nil)
+        guard held else { return try read() }
+        let reply = context.deferReply()
+        waitingReads.append {
+            do { reply.succeed(try read()) } catch { reply.fail(error) }
+        }
+        return []
+    }
+
     // MARK: Property changes
 
     /// Marks the properties of `interface` (all, or those named) to be re-read and announced if changed,
@@ -501,12 +539,18 @@ public final class ExportedObject: @unchecked Sendable {
             InterfaceDescription(name: Self.properties, methods: [
                 .init("Get", in: "ss", out: "v", raw: { [unowned self] context in
                     let (interface, property) = try lookupProperty(try context.message.arguments())
+                    if !heldReads.isEmpty, heldReads[interface]?.contains(property.name) == true {
+                        return try answerRead(context, interface: interface, property: property.name) { [unowned self] in
+                            [.variant(try read(property, of: interface))]
+                        }
+                    }
                     guard property.keepsEncodedReply else { return [.variant(try read(property, of: interface))] }
                     try context.reply(copying: try encodedReply(property, of: interface))
                     return []
                 }),
-                .init("GetAll", in: "s", out: "a{sv}") { [unowned self] args, _ in
-                    [try getAll(args[0].stringValue ?? "")]
+                .init("GetAll", in: "s", out: "a{sv}") { [unowned self] args, context in
+                    let interface = args[0].stringValue ?? ""
+                    return try answerRead(context, interface: interface, property: nil) { [unowned self] in [try getAll(interface)] }
                 },
                 .init("Set", in: "ssv", out: "", raw: { [unowned self] context in
                     try set(context)

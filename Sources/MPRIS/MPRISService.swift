@@ -28,8 +28,8 @@ public final class MPRISService: @unchecked Sendable {
         /// playable files in order. Nil: every URI is queued as it is.
         public var resolve: (@Sendable (MediaURI) throws(ItemError) -> [MediaURI])?
         /// True when the engine does not know yet what it plays (it reads GStreamer's registry off
-        /// the service queue): `SupportedUriSchemes` and `SupportedMimeTypes` are empty, and the
-        /// calls that queue URIs are answered, in order, once `formatsKnown` brings the three above.
+        /// the service queue): reads of `SupportedUriSchemes` and `SupportedMimeTypes` and the calls
+        /// that queue URIs are answered, in order, once `formatsKnown` brings the three above.
         public var formatsPending = false
         /// The playlist files behind org.mpris.MediaPlayer2.Playlists and SaveQueue; nil: none.
         public var playlists: PlaylistCatalog?
@@ -115,6 +115,10 @@ public final class MPRISService: @unchecked Sendable {
         }
         object = try server.register([rootInterface(), playerInterface(), trackListInterface(), playlistsInterface(),
                                       tonearmInterface()], at: MPRIS.path)
+        if options.formatsPending {
+            // a client reading GetAll once at start caches what it gets: it waits for the real lists
+            object.holdReads(of: MPRIS.root, properties: ["SupportedUriSchemes", "SupportedMimeTypes"])
+        }
         subscribing = true
         subscription = player.subscribe { [weak self] event in self?.handle(event) }
         subscribing = false
@@ -141,6 +145,7 @@ public final class MPRISService: @unchecked Sendable {
         options.resolve = resolve
         options.formatsPending = false
         object?.propertiesMayHaveChanged(interface: MPRIS.root, properties: ["SupportedUriSchemes", "SupportedMimeTypes"])
+        object?.releaseReads()
         let waiting = waitingForFormats
         waitingForFormats = []
         for resolve in waiting { resolve() }
