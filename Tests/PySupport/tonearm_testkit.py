@@ -52,7 +52,25 @@ MiB = 1 << 20
 
 
 def file_uri(path):
+    """A file URI of a path (str or bytes: a name that is not UTF-8 is percent-encoded byte by byte)."""
     return "file://" + quote(path)
+
+
+def id3v1(title, artist, album):
+    """A 128-byte ID3v1 tag (appended to an MP3) of byte strings as given: ID3v1 declares no
+    encoding, and Latin-1 is what taggers wrote."""
+    def field(value, size):
+        return value[:size].ljust(size, b"\0")
+    return b"TAG" + field(title, 30) + field(artist, 30) + field(album, 30) + b"2001" + field(b"", 30) + bytes([255])
+
+
+def id3v2_latin1_title(title):
+    """An ID3v2.3 tag (prepended to an MP3) with one TIT2 frame of encoding 0 (ISO-8859-1)."""
+    body = b"\x00" + title
+    frame = b"TIT2" + len(body).to_bytes(4, "big") + b"\x00\x00" + body
+    size = len(frame)
+    synchsafe = bytes([(size >> 21) & 0x7f, (size >> 14) & 0x7f, (size >> 7) & 0x7f, size & 0x7f])
+    return b"ID3\x03\x00\x00" + synchsafe + frame
 
 
 # --------------------------------------------------------------------------------------------
@@ -117,10 +135,19 @@ def make_media(rng, media_dir, tag="fuzz"):
         with open(path, "wb") as f:
             f.write(content)
         broken[name] = path
+    # names that are not UTF-8 (a Latin-1 CD rip, an old Windows zip) with Latin-1 tags (issue 26):
+    # an ID3v1 tag, whose text has no declared encoding, and an ID3v2 frame of encoding 0
+    latin1 = os.path.join(os.fsencode(media_dir), b"caf\xe9 \xff.mp3")
+    with open(valid[6], "rb") as f:
+        mp3 = f.read()
+    with open(latin1, "wb") as f:
+        f.write(id3v2_latin1_title(b"Caf\xe9 au lait") + mp3 + id3v1(b"Caf\xe9", b"Mot\xf6rhead", b"\xc9t\xe9"))
+    valid.append(latin1)
     album = os.path.join(media_dir, "album")
     os.makedirs(album)
     shutil.copy(valid[4], os.path.join(album, "track 10.ogg"))
     shutil.copy(valid[3], os.path.join(album, "track 2.wav"))
+    shutil.copy(valid[3], os.path.join(os.fsencode(album), b"track 3 \xe9t\xe9.wav"))
     with open(os.path.join(album, "notes.txt"), "w") as f:
         f.write("not media\n")
     os.makedirs(os.path.join(media_dir, "empty-dir"))

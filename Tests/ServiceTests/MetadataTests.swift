@@ -205,4 +205,64 @@ final class MetadataTests: ServiceTestCase {
         let list = try XCTUnwrap(first.data as? [Any])
         return list.compactMap { Typed(type: "a{sv}", data: $0).dictionary }
     }
+
+    // MARK: Names that are not UTF-8, tags in Latin-1 (issue 26)
+
+    /// `file` copied to `directory` under a name of raw bytes; returns its percent-encoded URI.
+    private func copy(_ file: URL, named name: [UInt8], into directory: URL, prefix: [UInt8] = [], suffix: [UInt8] = []) throws -> String {
+        let source = try Data(contentsOf: file)
+        let path = Array(directory.path.utf8) + [UInt8(ascii: "/")] + name
+        let written = (path + [0]).withUnsafeBufferPointer { buffer -> Bool in
+            buffer.withMemoryRebound(to: CChar.self) { name in
+                guard let stream = fopen(name.baseAddress!, "wb") else { return false }
+                defer { fclose(stream) }
+                let bytes = prefix + Array(source) + suffix
+                return fwrite(bytes, 1, bytes.count, stream) == bytes.count
+            }
+        }
+        XCTAssertTrue(written, "wrote the file with a non-UTF-8 name")
+        let escaped = name.map { byte -> String in
+            let plain = (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == UInt8(ascii: ".")
+            return plain ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+        }.joined()
+        return H.uri(directory) + (H.uri(directory).hasSuffix("/") ? "" : "/") + escaped
+    }
+
+    func testAFileWhoseNameIsNotUTF8PlaysWithItsLatin1TagsAndAReadableTitle() throws {
+        let folder = harness.directory.appendingPathComponent("latin1")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let mp3 = try media.tone("plain-mp3", format: .mp3, seconds: 3)
+        // "café ÿ.mp3" in Latin-1, with an ID3v2.3 TIT2 of encoding 0 and an ID3v1 tag (no
+        // declared encoding: Latin-1 is what taggers wrote), both in Latin-1 bytes
+        let title = Array("Caf".utf8) + [0xE9] + Array(" au lait".utf8)
+        let frameBody: [UInt8] = [0] + title
+        let frame = Array("TIT2".utf8) + [0, 0, 0, UInt8(frameBody.count), 0, 0] + frameBody
+        let id3v2 = Array("ID3".utf8) + [3, 0, 0, 0, 0, 0, UInt8(frame.count)] + frame
+        func field(_ bytes: [UInt8]) -> [UInt8] { Array((bytes + [UInt8](repeating: 0, count: 30)).prefix(30)) }
+        let id3v1 = Array("TAG".utf8) + field(Array("Caf".utf8) + [0xE9]) + field(Array("Mot".utf8) + [0xF6] + Array("rhead".utf8))
+            + field([0xC9, 0x74, 0xE9]) + Array("2001".utf8) + field([]) + [255]
+        let tagged = try copy(mp3, named: Array("caf".utf8) + [0xE9, 0x20, 0xFF] + Array(".mp3".utf8), into: folder, prefix: id3v2, suffix: id3v1)
+        let untagged = try copy(try short("plain-wav"), named: Array("caf".utf8) + [0xE9] + Array(".wav".utf8), into: folder)
+        XCTAssertTrue(tagged.hasSuffix("/caf%E9%20%FF.mp3"), tagged)
+
+        try harness.start([tagged, untagged])
+        try harness.waitForStatus("Playing")
+        try waitForMetadata("xesam:artist")
+        let fields = try harness.playerctl("metadata", "--format", "{{xesam:title}}|{{xesam:artist}}|{{xesam:album}}|{{xesam:url}}")
+            .components(separatedBy: "|")
+        XCTAssertEqual(fields, ["Café au lait", "Motörhead", "Été", tagged], "Latin-1 tags read right; the URL as given")
+
+        // the next one has no tags: its title is its name, the byte that is not UTF-8 shown as U+FFFD
+        try harness.playerctl("next")
+        let tracks = try harness.tracks
+        try harness.waitForTrack(tracks[1])
+        XCTAssertEqual(try harness.playerctl("metadata", "xesam:title"), "caf\u{FFFD}.wav")
+        XCTAssertEqual(try harness.playerctl("metadata", "xesam:url"), untagged, "the URL maps back to the same bytes")
+        try harness.waitForItemStatus("readyToPlay")
+        XCTAssertEqual(try harness.playbackStatus, "Playing")
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
