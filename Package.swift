@@ -26,14 +26,21 @@ let package = Package(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
 
+        // The C library's calls that Swift's Glibc module does not import (statx, eventfd,
+        // pthread_setname_np, mallopt, malloc_trim, the ASan hook): one C function per gap.
+        .target(name: "CShims"),
+        // What runs inside GStreamer's streaming threads, in C: a typefinder, two pad probes, a
+        // deep-notify handler.
+        .target(name: "CGStreamerCallbacks", dependencies: ["CGStreamer"]),
+
         // What the programs took from Foundation beyond FoundationEssentials, in plain Swift: locks,
         // a condition and threads over pthreads, path and text helpers, natural order. With it no
         // target links Foundation proper, and so neither ICU's data nor FoundationInternationalization.
-        .target(name: "Basics"),
+        .target(name: "Basics", dependencies: ["CShims"]),
 
         // Thin Swift wrappers: no policy.
-        .target(name: "GStreamer", dependencies: ["Basics", "CGStreamer"]),
-        .target(name: "DBus", dependencies: ["Basics", "CDBus", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "GStreamer", dependencies: ["Basics", "CGStreamer", "CGStreamerCallbacks"]),
+        .target(name: "DBus", dependencies: ["Basics", "CDBus", "CShims", .product(name: "Logging", package: "swift-log")]),
 
         // The player model: pure Swift, no C.
         .target(name: "PlayerModel", dependencies: ["Basics"]),
@@ -44,7 +51,7 @@ let package = Package(
             dependencies: ["Basics", "GStreamer", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
 
         // Playlist files (M3U, M3U8, PLS, XSPF) and the folders that hold them, watched with inotify.
-        .target(name: "Playlists", dependencies: ["Basics", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Playlists", dependencies: ["Basics", "CShims", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
 
         // The saved state (resume after a restart): SQLite through a thin wrapper, and what the
         // player's events become in it; also what is remembered of the playlists (their records).
@@ -79,13 +86,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
-        // tonearmd's allocator settings, applied before any library starts (see process_start.c).
-        .target(name: "CProcessStart"),
-
         .executableTarget(
             name: "tonearmd",
             dependencies: [
-                "Basics", "CProcessStart", "PlayerEngine", "PlayerModel", "MPRIS", "DBus", "TonearmClient", "Store",
+                "Basics", "CShims", "PlayerEngine", "PlayerModel", "MPRIS", "DBus", "TonearmClient", "Store",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),

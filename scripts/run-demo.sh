@@ -54,7 +54,8 @@ echo "tonearm: Ctrl-C stops it all"
 
 # tonearmd logs to a file, so that the watch's line stays clean; the file is shown if it fails
 log=$(mktemp "${TMPDIR:-/tmp}/tonearmd-demo.XXXXXX")
-XDG_STATE_HOME="$state_home" "$bin/tonearmd" --instance "$instance" "$demo" 2>"$log" &
+# through `tonearm daemon`, which starts tonearmd as the systemd unit does (its allocator settings)
+XDG_STATE_HOME="$state_home" "$bin/tonearm" daemon --instance "$instance" "$demo" 2>"$log" &
 daemon_pid=$!
 if ! gdbus wait --session --timeout 30 "$name" || ! kill -0 "$daemon_pid" 2>/dev/null; then
     echo "tonearm: tonearmd did not come up; its log ($log):" >&2

@@ -1,3 +1,4 @@
+import CShims
 import Glibc
 
 // What NSLock, NSCondition and Thread gave us, over pthreads: they are Foundation proper, which
@@ -107,10 +108,8 @@ private final class ThreadStart {
     }
 }
 
-/// glibc's pthread_setname_np(3), found with dlsym: Swift's Glibc module declares it only under
-/// _GNU_SOURCE. The kernel keeps 15 bytes of a name.
+/// Names the calling thread (`tonearm_set_thread_name`: pthread_setname_np is hidden from Swift);
+/// the kernel keeps 15 bytes of a name.
 private func setThreadName(_ name: String) {
-    typealias SetName = @convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pthread_setname_np") else { return }  // RTLD_DEFAULT
-    _ = unsafeBitCast(symbol, to: SetName.self)(pthread_self(), String(decoding: name.utf8.prefix(15), as: UTF8.self))
+    _ = tonearm_set_thread_name(name)
 }

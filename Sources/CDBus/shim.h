@@ -2,14 +2,9 @@
 #define TONEARM_CDBUS_SHIM_H
 #include <dbus/dbus.h>
 
-#include <sys/eventfd.h>
-
 /* Every libdbus function used by the DBus target imports as is.
  * The DBUS_TYPE_* macros are casts ((int) 's') that Swift does not import; their values are fixed by the
  * D-Bus specification, so Sources/DBus/MessageCoding.swift spells them (TypeCode) instead of shimming.
  * Add a static inline function here only for what Swift cannot import, with a one-line comment on why. */
-
-/* Glibc's Swift module leaves out <sys/eventfd.h> (ReadWatcher wakes its poll with one). */
-static inline int tonearm_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 
 #endif

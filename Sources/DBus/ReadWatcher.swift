@@ -1,5 +1,6 @@
 import Basics
 import CDBus
+import CShims
 import Dispatch
 #if canImport(Glibc)
 import Glibc

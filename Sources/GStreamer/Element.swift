@@ -1,4 +1,5 @@
 import CGStreamer
+import CGStreamerCallbacks
 
 /// A pipeline state (`GstState`).
 public enum ElementState: Int32, Sendable, CustomStringConvertible {

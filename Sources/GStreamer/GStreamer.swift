@@ -1,4 +1,5 @@
 import CGStreamer
+import CGStreamerCallbacks
 
 /// Process-wide GStreamer set-up.
 public enum GStreamer {

@@ -1,4 +1,5 @@
 import Basics
+import CShims
 import Dispatch
 import FoundationEssentials
 import Glibc
@@ -355,23 +356,12 @@ public final class PlaylistCatalog: @unchecked Sendable {
         }
     }
 
-    /// glibc's statx(2) wrapper (2.28 on), found with dlsym: Swift's Glibc module does not import
-    /// it. Nil where the C library has none.
-    private typealias Statx = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UInt32, UnsafeMutableRawPointer) -> Int32
-    private static let statx: Statx? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "statx").map { unsafeBitCast($0, to: Statx.self) }
-
     /// The file's birth time, when the file system keeps one (ext4, btrfs, xfs, tmpfs from Linux
-    /// 6.2...) and says so in stx_mask; nil otherwise. struct statx (linux/stat.h, 256 bytes):
-    /// u32 stx_mask at 0, struct statx_timestamp stx_btime { s64 tv_sec; u32 tv_nsec } at 80.
+    /// 6.2...) and says so; nil otherwise (statx(2), through `tonearm_birth_time`).
     static func birthTime(_ path: String) -> Date? {
-        guard let statx else { return nil }
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 8)
-        defer { buffer.deallocate() }
-        buffer.initializeMemory(as: UInt8.self, repeating: 0, count: 256)
-        let birth: UInt32 = 0x800  // STATX_BTIME
-        guard statx(AT_FDCWD, path, 0, birth, buffer) == 0, buffer.load(as: UInt32.self) & birth != 0 else { return nil }
-        let seconds = buffer.load(fromByteOffset: 80, as: Int64.self)
-        let nanoseconds = buffer.load(fromByteOffset: 88, as: UInt32.self)
+        var seconds: Int64 = 0
+        var nanoseconds: UInt32 = 0
+        guard tonearm_birth_time(path, &seconds, &nanoseconds) != 0 else { return nil }
         return Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9)
     }
 

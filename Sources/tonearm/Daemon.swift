@@ -7,8 +7,9 @@ struct Daemon: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the service (tonearmd) in the foreground, with these options.",
         discussion: """
-            Replaces itself with the tonearmd next to tonearm, or else the first on PATH; its exit status is \
-            tonearmd's (0 on Ctrl-C or SIGTERM). 3 when there is no tonearmd.
+            Replaces itself with the tonearmd next to tonearm, or else the first on PATH, with the allocator \
+            settings of the systemd unit (G_SLICE=always-malloc, GLIBC_TUNABLES=glibc.malloc.tcache_count=0) \
+            unless set already; its exit status is tonearmd's (0 on Ctrl-C or SIGTERM). 3 when there is no tonearmd.
             """)
     @Option(name: .long, help: ArgumentHelp("A GStreamer bin description for the audio output (tonearmd --audio-sink).",
                                             valueName: "description"))
@@ -44,6 +45,8 @@ struct Daemon: ParsableCommand {
             Output.error("no \(ServiceExecutable.name) next to tonearm (\(ServiceExecutable.ownDirectory ?? "?")) or on PATH; install Tonearm's package or build it with `swift build`")
             throw ExitCode(ExitStatus.noService)
         }
+        // set where the process starts, as the systemd unit does: tonearmd does not restart itself for them
+        for (name, value) in ServiceExecutable.allocatorEnvironment { setenv(name, value, 0) }
         let argv = [executable] + arguments
         var cArguments = argv.map { strdup($0) } + [nil]
         execv(executable, &cArguments)

@@ -1,5 +1,5 @@
 import ArgumentParser
-import CProcessStart
+import CShims
 import DBus
 import Dispatch
 import FoundationEssentials
@@ -107,9 +107,6 @@ struct Tonearmd: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "tonearmd")
-        if tonearm_allocator_settings_in_place() == 0 {
-            logger.notice("running with the allocators' defaults: could not start again with G_SLICE=always-malloc and GLIBC_TUNABLES=glibc.malloc.tcache_count=0 (is /proc mounted?); memory stays higher after bursts of calls")
-        }
         guard let address = Connection.sessionBusAddress else {
             logger.critical("no session bus: DBUS_SESSION_BUS_ADDRESS is not set (run inside a desktop session, or start one with dbus-run-session)")
             throw ExitCode(1)
@@ -395,28 +392,24 @@ final class QuitSignals: @unchecked Sendable {
     }
 }
 
-/// glibc's mallopt(3), found with dlsym: Swift's Glibc module does not include <malloc.h>, where
-/// M_ARENA_MAX is -8 and M_MMAP_THRESHOLD -3 (glibc malloc/malloc.h). Does nothing on another libc.
+/// glibc's mallopt(3) (`tonearm_set_malloc_limits`: <malloc.h> is hidden from Swift):
 /// - Two arenas (see run()).
 /// - A fixed mmap threshold of 128 KiB: glibc otherwise raises it after a large block is freed
 ///   (a client's 1 MiB string), and later large blocks come from a heap that is never given back
 ///   (fuzz.py --seed 3, 20,000 calls, one arena: +25 MiB RssAnon with the sliding threshold, +10 MiB fixed).
 private func tuneMalloc() {
-    typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }  // RTLD_DEFAULT
-    let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
     // glibc's own MALLOC_ARENA_MAX / MALLOC_MMAP_THRESHOLD_ in the environment stand (mallopt(3))
     let environment = ProcessInfo.processInfo.environment
-    if environment["MALLOC_ARENA_MAX"] == nil { _ = mallopt(-8, 2) }  // M_ARENA_MAX
-    if environment["MALLOC_MMAP_THRESHOLD_"] == nil { _ = mallopt(-3, 128 * 1024) }  // M_MMAP_THRESHOLD
+    _ = tonearm_set_malloc_limits(environment["MALLOC_ARENA_MAX"] == nil ? 2 : 0,
+                                  environment["MALLOC_MMAP_THRESHOLD_"] == nil ? 128 * 1024 : 0)
 }
 
-/// glibc's malloc_trim(3), found with dlsym like mallopt: hands the free pages inside the heap
-/// back to the system. glibc gives back only the top of a heap by itself, and a pipeline's
-/// teardown frees megabytes below blocks still in use: make fuzz --only typed --seed 11, 6,000
-/// calls, left the main heap 10 MiB larger than at warm-up, all of it free (malloc_trim took
-/// RssAnon from 32.5 to 20.9 MiB). Runs after the last retired pipeline is freed and when the
-/// list is emptied, never on a timer.
+/// glibc's malloc_trim(3) (`tonearm_malloc_trim`): hands the free pages inside the heap back to
+/// the system. glibc gives back only the top of a heap by itself, and a pipeline's teardown frees
+/// megabytes below blocks still in use: make fuzz --only typed --seed 11, 6,000 calls, left the
+/// main heap 10 MiB larger than at warm-up, all of it free (malloc_trim took RssAnon from 32.5 to
+/// 20.9 MiB). Runs after the last retired pipeline is freed and when the list is emptied, never on
+/// a timer.
 /// Where `malloc_trim` runs when not on a teardown thread. A serial queue of our own, never a
 /// global one: the first job on a global (non-overcommit) queue starts libdispatch's worker-pool
 /// monitor, a 1 s timer that then wakes the idle process forever
@@ -424,9 +417,7 @@ private func tuneMalloc() {
 private let trimQueue = DispatchQueue(label: "tonearm.malloc-trim", qos: .utility)
 
 @Sendable private func giveBackFreedMemory() {
-    typealias MallocTrim = @convention(c) (Int) -> Int32
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }  // RTLD_DEFAULT
-    _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
+    tonearm_malloc_trim()
 }
 
 /// Under AddressSanitizer (make test-asan) only: dispatchMain ends the main thread with
@@ -434,13 +425,10 @@ private let trimQueue = DispatchQueue(label: "tonearm.malloc-trim", qos: .utilit
 /// stack allocations stay marked. libdispatch's signal thread then runs on that stack (a TSD
 /// destructor that waits in sigsuspend), and its SIGTERM handler's sigfillset was reported as a
 /// dynamic-stack-buffer-overflow in _dispatch_sigmask, in 1 of 3 stops and 62 reports in a run.
-/// `__asan_handle_no_return` clears the marks of the current thread's stack, as the compiler
-/// does before calling a function that never returns (compiler-rt asan_rtl.cpp). It exists only
-/// in a process that has ASan's runtime.
+/// `tonearm_forget_abandoned_stack_frames` clears the marks of the current thread's stack, as the
+/// compiler does before calling a function that never returns (compiler-rt asan_rtl.cpp).
 private func forgetAbandonedFramesForAddressSanitizer() {
-    typealias HandleNoReturn = @convention(c) () -> Void
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_handle_no_return") else { return }  // RTLD_DEFAULT
-    unsafeBitCast(symbol, to: HandleNoReturn.self)()
+    tonearm_forget_abandoned_stack_frames()
 }
 
 extension EngineConfiguration.PipelineKind: ExpressibleByArgument {}

@@ -272,8 +272,10 @@ final class Spawned: @unchecked Sendable {
 
 extension CLIHarness {
     /// Starts the built `tonearm` with `arguments`, its stdout a pipe.
-    func spawn(_ arguments: [String]) throws -> Spawned {
-        try Spawned(try Self.executable("tonearm"), arguments, environment: environment)
+    func spawn(_ arguments: [String], environment changes: [String: String?] = [:]) throws -> Spawned {
+        var environment = self.environment
+        for (name, value) in changes { environment[name] = value }
+        return try Spawned(try Self.executable("tonearm"), arguments, environment: environment)
     }
 
     /// Starts the built `tonearm` with `arguments` on a pseudo-terminal `columns` wide, through

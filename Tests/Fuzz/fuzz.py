@@ -686,8 +686,8 @@ class Run:
         """The memory of the service at rest, told beside the verdict (which is on the figure right
         after the run): the burst leaves a dozen libdispatch workers until they retire after 5 s
         without work (swift-corelibs-libdispatch src/queue.c, _dispatch_worker_thread), each with
-        glibc's cache of freed small blocks when it is on (tonearmd turns it off unless
-        GLIBC_TUNABLES sets tcache_count: Sources/CProcessStart/process_start.c). Waits for that
+        glibc's cache of freed small blocks when it is on (the systemd unit's environment, with
+        which the fuzzer starts tonearmd, turns it off: packaging/tonearmd.service). Waits for that
         (at most 12 s), then empties the queue again, which makes tonearmd give freed pages back,
         and reads RssAnon."""
         deadline = time.monotonic() + 12

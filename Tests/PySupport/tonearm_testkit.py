@@ -15,6 +15,7 @@ import concurrent.futures
 import math
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -49,6 +50,20 @@ TRACK = "/io/github/tonearm/Track/"
 BUS = DBusAddress("/org/freedesktop/DBus", "org.freedesktop.DBus", "org.freedesktop.DBus")
 REPLY_TIMEOUT = 25.0
 MiB = 1 << 20
+
+
+def unit_environment():
+    """The variables packaging/tonearmd.service sets (its Environment= lines), as systemd and D-Bus
+    activation start tonearmd with them."""
+    unit = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "packaging", "tonearmd.service")
+    variables = {}
+    with open(unit) as f:
+        for line in f:
+            if line.startswith("Environment="):
+                for word in shlex.split(line[len("Environment="):]):
+                    name, _, value = word.partition("=")
+                    variables[name] = value
+    return variables
 
 
 def file_uri(path):
@@ -212,6 +227,9 @@ class Service:
         env.setdefault("SWIFT_BACKTRACE", "enable=yes,preset=full,threads=crashed,sanitize=no,limit=80,top=0")
         env.pop("DISPLAY", None)
         env.pop("WAYLAND_DISPLAY", None)
+        # started as users start it: with the systemd unit's environment (its allocator settings)
+        for name, value in unit_environment().items():
+            env.setdefault(name, value)
         self.err = open(self.stderr_path, "ab")
         self.proc = subprocess.Popen([self.tonearmd, "--audio-sink", "fakesink sync=true"], cwd=self.cwd,
                                      env=env, stdout=self.err, stderr=self.err, stdin=subprocess.DEVNULL)

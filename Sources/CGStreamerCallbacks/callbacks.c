@@ -1,0 +1,168 @@
+// GStreamer callbacks that run on streaming threads (a typefinder, two pad probes, a deep-notify
+// handler): C, so that no Swift runs on those threads. Declared in
+// include/tonearm_gstreamer_callbacks.h; Sources/GStreamer calls the four functions there.
+#include "tonearm_gstreamer_callbacks.h"
+#include <string.h>
+#include <unistd.h>
+
+// A typefind function is a C callback on a streaming thread. A DSF file (Sony's "DSF File Format
+// Specification" 1.01) opens with a "DSD " chunk whose 64-bit little-endian size is 28, followed
+// by its "fmt " chunk. The caps are gst-libav's, so its avdemux_dsf takes the stream.
+static void tonearm_dsf_type_find(GstTypeFind *find, gpointer caps) {
+    const guint8 *head = gst_type_find_peek(find, 0, 32);
+    if (head != NULL && memcmp(head, "DSD ", 4) == 0 && GST_READ_UINT64_LE(head + 4) == 28 &&
+        memcmp(head + 28, "fmt ", 4) == 0)
+        gst_type_find_suggest(find, GST_TYPE_FIND_MAXIMUM, (GstCaps *) caps);
+}
+// gst_type_find_register takes a C function pointer; the factory keeps its own reference to the
+// possible caps, the function's data holds the other.
+gboolean tonearm_register_dsf_type_find(guint rank) {
+    GstCaps *caps = gst_caps_new_empty_simple("application/x-gst-av-dsf");
+    return gst_type_find_register(NULL, "tonearm_dsf", rank, tonearm_dsf_type_find, "dsf", caps, caps,
+                                  (GDestroyNotify) gst_mini_object_unref);
+}
+
+// A pad probe is a C callback on a streaming thread: written here, it only compares timestamps and
+// posts an element message, so no Swift runs on that thread. The watch belongs to the probe.
+typedef struct {
+    GstElement *element;  // not referenced: it owns the pad, and so outlives the probe
+    GstClockTime threshold;
+    GstClockTime expected;
+    GstSegment segment;
+} TonearmGapWatch;
+
+static GstPadProbeReturn tonearm_gap_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    TonearmGapWatch *watch = (TonearmGapWatch *)data;
+    if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+        GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+        GstClockTime pts = GST_BUFFER_PTS(buffer);
+        if (GST_CLOCK_TIME_IS_VALID(watch->expected) && GST_CLOCK_TIME_IS_VALID(pts)
+            && pts > watch->expected + watch->threshold && watch->segment.format == GST_FORMAT_TIME) {
+            guint64 start = gst_segment_to_stream_time(&watch->segment, GST_FORMAT_TIME, watch->expected);
+            guint64 end = gst_segment_to_stream_time(&watch->segment, GST_FORMAT_TIME, pts);
+            // outside the segment a time has no stream time (GST_CLOCK_TIME_NONE): nothing to tell
+            if (GST_CLOCK_TIME_IS_VALID(start) && GST_CLOCK_TIME_IS_VALID(end) && end > start) {
+                GstStructure *gap = gst_structure_new("tonearm-gap", "start", G_TYPE_UINT64, start, "end", G_TYPE_UINT64, end, NULL);
+                gst_element_post_message(watch->element, gst_message_new_element(GST_OBJECT(watch->element), gap));
+            }
+        }
+        watch->expected = GST_CLOCK_TIME_IS_VALID(pts) && GST_BUFFER_DURATION_IS_VALID(buffer)
+            ? pts + GST_BUFFER_DURATION(buffer) : GST_CLOCK_TIME_NONE;
+    } else if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+        GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+        switch (GST_EVENT_TYPE(event)) {
+        case GST_EVENT_SEGMENT:
+            gst_event_copy_segment(event, &watch->segment);
+            watch->expected = GST_CLOCK_TIME_NONE;
+            break;
+        case GST_EVENT_STREAM_START:
+        case GST_EVENT_FLUSH_STOP:
+            watch->expected = GST_CLOCK_TIME_NONE;
+            break;
+        default:
+            break;
+        }
+    }
+    return GST_PAD_PROBE_OK;
+}
+
+// Watches the buffers entering `element`'s sink pad for a jump forward in time longer than
+// `threshold` nanoseconds (a stretch of the stream that never came), and posts a "tonearm-gap"
+// element message from `element` with the gap's "start" and "end" in stream time. False when
+// the element has no sink pad.
+gboolean tonearm_watch_gaps(GstElement *element, guint64 threshold) {
+    GstPad *pad = gst_element_get_static_pad(element, "sink");
+    if (pad == NULL) return FALSE;
+    TonearmGapWatch *watch = g_new0(TonearmGapWatch, 1);
+    watch->element = element;
+    watch->threshold = threshold;
+    watch->expected = GST_CLOCK_TIME_NONE;
+    gst_segment_init(&watch->segment, GST_FORMAT_UNDEFINED);
+    gst_pad_add_probe(pad, (GstPadProbeType)(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM),
+                      tonearm_gap_probe, watch, g_free);
+    gst_object_unref(pad);
+    return TRUE;
+}
+// Like the gap watch: C on the streaming thread, which only adds and compares byte counts.
+typedef struct {
+    GstElement *element;  // not referenced: it owns the pad
+    guint steps;
+    guint64 position;
+    guint64 length;
+    guint64 next;  // G_MAXUINT64: nothing to tell (size unknown, or the end told)
+} TonearmDownloadWatch;
+
+static void tonearm_download_post(TonearmDownloadWatch *watch) {
+    guint64 step = watch->length / watch->steps;
+    watch->next = watch->position >= watch->length ? G_MAXUINT64 : (watch->position / step + 1) * step;
+    GstStructure *progress = gst_structure_new("tonearm-download", "position", G_TYPE_UINT64, watch->position,
+                                               "length", G_TYPE_UINT64, watch->length, NULL);
+    gst_element_post_message(watch->element, gst_message_new_element(GST_OBJECT(watch->element), progress));
+}
+
+static GstPadProbeReturn tonearm_download_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    TonearmDownloadWatch *watch = (TonearmDownloadWatch *)data;
+    if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+        // told at the next buffer, whose probe runs once the previous push returned: the element
+        // downstream (downloadbuffer writes in its chain function) then holds every byte told
+        if (watch->position >= watch->next) tonearm_download_post(watch);
+        watch->position += gst_buffer_get_size(GST_PAD_PROBE_INFO_BUFFER(info));
+    } else if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+        GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+        if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT) {
+            // gstbasesrc.c: a source that knows its size in bytes puts it in the segment's
+            // duration, and a range request (a resume, a seek) starts the segment at its offset
+            const GstSegment *segment;
+            gst_event_parse_segment(event, &segment);
+            gboolean sized = segment->format == GST_FORMAT_BYTES && segment->duration != (guint64)-1
+                && segment->duration >= watch->steps && segment->start < segment->duration;
+            watch->position = sized ? segment->start : 0;
+            watch->length = sized ? segment->duration : 0;
+            guint64 step = sized ? segment->duration / watch->steps : 0;
+            watch->next = sized ? (segment->start / step + 1) * step : G_MAXUINT64;
+        } else if (GST_EVENT_TYPE(event) == GST_EVENT_EOS && watch->length > 0 && watch->next != G_MAXUINT64) {
+            tonearm_download_post(watch);
+        }
+    }
+    return GST_PAD_PROBE_OK;
+}
+
+// Watches the bytes leaving `source`, an HTTP source of a known size, and posts a
+// "tonearm-download" element message from it (fields "position" and "length", bytes) each time
+// the download passes the next of `steps` equal parts of the whole, and at its end: pushed from
+// the streaming thread, at most `steps` + 1 messages for a download from start to end. False (and
+// nothing watched) when `source` is not an http or https source or has no src pad.
+gboolean tonearm_watch_download(GstElement *source, guint steps) {
+    if (steps == 0 || !GST_IS_URI_HANDLER(source)) return FALSE;
+    gchar *uri = gst_uri_handler_get_uri(GST_URI_HANDLER(source));
+    gboolean http = uri != NULL && (g_str_has_prefix(uri, "http://") || g_str_has_prefix(uri, "https://"));
+    g_free(uri);
+    if (!http) return FALSE;
+    GstPad *pad = gst_element_get_static_pad(source, "src");
+    if (pad == NULL) return FALSE;
+    TonearmDownloadWatch *watch = g_new0(TonearmDownloadWatch, 1);
+    watch->element = source;
+    watch->steps = steps;
+    watch->next = G_MAXUINT64;
+    gst_pad_add_probe(pad, (GstPadProbeType)(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM),
+                      tonearm_download_probe, watch, g_free);
+    gst_object_unref(pad);
+    return TRUE;
+}
+// Runs on whichever thread opened the file (a state change, a streaming thread): C, no Swift.
+static void tonearm_unlink_temp_location(GstObject *pipeline, GstObject *object, GParamSpec *pspec, gpointer data) {
+    gchar *location = NULL;
+    g_object_get(object, "temp-location", &location, NULL);
+    if (location != NULL) unlink(location);
+    g_free(location);
+}
+
+// Unlinks each temporary file an element inside `pipeline` announces in its "temp-location"
+// property (downloadbuffer, queue2: "The temp-location property will be used to notify the
+// application of the allocated filename", gstdownloadbuffer.c) as soon as it is made: the
+// element keeps writing and reading it through its descriptor, and the file goes with that
+// descriptor, even when the process is killed. (Its own temp-remove at close then finds no file,
+// a GST_WARNING in the debug log.) g_signal_connect is a macro.
+gulong tonearm_unlink_temp_files(GstElement *pipeline) {
+    return g_signal_connect(pipeline, "deep-notify::temp-location", G_CALLBACK(tonearm_unlink_temp_location), NULL);
+}

@@ -1,0 +1,33 @@
+#ifndef TONEARM_SHIMS_H
+#define TONEARM_SHIMS_H
+// What Swift's Glibc module cannot import, one function per gap, each with why it exists. No
+// behaviour lives here: every function is a call of the system's own, with fixed arguments at most.
+#include <stdint.h>
+
+// Glibc's Swift module leaves out <sys/eventfd.h>: ReadWatcher wakes its poll with an eventfd
+// (EFD_CLOEXEC | EFD_NONBLOCK). Returns the descriptor, or -1 with errno set.
+int tonearm_eventfd(void);
+
+// pthread_setname_np(3) is declared only under _GNU_SOURCE, which Swift's Glibc module does not
+// define. Names the calling thread (the kernel keeps 15 bytes); returns 0 or an error number.
+int tonearm_set_thread_name(const char *name);
+
+// statx(2) (glibc 2.28) and struct statx are not in Swift's Glibc module. The birth time of
+// `path` in *seconds and *nanoseconds, when the file system keeps one and says so in stx_mask
+// (ext4, btrfs, xfs, tmpfs from Linux 6.2); returns 1 then, 0 otherwise.
+int tonearm_birth_time(const char *path, int64_t *seconds, uint32_t *nanoseconds);
+
+// <malloc.h> is not in Swift's Glibc module: mallopt(3)'s M_ARENA_MAX and M_MMAP_THRESHOLD.
+// Sets each that is positive; returns 1 when every mallopt call succeeded.
+int tonearm_set_malloc_limits(int arenas, int mmap_threshold);
+
+// <malloc.h> is not in Swift's Glibc module: malloc_trim(3) hands the free pages inside the heap
+// back to the system (glibc gives back only the top of a heap by itself).
+void tonearm_malloc_trim(void);
+
+// AddressSanitizer's __asan_handle_no_return clears the marks on the current thread's stack, as
+// the compiler does before a call that never returns; declared weak, so it does nothing in a
+// process without ASan's runtime. (dispatchMain ends the main thread with pthread_exit.)
+void tonearm_forget_abandoned_stack_frames(void);
+
+#endif
