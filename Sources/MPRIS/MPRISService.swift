@@ -434,7 +434,12 @@ public final class MPRISService: @unchecked Sendable {
         InterfaceDescription(
             name: MPRIS.root,
             methods: [
-                .init("Raise") { _, _ in [] },  // no window to raise; CanRaise is false
+                .init("Raise") { [logger, player] _, _ in
+                    // MPRIS lets a player with CanRaise false ignore Raise; the line shows that it
+                    // came, written once the answer has left (a write to stderr may wake journald)
+                    player.whenAnswered { logger.info("asked to raise: no window") }
+                    return []
+                },
                 .init("Quit") { [weak self] _, _ in
                     guard let self else { return [] }
                     // reply first, then go: the caller gets its answer before the name is released
