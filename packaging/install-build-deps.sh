@@ -57,6 +57,9 @@ PACKAGES=(
     # dpkg-shlibdeps finds the package's library dependencies (make deb)
     man-db
     dpkg-dev
+    # the desktop entry: desktop-file-validate checks it as installed (make install-test), with the
+    # rules GNOME's and XFCE's menus apply
+    desktop-file-utils
 )
 
 mode=install

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Checks the Debian package that `make deb` built (`make deb-test` builds it first):
-#   1. dpkg -x into a temporary root: exactly the expected files, owned by root, the unit and the
-#      activation file naming /usr/bin/tonearmd, man pages and completions that say what the
+#   1. dpkg -x into a temporary root: exactly the expected files, owned by root, the unit, the
+#      activation file and the desktop entry naming /usr/bin/tonearmd, man pages and completions that say what the
 #      parsers accept, and programs that run from there with no Swift toolchain libraries;
 #   2. its control fields: GStreamer's plugin packages and a session bus among the dependencies;
 #   3. as root (unless DEB_TEST_INSTALL=0): apt-get installs it, a client call on a fresh session
@@ -69,6 +69,9 @@ check "the activation file starts /usr/bin/tonearmd, or the unit under systemd" 
     "grep -qx 'Exec=/usr/bin/tonearmd' '$root/usr/share/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service' &&
      grep -qx 'SystemdService=tonearmd.service' '$root/usr/share/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service' &&
      grep -qx 'Name=org.mpris.MediaPlayer2.tonearm' '$root/usr/share/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service'"
+check "the desktop entry runs /usr/bin/tonearmd, by its absolute path" bash -c \
+    "grep -qx 'Exec=/usr/bin/tonearmd --open %U' '$root/usr/share/applications/tonearm.desktop' &&
+     grep -qx 'TryExec=/usr/bin/tonearmd' '$root/usr/share/applications/tonearm.desktop'"
 check "no Swift toolchain library is needed" bash -c \
     "for p in tonearm tonearmd; do out=\$(ldd '$root/usr/bin/'\$p) || exit 1; echo \"\$out\" | grep -E 'not found|libswift|libFoundation|libdispatch|/opt/swift|swift/linux' && exit 1; done; true"
 # Foundation proper would bring FoundationInternationalization and ICU's data (37 MB of each program)

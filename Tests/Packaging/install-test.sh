@@ -1,0 +1,51 @@
+#!/bin/bash
+# Checks `make install` into a prefix of its own, the way a person installs to /opt or ~/.local:
+#   make install PREFIX=<temporary>/opt/tonearm DESTDIR=   (the files at their real paths), then
+#   1. the desktop entry's Exec and TryExec are absolute and name the installed tonearmd, which
+#      exists and runs: GNOME and XFCE hide an entry whose TryExec is not found, and a prefix's
+#      bin/ is seldom on PATH; desktop-file-validate accepts the entry;
+#   2. the unit and the activation file name the same tonearmd;
+#   3. make uninstall with the same PREFIX leaves no file behind.
+#   Tests/Packaging/install-test.sh        (run through `make install-test`, which builds first)
+# Ends with "N passed, N failed"; exits 1 when a check failed.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+make="${MAKE:-make}"
+passed=0
+failed=0
+check() {  # check DESCRIPTION COMMAND...: one line per check
+    local what="$1"
+    shift
+    if output=$("$@" 2>&1); then
+        passed=$((passed + 1))
+        echo "ok      $what"
+    else
+        failed=$((failed + 1))
+        echo "FAILED  $what"
+        [ -n "$output" ] && echo "$output" | sed 's/^/        /'
+    fi
+}
+work=$(mktemp -d "${TMPDIR:-/tmp}/tonearm-install-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+prefix="$work/opt/tonearm"
+
+"$make" --no-print-directory install PREFIX="$prefix" DESTDIR= >"$work/install.log" 2>&1 ||
+    { cat "$work/install.log"; echo "install-test: make install failed"; exit 1; }
+desktop="$prefix/share/applications/tonearm.desktop"
+key() { sed -n "s/^$1=//p" "$desktop"; }
+check "the desktop entry is installed" test -f "$desktop"
+check "Exec is the installed tonearmd, by its absolute path, with --open %U" \
+    test "$(key Exec)" = "$prefix/bin/tonearmd --open %U"
+check "TryExec is the installed tonearmd, by its absolute path" test "$(key TryExec)" = "$prefix/bin/tonearmd"
+check "the program Exec and TryExec name exists, is executable and runs" \
+    bash -c "exec=\$(sed -n 's/^TryExec=//p' '$desktop') && [ -x \"\$exec\" ] && env -i \"\$exec\" --help | grep -q -- --open"
+check "desktop-file-validate accepts the installed entry" desktop-file-validate "$desktop"
+check "the unit runs the installed tonearmd" grep -qx "ExecStart=$prefix/bin/tonearmd" "$prefix/lib/systemd/user/tonearmd.service"
+check "the activation file starts the installed tonearmd" \
+    grep -qx "Exec=$prefix/bin/tonearmd" "$prefix/share/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service"
+
+"$make" --no-print-directory uninstall PREFIX="$prefix" DESTDIR= >"$work/uninstall.log" 2>&1 ||
+    { cat "$work/uninstall.log"; echo "install-test: make uninstall failed"; exit 1; }
+check "make uninstall leaves no file" bash -c "left=\$(find '$prefix' -type f) && [ -z \"\$left\" ] || { echo \"\$left\"; exit 1; }"
+echo "install-test: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
