@@ -116,6 +116,8 @@ install: generated
 	install -Dm644 $(GENERATED)/org.mpris.MediaPlayer2.tonearm.service.in \
 	  $(DESTDIR)$(DATADIR)/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service
 	install -Dm644 $(GENERATED)/tonearm.desktop.in $(DESTDIR)$(DATADIR)/applications/tonearm.desktop
+	install -Dm644 packaging/icons/tonearm.svg $(DESTDIR)$(DATADIR)/icons/hicolor/scalable/apps/tonearm.svg
+	install -Dm644 packaging/icons/tonearm-symbolic.svg $(DESTDIR)$(DATADIR)/icons/hicolor/symbolic/apps/tonearm-symbolic.svg
 	install -Dm644 -t $(DESTDIR)$(DATADIR)/dbus-1/interfaces dbus/org.mpris.MediaPlayer2.xml \
 	  dbus/org.mpris.MediaPlayer2.Player.xml dbus/org.mpris.MediaPlayer2.TrackList.xml \
 	  dbus/org.mpris.MediaPlayer2.Playlists.xml dbus/io.github.tonearm.Player1.xml
@@ -131,6 +133,8 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/lib/systemd/user/tonearmd.service \
 	  $(DESTDIR)$(DATADIR)/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service \
 	  $(DESTDIR)$(DATADIR)/applications/tonearm.desktop \
+	  $(DESTDIR)$(DATADIR)/icons/hicolor/scalable/apps/tonearm.svg \
+	  $(DESTDIR)$(DATADIR)/icons/hicolor/symbolic/apps/tonearm-symbolic.svg \
 	  $(addprefix $(DESTDIR)$(DATADIR)/dbus-1/interfaces/,org.mpris.MediaPlayer2.xml org.mpris.MediaPlayer2.Player.xml \
 	    org.mpris.MediaPlayer2.TrackList.xml org.mpris.MediaPlayer2.Playlists.xml io.github.tonearm.Player1.xml)
 	for program in tonearm tonearmd; do \

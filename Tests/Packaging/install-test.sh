@@ -3,7 +3,8 @@
 #   make install PREFIX=<temporary>/opt/tonearm DESTDIR=   (the files at their real paths), then
 #   1. the desktop entry's Exec and TryExec are absolute and name the installed tonearmd, which
 #      exists and runs: GNOME and XFCE hide an entry whose TryExec is not found, and a prefix's
-#      bin/ is seldom on PATH; desktop-file-validate accepts the entry;
+#      bin/ is seldom on PATH; desktop-file-validate accepts the entry; its Icon is installed in
+#      the prefix's hicolor theme, scalable and symbolic, and librsvg renders both;
 #   2. the unit and the activation file name the same tonearmd;
 #   3. make uninstall with the same PREFIX leaves no file behind.
 #   Tests/Packaging/install-test.sh        (run through `make install-test`, which builds first)
@@ -40,6 +41,13 @@ check "TryExec is the installed tonearmd, by its absolute path" test "$(key TryE
 check "the program Exec and TryExec name exists, is executable and runs" \
     bash -c "exec=\$(sed -n 's/^TryExec=//p' '$desktop') && [ -x \"\$exec\" ] && env -i \"\$exec\" --help | grep -q -- --open"
 check "desktop-file-validate accepts the installed entry" desktop-file-validate "$desktop"
+icons="$prefix/share/icons/hicolor"
+check "Icon names the installed hicolor icon, scalable and symbolic" bash -c \
+    "[ \"\$(sed -n 's/^Icon=//p' '$desktop')\" = tonearm ] && [ -f '$icons/scalable/apps/tonearm.svg' ] &&
+     [ -f '$icons/symbolic/apps/tonearm-symbolic.svg' ]"
+check "librsvg renders the installed icons (128 and 16 px)" bash -c \
+    "rsvg-convert -w 128 -h 128 '$icons/scalable/apps/tonearm.svg' >'$work/icon.png' &&
+     rsvg-convert -w 16 -h 16 '$icons/symbolic/apps/tonearm-symbolic.svg' >'$work/symbolic.png'"
 check "the unit runs the installed tonearmd" grep -qx "ExecStart=$prefix/bin/tonearmd" "$prefix/lib/systemd/user/tonearmd.service"
 check "the activation file starts the installed tonearmd" \
     grep -qx "Exec=$prefix/bin/tonearmd" "$prefix/share/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service"
