@@ -370,6 +370,8 @@ final class PlaylistsTests: ServiceTestCase {
         let a = try short("pl-a", seconds: 10)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try harness.start()
+        // answered once the folder was listed (testCreatedAndPlayedOrderingsAreKeptAcrossRestarts)
+        XCTAssertEqual(try harness.get(H.playlists, "PlaylistCount").int64, 0)
         for (index, name) in ["b", "c", "a", "d", "e", "f"].enumerated() {
             let mark = harness.mark()
             _ = try write("\(name).m3u", "\(a.path)\n")
