@@ -15,20 +15,7 @@ cd "$(dirname "$0")/../.."
 package="${1:-$(ls -t .build/deb/tonearm_*.deb 2>/dev/null | head -n 1)}"
 [ -n "$package" ] && [ -f "$package" ] || { echo "deb-test: no package; run make deb first" >&2; exit 2; }
 package=$(realpath "$package")
-passed=0
-failed=0
-check() {  # check DESCRIPTION COMMAND...: one line per check
-    local what="$1"
-    shift
-    if output=$("$@" 2>&1); then
-        passed=$((passed + 1))
-        echo "ok      $what"
-    else
-        failed=$((failed + 1))
-        echo "FAILED  $what"
-        [ -n "$output" ] && echo "$output" | sed 's/^/        /'
-    fi
-}
+source Tests/Packaging/checks.sh
 work=$(mktemp -d "${TMPDIR:-/tmp}/tonearm-deb-test.XXXXXX")
 bus_pid=""
 cleanup() {
@@ -166,5 +153,4 @@ if [ "$(id -u)" -eq 0 ] && [ "${DEB_TEST_INSTALL:-1}" != 0 ]; then
 else
     echo "(not root, or DEB_TEST_INSTALL=0: the package was not installed)"
 fi
-echo "deb-test: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary deb-test

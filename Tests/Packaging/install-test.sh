@@ -12,20 +12,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 make="${MAKE:-make}"
-passed=0
-failed=0
-check() {  # check DESCRIPTION COMMAND...: one line per check
-    local what="$1"
-    shift
-    if output=$("$@" 2>&1); then
-        passed=$((passed + 1))
-        echo "ok      $what"
-    else
-        failed=$((failed + 1))
-        echo "FAILED  $what"
-        [ -n "$output" ] && echo "$output" | sed 's/^/        /'
-    fi
-}
+source Tests/Packaging/checks.sh
 work=$(mktemp -d "${TMPDIR:-/tmp}/tonearm-install-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 prefix="$work/opt/tonearm"
@@ -55,5 +42,4 @@ check "the activation file starts the installed tonearmd" \
 "$make" --no-print-directory uninstall PREFIX="$prefix" DESTDIR= >"$work/uninstall.log" 2>&1 ||
     { cat "$work/uninstall.log"; echo "install-test: make uninstall failed"; exit 1; }
 check "make uninstall leaves no file" bash -c "left=\$(find '$prefix' -type f) && [ -z \"\$left\" ] || { echo \"\$left\"; exit 1; }"
-echo "install-test: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary install-test
