@@ -5,6 +5,7 @@
 #   make fuzz   builds tonearmd (release) and runs the hostile-client fuzzer (Tests/Fuzz/fuzz.py)
 #   make soak   builds tonearmd (release) and runs DURATION of ordinary use against it (Tests/Soak/soak.py)
 #   make install PREFIX=/usr/local DESTDIR=   both programs, units, completions, man pages (README, "Installing")
+#   make install-test   make install into a temporary prefix, its files checked, then make uninstall
 #   make deb    the Debian package, in .build/deb/;  make deb-test  checks it (installs it when run as root)
 #   make bench  builds tonearmd (release) and measures it beside its floors (Benchmarks/bench.py)
 # swift from PATH; failing that, where toolchains are usually unpacked
@@ -14,7 +15,7 @@ export SWIFT
 DEMO_DIR := .build/demo
 DEMO := $(DEMO_DIR)/tonearm-demo.ogg
 
-.PHONY: all deps build run test test-tsan test-asan demo fuzz soak bench clean release generated install uninstall deb deb-test
+.PHONY: all deps build run test test-tsan test-asan demo fuzz soak bench clean release generated install uninstall install-test deb deb-test
 
 all: build
 
@@ -115,6 +116,8 @@ install: generated
 	install -Dm644 $(GENERATED)/org.mpris.MediaPlayer2.tonearm.service.in \
 	  $(DESTDIR)$(DATADIR)/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service
 	install -Dm644 $(GENERATED)/tonearm.desktop.in $(DESTDIR)$(DATADIR)/applications/tonearm.desktop
+	install -Dm644 packaging/icons/tonearm.svg $(DESTDIR)$(DATADIR)/icons/hicolor/scalable/apps/tonearm.svg
+	install -Dm644 packaging/icons/tonearm-symbolic.svg $(DESTDIR)$(DATADIR)/icons/hicolor/symbolic/apps/tonearm-symbolic.svg
 	install -Dm644 -t $(DESTDIR)$(DATADIR)/dbus-1/interfaces dbus/org.mpris.MediaPlayer2.xml \
 	  dbus/org.mpris.MediaPlayer2.Player.xml dbus/org.mpris.MediaPlayer2.TrackList.xml \
 	  dbus/org.mpris.MediaPlayer2.Playlists.xml dbus/io.github.tonearm.Player1.xml
@@ -130,12 +133,19 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/lib/systemd/user/tonearmd.service \
 	  $(DESTDIR)$(DATADIR)/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service \
 	  $(DESTDIR)$(DATADIR)/applications/tonearm.desktop \
+	  $(DESTDIR)$(DATADIR)/icons/hicolor/scalable/apps/tonearm.svg \
+	  $(DESTDIR)$(DATADIR)/icons/hicolor/symbolic/apps/tonearm-symbolic.svg \
 	  $(addprefix $(DESTDIR)$(DATADIR)/dbus-1/interfaces/,org.mpris.MediaPlayer2.xml org.mpris.MediaPlayer2.Player.xml \
 	    org.mpris.MediaPlayer2.TrackList.xml org.mpris.MediaPlayer2.Playlists.xml io.github.tonearm.Player1.xml)
 	for program in tonearm tonearmd; do \
 	  rm -f $(DESTDIR)$(DATADIR)/bash-completion/completions/$$program $(DESTDIR)$(ZSH_COMPLETIONS)/_$$program \
 	    $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/$$program.fish $(DESTDIR)$(DATADIR)/man/man1/$$program.1; \
 	done
+
+# make install and make uninstall into a temporary PREFIX (Tests/Packaging/install-test.sh): the
+# desktop entry, the unit and the activation file name that prefix's tonearmd; nothing is left.
+install-test: release
+	bash Tests/Packaging/install-test.sh
 
 # The Debian package: make install PREFIX=/usr into a staging root, then dpkg-deb (packaging/build-deb.sh).
 deb: release

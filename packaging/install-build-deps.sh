@@ -63,6 +63,11 @@ PACKAGES=(
     # dpkg-shlibdeps finds the package's library dependencies (make deb)
     man-db
     dpkg-dev
+    # the desktop entry: desktop-file-validate checks it as installed (make install-test), with the
+    # rules GNOME's and XFCE's menus apply
+    desktop-file-utils
+    # the icons: rsvg-convert renders them with librsvg, as GTK and GNOME Shell do (the tests)
+    librsvg2-bin
 )
 
 mode=install

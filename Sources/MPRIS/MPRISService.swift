@@ -439,7 +439,12 @@ public final class MPRISService: @unchecked Sendable {
         InterfaceDescription(
             name: MPRIS.root,
             methods: [
-                .init("Raise") { _, _ in [] },  // no window to raise; CanRaise is false
+                .init("Raise") { [logger, player] _, _ in
+                    // MPRIS lets a player with CanRaise false ignore Raise; the line shows that it
+                    // came, written once the answer has left (a write to stderr may wake journald)
+                    player.whenAnswered { logger.info("asked to raise: no window") }
+                    return []
+                },
                 .init("Quit") { [weak self] _, _ in
                     guard let self else { return [] }
                     // reply first, then go: the caller gets its answer before the name is released
@@ -622,10 +627,8 @@ public final class MPRISService: @unchecked Sendable {
 
     // MARK: org.mpris.MediaPlayer2.Playlists
 
-    /// The orderings GetPlaylists takes (MPRIS Playlist_Ordering), in the spec's order: by name,
-    /// by the file's birth time (else when it was first seen), by its modification time, by when
-    /// it was last activated (never: first), and "user defined", the order the files were found in.
-    static let orderings = ["Alphabetical", "CreationDate", "ModifiedDate", "LastPlayDate", "UserDefined"]
+    /// The orderings GetPlaylists sorts by (`Orderings`): the spec's values, in its order.
+    static let orderings = PlaylistOrdering.allCases.map(\.rawValue)
 
     private func playlistsChanged(_ list: [PlaylistEntry], rewritten: [PlaylistEntry]) {
         dispatchPrecondition(condition: .onQueue(connection.queue))
@@ -724,26 +727,23 @@ public final class MPRISService: @unchecked Sendable {
                 .init("GetPlaylists", in: "uusb", out: "a(oss)") { [unowned self] arguments, _ in
                     guard let index = arguments[0].uint32Value, let count = arguments[1].uint32Value,
                           let order = arguments[2].stringValue, let reverse = arguments[3].boolValue else { return [] }
-                    guard Self.orderings.contains(order) else {
-                        throw DBusError.invalidArgs("Order is one of \(Self.orderings.joined(separator: ", ")), not \(order)")
-                    }
                     var sorted: [PlaylistEntry]
-                    switch order {
-                    case "Alphabetical":
+                    switch PlaylistOrdering(order) {
+                    case .alphabetical:
                         sorted = playlists.sorted {
                             let compared = NaturalOrder.compare($0.name, $1.name)
                             return compared == .orderedSame ? $0.id < $1.id : compared == .orderedAscending
                         }
-                    case "ModifiedDate":
+                    case .modified:
                         sorted = playlists.sorted { $0.modified == $1.modified ? $0.id < $1.id : $0.modified < $1.modified }
-                    case "CreationDate":
+                    case .created:
                         sorted = playlists.sorted { $0.created == $1.created ? $0.id < $1.id : $0.created < $1.created }
-                    case "LastPlayDate":
+                    case .played:
                         sorted = playlists.sorted {
                             let (a, b) = ($0.lastPlayed ?? .distantPast, $1.lastPlayed ?? .distantPast)
                             return a == b ? $0.id < $1.id : a < b
                         }
-                    default:
+                    case .user:
                         sorted = playlists
                     }
                     if reverse { sorted.reverse() }

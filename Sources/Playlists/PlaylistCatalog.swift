@@ -343,7 +343,7 @@ public final class PlaylistCatalog: @unchecked Sendable {
         }
     }
 
-    /// Says that playlist `id` was activated at `date` (LastPlayDate), and saves it.
+    /// Says that playlist `id` was activated at `date` (the `Played` ordering), and saves it.
     public func markPlayed(_ id: UInt64, at date: Date) {
         queue.async { [self] in
             guard let path = entries.first(where: { $0.value.id == id })?.key else { return }

@@ -1,8 +1,8 @@
 import FoundationEssentials
 
 /// What the saved state remembers of one playlist file across restarts: the id it was given (so
-/// that it keeps its object path), when it was first seen (its CreationDate where the file system
-/// keeps no birth time) and when it was last activated (LastPlayDate).
+/// that it keeps its object path), when it was first seen (its `Created` ordering where the file system
+/// keeps no birth time) and when it was last activated (`Played`).
 public struct PlaylistRecord: Sendable, Equatable {
     public var id: UInt64
     public var path: String

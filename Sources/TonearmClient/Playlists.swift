@@ -15,14 +15,15 @@ public struct Playlist: Hashable, Sendable {
 public enum PlaylistOrder: String, Sendable, CaseIterable {
     case alpha, modified, created, played, user
 
-    /// The MPRIS value.
+    /// The MPRIS value: the spec's `tp:enumvalue value=` (tonearmd also takes the members' names,
+    /// CreationDate and the like, which this CLI sent before).
     public var mprisValue: String {
         switch self {
         case .alpha: "Alphabetical"
-        case .modified: "ModifiedDate"
-        case .created: "CreationDate"
-        case .played: "LastPlayDate"
-        case .user: "UserDefined"
+        case .modified: "Modified"
+        case .created: "Created"
+        case .played: "Played"
+        case .user: "User"
         }
     }
 }

@@ -14,6 +14,7 @@ public final class TonearmClient: @unchecked Sendable {
     /// The name every Tonearm service owns, or this name with `.instance<pid>` or `.<name>` appended.
     public static let baseName = "org.mpris.MediaPlayer2.tonearm"
     static let objectPath: ObjectPath = "/org/mpris/MediaPlayer2"
+    static let rootInterface = "org.mpris.MediaPlayer2"
     static let playerInterface = "org.mpris.MediaPlayer2.Player"
     static let trackListInterface = "org.mpris.MediaPlayer2.TrackList"
     static let extensionInterface = "io.github.tonearm.Player1"
@@ -146,6 +147,11 @@ public final class TonearmClient: @unchecked Sendable {
     func setProperty(_ interface: String, _ name: String, _ value: DBusValue) throws {
         try call(Self.propertiesInterface, "Set", [.string(interface), .string(name), .variant(value)])
     }
+
+    // MARK: - The player itself (org.mpris.MediaPlayer2)
+
+    /// `Raise`: brings the player's window to the front, when it has one (`CanRaise`).
+    public func raise() throws { try call(Self.rootInterface, "Raise") }
 
     // MARK: - Transport (org.mpris.MediaPlayer2.Player)
 

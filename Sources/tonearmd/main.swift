@@ -61,7 +61,7 @@ struct Tonearmd: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A folder of playlist files to offer besides $XDG_MUSIC_DIR/Playlists.", valueName: "directory"))
     var playlists: String?
 
-    @Flag(name: .long, help: "Hand the URIs to a running tonearmd (OpenUri) and exit; start one when none runs.")
+    @Flag(name: .long, help: "Hand the URIs to a running tonearmd (OpenUri) and exit, or with none ask it to Raise; start one when none runs.")
     var open = false
 
     @Argument(help: "Files, directories or URIs to play.")
@@ -151,6 +151,10 @@ struct Tonearmd: ParsableCommand {
 
     /// With --open: gives the URIs to the tonearmd that owns the name, if one does (TonearmClient,
     /// without D-Bus activation: the activation file would start a second tonearmd, this one).
+    /// With no URIs it asks that tonearmd to Raise: a launcher or GNOME Shell's media card runs
+    /// `tonearmd --open` with none (Shell activates the desktop file rather than calling Raise,
+    /// js/ui/mpris.js). Either way this process exits 0 once the call is answered; when no tonearmd
+    /// runs, false, and this process becomes the service.
     private func handOver(_ uris: [String], address: String, logger: Logger) throws -> Bool {
         let name = TonearmClient.baseName + (instance.map { ".\($0)" } ?? "")
         let client: TonearmClient
@@ -160,6 +164,11 @@ struct Tonearmd: ParsableCommand {
             return false
         }
         defer { client.close() }
+        if uris.isEmpty {
+            try client.raise()
+            logger.info("asked the running tonearmd to raise")
+            return true
+        }
         for uri in uris { try client.openURI(MediaLocation.uri(for: uri)) }
         logger.info("handed \(uris.count) item(s) to the running tonearmd")
         return true

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Checks the Debian package that `make deb` built (`make deb-test` builds it first):
-#   1. dpkg -x into a temporary root: exactly the expected files, owned by root, the unit and the
-#      activation file naming /usr/bin/tonearmd, man pages and completions that say what the
+#   1. dpkg -x into a temporary root: exactly the expected files, owned by root, the unit, the
+#      activation file and the desktop entry naming /usr/bin/tonearmd, its icon in hicolor, man pages and completions that say what the
 #      parsers accept, and programs that run from there with no Swift toolchain libraries;
 #   2. its control fields: GStreamer's plugin packages and a session bus among the dependencies;
 #   3. as root (unless DEB_TEST_INSTALL=0): apt-get installs it, a client call on a fresh session
@@ -15,20 +15,7 @@ cd "$(dirname "$0")/../.."
 package="${1:-$(ls -t .build/deb/tonearm_*.deb 2>/dev/null | head -n 1)}"
 [ -n "$package" ] && [ -f "$package" ] || { echo "deb-test: no package; run make deb first" >&2; exit 2; }
 package=$(realpath "$package")
-passed=0
-failed=0
-check() {  # check DESCRIPTION COMMAND...: one line per check
-    local what="$1"
-    shift
-    if output=$("$@" 2>&1); then
-        passed=$((passed + 1))
-        echo "ok      $what"
-    else
-        failed=$((failed + 1))
-        echo "FAILED  $what"
-        [ -n "$output" ] && echo "$output" | sed 's/^/        /'
-    fi
-}
+source Tests/Packaging/checks.sh
 work=$(mktemp -d "${TMPDIR:-/tmp}/tonearm-deb-test.XXXXXX")
 bus_pid=""
 cleanup() {
@@ -55,6 +42,8 @@ usr/share/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service
 usr/share/doc/tonearm/copyright
 usr/share/fish/vendor_completions.d/tonearm.fish
 usr/share/fish/vendor_completions.d/tonearmd.fish
+usr/share/icons/hicolor/scalable/apps/tonearm.svg
+usr/share/icons/hicolor/symbolic/apps/tonearm-symbolic.svg
 usr/share/man/man1/tonearm.1.gz
 usr/share/man/man1/tonearmd.1.gz
 usr/share/zsh/vendor-completions/_tonearm
@@ -69,6 +58,12 @@ check "the activation file starts /usr/bin/tonearmd, or the unit under systemd" 
     "grep -qx 'Exec=/usr/bin/tonearmd' '$root/usr/share/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service' &&
      grep -qx 'SystemdService=tonearmd.service' '$root/usr/share/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service' &&
      grep -qx 'Name=org.mpris.MediaPlayer2.tonearm' '$root/usr/share/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service'"
+check "the desktop entry runs /usr/bin/tonearmd, by its absolute path" bash -c \
+    "grep -qx 'Exec=/usr/bin/tonearmd --open %U' '$root/usr/share/applications/tonearm.desktop' &&
+     grep -qx 'TryExec=/usr/bin/tonearmd' '$root/usr/share/applications/tonearm.desktop'"
+check "the desktop entry's Icon is the package's hicolor icon, scalable and symbolic" bash -c \
+    "icon=\$(sed -n 's/^Icon=//p' '$root/usr/share/applications/tonearm.desktop') && [ \"\$icon\" = tonearm ] &&
+     [ -f '$root/usr/share/icons/hicolor/scalable/apps/'\$icon.svg ] && [ -f '$root/usr/share/icons/hicolor/symbolic/apps/'\$icon-symbolic.svg ]"
 check "no Swift toolchain library is needed" bash -c \
     "for p in tonearm tonearmd; do out=\$(ldd '$root/usr/bin/'\$p) || exit 1; echo \"\$out\" | grep -E 'not found|libswift|libFoundation|libdispatch|/opt/swift|swift/linux' && exit 1; done; true"
 # Foundation proper would bring FoundationInternationalization and ICU's data (37 MB of each program)
@@ -158,5 +153,4 @@ if [ "$(id -u)" -eq 0 ] && [ "${DEB_TEST_INSTALL:-1}" != 0 ]; then
 else
     echo "(not root, or DEB_TEST_INSTALL=0: the package was not installed)"
 fi
-echo "deb-test: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary deb-test

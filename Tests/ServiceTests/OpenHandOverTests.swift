@@ -17,4 +17,42 @@ final class OpenHandOverTests: ServiceTestCase {
         try harness.waitForStatus("Playing")
         XCTAssertEqual(try harness.playerctl("metadata", "xesam:url"), second.absoluteString)
     }
+
+    /// What a launcher runs (the desktop file's `Exec` with no file), and what GNOME Shell's media
+    /// card runs when clicked (it activates the desktop file rather than call Raise): the running
+    /// service is asked to Raise, and this process ends at once.
+    func testOpenWithNothingRaisesTheRunningServiceAndExits() throws {
+        try harness.start()
+        let calls = try SignalWatcher(address: harness.bus.address,
+                                      rules: ["type='method_call',interface='org.mpris.MediaPlayer2',member='Raise'"])
+        defer { calls.stop() }
+        let started = Date()
+        let output = try Processes.run([try ServiceHarness.executable().path, "--open"],
+                                       environment: ["DBUS_SESSION_BUS_ADDRESS": harness.bus.address], timeout: 20)
+        // ended by itself with status 0 (run throws otherwise); "at once" is one call: seconds would
+        // mean it set up GStreamer or waited for something
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, output)
+        let raise = try calls.wait(for: "Raise to the running tonearmd") { $0.kind == "method call" && $0.member == "Raise" }
+        XCTAssertEqual(raise.destination, ServiceHarness.baseName, "\(raise)")
+        XCTAssertTrue(output.contains("asked the running tonearmd to raise"), output)
+        XCTAssertEqual(harness.daemons.count, 1)
+        XCTAssertEqual(try harness.playbackStatus, "Stopped", "nothing else changed")
+        // the service says it came; its line is written after the answer, so it is read once the
+        // service has ended
+        let daemon = harness.daemon
+        harness.exitExpected.insert(daemon.pid)
+        daemon.process.terminate()
+        XCTAssertEqual(daemon.waitForExit(timeout: 10), 0, daemon.output)
+        XCTAssertTrue(daemon.output.contains("asked to raise: no window"), daemon.output)
+    }
+
+    /// With no tonearmd running, the launcher's process is the service (as `--open FILE` is): it
+    /// owns the name and answers, and it does not end.
+    func testOpenWithNothingBecomesTheServiceWhenNoneRuns() throws {
+        let daemon = try harness.start(["--open"])
+        XCTAssertEqual(daemon.busName, ServiceHarness.baseName)
+        XCTAssertEqual(try harness.playbackStatus, "Stopped")
+        try harness.ping()
+        XCTAssertTrue(daemon.isRunning)
+    }
 }

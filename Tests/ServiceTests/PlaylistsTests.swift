@@ -49,11 +49,11 @@ final class PlaylistsTests: ServiceTestCase {
         // listed before the name was taken
         XCTAssertEqual(try harness.get(H.playlists, "PlaylistCount").int64, 4)
         XCTAssertEqual(try harness.get(H.playlists, "Orderings").strings,
-                       ["Alphabetical", "CreationDate", "ModifiedDate", "LastPlayDate", "UserDefined"])
+                       ["Alphabetical", "Created", "Modified", "Played", "User"], "the spec's values, not its members' names")
         XCTAssertEqual(try playlists().map(\.1), ["beta", "Classic", "Morning", "Zed"])
         XCTAssertEqual(try playlists(reverse: true).map(\.1), ["Zed", "Morning", "Classic", "beta"])
         XCTAssertEqual(try playlists(index: 1, count: 2).map(\.1), ["Classic", "Morning"])
-        XCTAssertEqual(Set(try playlists("UserDefined").map(\.1)), ["beta", "Classic", "Morning", "Zed"])
+        XCTAssertEqual(Set(try playlists("User").map(\.1)), ["beta", "Classic", "Morning", "Zed"])
         let active = try harness.get(H.playlists, "ActivePlaylist")
         XCTAssertEqual((active.data as? [Any])?.first as? Bool, false, "\(active)")
 
@@ -95,7 +95,8 @@ final class PlaylistsTests: ServiceTestCase {
         }
         let missing = try XCTUnwrap(try harness.errorReply(H.playlists, "ActivatePlaylist", ["objpath:/io/github/tonearm/Playlist/999"]))
         XCTAssertEqual(missing.name, H.errorPrefix + "NoSuchPlaylist")
-        let order = try XCTUnwrap(try harness.errorReply(H.playlists, "GetPlaylists", ["uint32:0", "uint32:10", "string:Random", "boolean:false"]))
+        // an ordering we do not know is served (testTheOrderingsClientsSendAreServed); arguments of the wrong type are not
+        let order = try XCTUnwrap(try harness.errorReply(H.playlists, "GetPlaylists", ["int32:-1", "uint32:10", "string:Alphabetical", "boolean:false"]))
         XCTAssertEqual(order.name, "org.freedesktop.DBus.Error.InvalidArgs")
         try assertUnchanged(before, "the refused calls")
     }
@@ -316,7 +317,7 @@ final class PlaylistsTests: ServiceTestCase {
         XCTAssertEqual(try playlists().first { $0.0 == id }?.1, "Good Afternoon")
     }
 
-    func testCreationDateAndLastPlayDateOrderingsAreKeptAcrossRestarts() throws {
+    func testCreatedAndPlayedOrderingsAreKeptAcrossRestarts() throws {
         let a = try short("pl-a", seconds: 10)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try harness.start()
@@ -336,11 +337,11 @@ final class PlaylistsTests: ServiceTestCase {
         _ = try write("b.m3u", "\(a.path)\n\(a.path)\n")
         _ = try harness.waitForSignal(H.playlists, "PlaylistChanged", from: mark)
         XCTAssertEqual(try playlists("Alphabetical").map(\.1), ["a", "b", "c"])
-        XCTAssertEqual(try playlists("CreationDate").map(\.1), ["b", "c", "a"])
-        XCTAssertEqual(try playlists("ModifiedDate").map(\.1), ["c", "a", "b"])
-        XCTAssertEqual(try playlists("CreationDate", reverse: true).map(\.1), ["a", "c", "b"])
+        XCTAssertEqual(try playlists("Created").map(\.1), ["b", "c", "a"])
+        XCTAssertEqual(try playlists("Modified").map(\.1), ["c", "a", "b"])
+        XCTAssertEqual(try playlists("Created", reverse: true).map(\.1), ["a", "c", "b"])
         // never played: all alike, in the order they were found; then a, then c
-        XCTAssertEqual(try playlists("LastPlayDate").map(\.1), ["b", "c", "a"])
+        XCTAssertEqual(try playlists("Played").map(\.1), ["b", "c", "a"])
         for name in ["a", "c"] {
             let id = try XCTUnwrap(try playlists().first { $0.1 == name }?.0)
             mark = harness.mark()
@@ -348,15 +349,64 @@ final class PlaylistsTests: ServiceTestCase {
             _ = try harness.waitForSignal(H.trackList, "TrackListReplaced", from: mark)
             Thread.sleep(forTimeInterval: 0.05)
         }
-        XCTAssertEqual(try playlists("LastPlayDate").map(\.1), ["b", "a", "c"])
-        XCTAssertEqual(try playlists("LastPlayDate", reverse: true).map(\.1), ["c", "a", "b"], "the last played first")
+        XCTAssertEqual(try playlists("Played").map(\.1), ["b", "a", "c"])
+        XCTAssertEqual(try playlists("Played", reverse: true).map(\.1), ["c", "a", "b"], "the last played first")
 
         // both kept across a restart (the activation times and first sightings are in the saved state)
         try restart()
-        XCTAssertEqual(try playlists("LastPlayDate").map(\.1), ["b", "a", "c"])
-        XCTAssertEqual(try playlists("CreationDate").map(\.1), ["b", "c", "a"])
-        let refused = try XCTUnwrap(try harness.errorReply(H.playlists, "GetPlaylists", ["uint32:0", "uint32:10", "string:Played", "boolean:false"]))
-        XCTAssertEqual(refused.name, "org.freedesktop.DBus.Error.InvalidArgs")
-        XCTAssertTrue(refused.message.contains("LastPlayDate"), refused.message)
+        XCTAssertEqual(try playlists("Played").map(\.1), ["b", "a", "c"])
+        XCTAssertEqual(try playlists("Created").map(\.1), ["b", "c", "a"])
+    }
+
+    /// What the desktop's clients send, each as its source has it:
+    /// - xfce4-pulseaudio-plugin (panel-plugin/pulseaudio-mpris-player.c,
+    ///   pulseaudio_mpris_player_playlists_get_playlists): `GetPlaylists(0, 5, "Played", true)` when
+    ///   `PlaylistCount` or `ActivePlaylist` changes, its menu the names of the reply (an error: none);
+    /// - GNOME Shell (js/ui/mpris.js) and KDE Plasma (libkmpris's PlayerContainer, the mpris2 data
+    ///   engine) use the root and Player interfaces only: no `GetPlaylists`, and no ordering;
+    /// - bindings that copied the spec's member names (CreationDate, LastPlayDate, ...), as our CLI did;
+    /// - and anything else, which is served in the `User` order rather than refused.
+    func testTheOrderingsClientsSendAreServed() throws {
+        let a = try short("pl-a", seconds: 10)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try harness.start()
+        // answered once the folder was listed (testCreatedAndPlayedOrderingsAreKeptAcrossRestarts)
+        XCTAssertEqual(try harness.get(H.playlists, "PlaylistCount").int64, 0)
+        for (index, name) in ["b", "c", "a", "d", "e", "f"].enumerated() {
+            let mark = harness.mark()
+            _ = try write("\(name).m3u", "\(a.path)\n")
+            try waitForCount(Int64(index + 1), from: mark, "\(name).m3u made")
+        }
+        // activated f, a, c (each activation at its own millisecond: the saved state keeps milliseconds)
+        for name in ["f", "a", "c"] {
+            let id = try XCTUnwrap(try playlists().first { $0.1 == name }?.0)
+            let mark = harness.mark()
+            try harness.call(H.playlists, "ActivatePlaylist", "o", [id])
+            _ = try harness.waitForSignal(H.trackList, "TrackListReplaced", from: mark)
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let user = try playlists("User").map(\.1)
+        XCTAssertEqual(Set(user), ["a", "b", "c", "d", "e", "f"])
+        let xfce = { try self.playlists("Played", reverse: true, index: 0, count: 5).map(\.1) }
+        XCTAssertEqual(try xfce().prefix(3), ["c", "a", "f"], "XFCE's menu: the most recently played first")
+        XCTAssertEqual(try xfce().count, 5)
+        XCTAssertEqual(try playlists("LastPlayDate", reverse: true).map(\.1), try playlists("Played", reverse: true).map(\.1))
+        XCTAssertEqual(try playlists("CreationDate").map(\.1), try playlists("Created").map(\.1))
+        XCTAssertEqual(try playlists("ModifiedDate").map(\.1), try playlists("Modified").map(\.1))
+        XCTAssertEqual(try playlists("UserDefined").map(\.1), user)
+        for nonsense in ["Shuffled", "", "played", "Alphabetical; DROP", "\u{1F3B5}"] {
+            XCTAssertEqual(try playlists(nonsense).map(\.1), user, "'\(nonsense)': served in the User order")
+            XCTAssertEqual(try playlists(nonsense, reverse: true, index: 1, count: 2).map(\.1),
+                           Array(user.reversed()[1...2]), "'\(nonsense)': reversed and paged like any order")
+        }
+
+        // after a restart XFCE's call still follows the activations (they are in the saved state)
+        try restart()
+        XCTAssertEqual(try xfce().prefix(3), ["c", "a", "f"])
+        let id = try XCTUnwrap(try playlists().first { $0.1 == "b" }?.0)
+        let mark = harness.mark()
+        try harness.call(H.playlists, "ActivatePlaylist", "o", [id])
+        _ = try harness.waitForSignal(H.trackList, "TrackListReplaced", from: mark)
+        XCTAssertEqual(try xfce().prefix(4), ["b", "c", "a", "f"], "an activation after the restart comes first")
     }
 }

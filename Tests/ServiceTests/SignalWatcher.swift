@@ -124,12 +124,13 @@ struct BusMessage: CustomStringConvertible {
 
 /// Turns dbus-monitor's text, line by line, into messages.
 struct MonitorParser {
-    /// How many arguments the signals we watch carry, so that a message is known complete as soon as
-    /// its last argument is printed (rather than when the next message starts).
+    /// How many arguments the signals and method calls we watch carry, so that a message is known
+    /// complete as soon as its last argument is printed (rather than when the next message starts).
     static let argumentCounts: [String: Int] = [
         "PropertiesChanged": 3, "NameOwnerChanged": 3, "NameAcquired": 1, "NameLost": 1,
         "Seeked": 1, "TrackListReplaced": 2, "TrackAdded": 2, "TrackRemoved": 1, "TrackMetadataChanged": 2,
         "PlaylistChanged": 1, "PlayedToEnd": 1, "ItemFailed": 3, "RateChanged": 2,
+        "Raise": 0,
     ]
 
     private var header: String?
@@ -172,7 +173,7 @@ struct MonitorParser {
     }
 
     private var expectedCount: Int? {
-        guard let header, header.hasPrefix("signal ") else { return nil }
+        guard let header, header.hasPrefix("signal ") || header.hasPrefix("method call ") else { return nil }
         return Self.field("member", in: header).flatMap { Self.argumentCounts[$0] }
     }
 
