@@ -40,6 +40,7 @@ let package = Package(
 
         // Thin Swift wrappers: no policy.
         .target(name: "GStreamer", dependencies: ["Basics", "CGStreamer", "CGStreamerCallbacks"]),
+        .target(name: "SQLite", dependencies: ["CSQLite"]),
         .target(name: "DBus", dependencies: ["Basics", "CDBus", "CShims", .product(name: "Logging", package: "swift-log")]),
 
         // The player model: pure Swift, no C.
@@ -57,7 +58,7 @@ let package = Package(
         // player's events become in it; also what is remembered of the playlists (their records).
         .target(
             name: "Store",
-            dependencies: ["Basics", "CSQLite", "PlayerModel", "Playlists", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Basics", "SQLite", "PlayerModel", "Playlists", .product(name: "Logging", package: "swift-log")]),
 
         // MPRIS adapter: org.mpris.* and io.github.tonearm.Player1 over the model.
         .target(
@@ -106,7 +107,7 @@ let package = Package(
         .testTarget(
             name: "ServiceTests",
             dependencies: ["TestSupport", "DBus", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "PlayerModel", "Playlists", "TestSupport"]),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "PlayerModel", "Playlists", "TestSupport"]),
         .testTarget(name: "PlaylistFileTests", dependencies: ["Playlists", "PlayerModel"]),
         // the built tonearm against a tonearmd on a private bus; TonearmClient for its pure parts (DBus
         // for the property values they take)

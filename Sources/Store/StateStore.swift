@@ -1,11 +1,11 @@
 import Basics
-import CSQLite
 import Dispatch
 import FoundationEssentials
 import Glibc
 import Logging
 import PlayerModel
 import Playlists
+import SQLite
 
 /// One change of the saved state, as the player's events describe it. Each costs what it
 /// changed: a queue edit touches the rows it names and their neighbours' links, never the whole
@@ -275,7 +275,7 @@ public final class StateStore: @unchecked Sendable {
             // WAL: a commit appends to the log and a crash never leaves half a transaction;
             // NORMAL: no fsync per commit, still consistent after a crash (sqlite.org/pragma.html#pragma_synchronous)
             guard try database.text("PRAGMA journal_mode=WAL")?.lowercased() == "wal" else {
-                throw OpenFailure.sqlite(SQLiteError(code: SQLITE_READONLY, message: "cannot switch to WAL"))
+                throw OpenFailure.sqlite(.readOnly("cannot switch to WAL"))
             }
             try database.execute("PRAGMA synchronous=NORMAL")
             // a page cache of 256 KiB, not SQLite's 2 MiB default (sqlite.org/pragma.html#pragma_cache_size):
@@ -555,7 +555,7 @@ public final class StateStore: @unchecked Sendable {
                 awaitingFullState = true
                 askForWholeState()
             }
-        } catch let error where error.primary == SQLITE_CONSTRAINT || error.code == Writer.inconsistent {
+        } catch let error where error.isConstraint || error.code == Writer.inconsistent {
             // the file and the player disagree (an edit of an entry the file lacks): write it all
             logger.warning("the saved state disagreed with the player (\(error.message)); writing it whole")
             awaitingFullState = true

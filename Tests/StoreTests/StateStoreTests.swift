@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PlayerModel
 import Playlists
+import SQLite
 @testable import Store
 import XCTest
 

@@ -21,6 +21,10 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
     public var isCorrupt: Bool { primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB }
     /// Another connection holds the lock (SQLITE_BUSY, SQLITE_LOCKED).
     public var isBusy: Bool { primary == SQLITE_BUSY || primary == SQLITE_LOCKED }
+    /// A constraint failed (SQLITE_CONSTRAINT: a unique key, a check).
+    public var isConstraint: Bool { primary == SQLITE_CONSTRAINT }
+    /// The connection cannot write (SQLITE_READONLY).
+    public static func readOnly(_ message: String) -> SQLiteError { SQLiteError(code: SQLITE_READONLY, message: message) }
     public var description: String { "\(message) (SQLite code \(code))" }
 }
 
