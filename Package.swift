@@ -87,10 +87,19 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
+        // The service made of the parts above: its start, its lifecycle (signals, Quit, a lost bus),
+        // the sleep watch and memory trimming. tonearmd only parses options and starts it.
+        .target(
+            name: "TonearmService",
+            dependencies: [
+                "CShims", "DBus", "MPRIS", "PlayerEngine", "PlayerModel", "Playlists", "Store",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+
         .executableTarget(
             name: "tonearmd",
             dependencies: [
-                "Basics", "CShims", "PlayerEngine", "PlayerModel", "MPRIS", "DBus", "TonearmClient", "Store",
+                "DBus", "PlayerEngine", "PlayerModel", "TonearmClient", "TonearmService",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
@@ -107,6 +116,7 @@ let package = Package(
         .testTarget(
             name: "ServiceTests",
             dependencies: ["TestSupport", "DBus", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "TonearmServiceTests", dependencies: ["TonearmService", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "PlayerModel", "Playlists", "TestSupport"]),
         .testTarget(name: "PlaylistFileTests", dependencies: ["Playlists", "PlayerModel"]),
         // the built tonearm against a tonearmd on a private bus; TonearmClient for its pure parts (DBus

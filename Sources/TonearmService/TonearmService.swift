@@ -1,0 +1,200 @@
+import DBus
+import Dispatch
+import FoundationEssentials
+import Logging
+import MPRIS
+import PlayerEngine
+import PlayerModel
+import Playlists
+import Store
+
+/// What a tonearmd is started with: everything its command line and environment decide.
+public struct ServiceConfiguration: Sendable {
+    /// The session bus (`DBUS_SESSION_BUS_ADDRESS`).
+    public var busAddress: String
+    public var engine: EngineConfiguration
+    public var player: PlayerConfiguration
+    /// A suffix for the bus name and the saved state's file (`--instance`).
+    public var instance: String?
+    public var resume: ResumeMode
+    /// A folder of playlist files besides `$XDG_MUSIC_DIR/Playlists`.
+    public var playlists: URL?
+    /// Files, folders or URIs to play at start.
+    public var items: [String]
+
+    public init(busAddress: String, engine: EngineConfiguration = EngineConfiguration(), player: PlayerConfiguration = PlayerConfiguration(),
+                instance: String? = nil, resume: ResumeMode = .pause, playlists: URL? = nil, items: [String] = []) {
+        self.busAddress = busAddress
+        self.engine = engine
+        self.player = player
+        self.instance = instance
+        self.resume = resume
+        self.playlists = playlists
+        self.items = items
+    }
+}
+
+/// The player service: the engine, the player, the saved state and the MPRIS object on one
+/// serial queue, which also answers D-Bus. A nonisolated type: handlers created here run on that
+/// queue, never on the main actor (design brief, trap 1).
+public final class TonearmService: @unchecked Sendable {
+    // @unchecked: confined to `queue` (`start` builds it there; `startEngine` reads the immutable
+    // `engine`; its handlers run there).
+    private let queue: DispatchQueue
+    private let logger: Logger
+    private let lifecycle: Lifecycle
+    private let connection: Connection
+    private let engine: GStreamerEngine
+    private let player: Player
+    private let mpris: MPRISService
+    private var log: Subscription?
+    private var sleepWatch: SleepWatch?
+    private let store: StateStore
+    private let recorder: StateRecorder
+    private let resume: ResumeMode
+
+    /// Connects to the bus, takes the name, restores the saved state and publishes the player,
+    /// all in one turn of `lifecycle.queue`, then lets GStreamer set itself up beside it.
+    ///
+    /// The name first (issue 11: start -> name owned), then the service, in the same turn of the
+    /// service queue: libdbus's messages are dispatched on that queue only, so a call that comes
+    /// once the name is owned waits in the socket until this turn ends, and its answer (the first
+    /// GetAll) shows the restored queue. GStreamer's set-up (gst_init, seconds at a first start
+    /// with no registry cache) is not in this turn: it runs on the engine's queue, and the formats
+    /// it finds are announced when known (`engineStarted`).
+    public static func start(_ configuration: ServiceConfiguration, lifecycle: Lifecycle, logger: Logger) throws -> TonearmService {
+        let queue = lifecycle.queue
+        let service = try queue.sync {
+            let connection = try Connection(address: configuration.busAddress, queue: queue, logger: logger)
+            let name = try MPRISService.takeName(on: connection, instance: configuration.instance)
+            let store = StateStore(directory: StateStore.defaultDirectory(), instance: configuration.instance, logger: logger)
+            let service = try TonearmService(connection: connection, name: name, configuration: configuration, store: store,
+                                             lifecycle: lifecycle, logger: logger)
+            try service.start(playing: configuration.items)
+            return service
+        }
+        // With gst_init beside that turn, it and the bus daemon and the first caller shared 2
+        // cores: 20 interleaved starts each, three times, put the first answer 2.5-4.5 ms after
+        // the name with this, 4.7-5.7 ms without.
+        service.engine.start()
+        return service
+    }
+
+    private init(connection: Connection, name: String, configuration: ServiceConfiguration, store: StateStore,
+                 lifecycle: Lifecycle, logger: Logger) throws {
+        queue = lifecycle.queue
+        self.lifecycle = lifecycle
+        self.logger = logger
+        self.store = store
+        resume = configuration.resume
+        self.connection = connection
+        let covers = CoverCache(directory: CoverCache.defaultDirectory())
+        // GStreamer is set up on the engine's queue, not here: this queue answers D-Bus already.
+        // It begins once this first turn is done (start).
+        engine = GStreamerEngine(configuration: configuration.engine, covers: covers, logger: logger, startsAtOnce: false)
+        engine.whenPipelinesReleased(Memory.giveBackFreedMemory)
+        player = Player(engine: engine, configuration: configuration.player, queue: queue,
+                        metadataReader: TagMetadataReader(method: TagMetadataReader.method(), covers: covers))
+        var options = MPRISService.Options()
+        options.instanceName = configuration.instance
+        options.ownedName = name
+        // known once the engine has read GStreamer's registry (engineStarted)
+        options.formatsPending = true
+        // saved queues live beside the saved state; each file keeps the id the saved state gave
+        // it, and the active playlist comes back with the queue it filled
+        options.playlists = PlaylistCatalog(directories: [PlaylistCatalog.musicPlaylists()] + (configuration.playlists.map { [$0] } ?? []),
+                                            savedQueues: StateStore.defaultDirectory().appendingPathComponent("queues"),
+                                            remembered: store.loadedPlaylists,
+                                            onRecord: { [store] in store.record(.playlist($0)) }, logger: logger)
+        options.restoredActivePlaylist = configuration.resume == .none ? nil : store.loadedActivePlaylist
+        options.onActivePlaylistChanged = { [store] in store.record(.activePlaylist($0)) }
+        mpris = try MPRISService(player: player, connection: connection, options: options, logger: logger)
+        recorder = StateRecorder(player: player, store: store)
+    }
+
+    private func start(playing items: [String]) throws {
+        lifecycle.whenStopping { [weak self] termination in self?.tearDown(for: termination) }
+        connection.onDisconnect = { [lifecycle] error in lifecycle.stop(.busLost(reason: error.message)) }
+        mpris.onQuit = { [lifecycle] in lifecycle.stop(.quit(reason: "a client asked to quit")) }
+        // first on the engine's queue after its set-up, before any command this start queues
+        engine.whenReady { [weak self, queue] result in
+            // the registry walk behind the formats runs here too, off the service queue
+            guard let service = self else { return }
+            let formats = result.map { _ in MediaCapabilities() }.mapError { $0 as any Error }
+            queue.async { service.engineStarted(formats) }
+        }
+        if let saved = store.loaded, resume != .none {
+            player.restore(saved, resume: resume)
+            logger.info("restored \(saved.items.count) item(s) from \(store.path)", metadata: ["resume": "\(resume.rawValue)"])
+        }
+        // engine commands, state writes and log lines wait until the reply and the
+        // PropertiesChanged of the call that caused them have left (make bench: PlayPause)
+        player.deferUntilAnswered { [connection] body in connection.afterDispatchPass(body) }
+        recorder.start(rewrite: store.loaded != nil && resume == .none)
+        try mpris.start()
+        watchSleep()
+        log = player.subscribe { [logger, player] event in
+            // a log line is a write to stderr, which may wake its reader (journald): after the answer
+            player.whenAnswered { EventLog.line(for: event, logger: logger, player: player) }
+        }
+        if !items.isEmpty {
+            // a folder is walked off this queue, which answers D-Bus from now on
+            do {
+                try mpris.open(items) { [lifecycle] error in
+                    guard let error else { return }
+                    lifecycle.stop(.openFailed(reason: "\(error)"))
+                }
+            } catch {
+                lifecycle.stop(.openFailed(reason: "\(error)"))
+            }
+        }
+    }
+
+    /// The engine's set-up is done: the formats it plays are announced, and the calls that queue
+    /// URIs, which waited for them, are answered. When GStreamer could not start, tonearmd says
+    /// why and stops, leaving the saved state as it was.
+    private func engineStarted(_ result: Result<MediaCapabilities, any Error>) {
+        switch result {
+        case .success(let capabilities):
+            mpris.formatsKnown(uriSchemes: capabilities.supportedURISchemes, mimeTypes: capabilities.supportedMIMETypes,
+                               resolve: { uri throws(ItemError) in try LocalFiles.resolve(uri, capabilities: capabilities) })
+        case .failure(let error):
+            lifecycle.stop(.engineFailed(reason: "\(error)"))
+        }
+    }
+
+    /// Pauses before the system sleeps and plays again after, when logind is there to say so
+    /// (org.freedesktop.login1.Manager PrepareForSleep on the system bus).
+    private func watchSleep() {
+        let watch = SleepWatch(logger: logger)
+        watch.start(address: SleepWatch.systemBusAddress) { [queue, player] sleeping in
+            queue.async {
+                if sleeping { player.interrupt(because: .systemSleep) } else { player.resume(because: .systemSleep) }
+            }
+        }
+        sleepWatch = watch
+    }
+
+    /// What each end leaves behind: a quit saves what the user left it doing (before the
+    /// shutdown's `Stopped`), says Stopped and releases the name; a lost bus saves it and can say
+    /// nothing more; an engine that never started leaves the saved state as it was; an item on the
+    /// command line that cannot play ends the start as a usage error does, touching nothing.
+    private func tearDown(for termination: Termination) {
+        switch termination {
+        case .openFailed:
+            break
+        case .quit:
+            recorder.finish()
+            store.close()
+            mpris.shutDown()
+            connection.close()
+        case .busLost:
+            recorder.finish()
+        case .engineFailed:
+            store.close()
+            mpris.shutDown()
+            connection.close()
+        }
+        // the system bus connection closes with the process: its queue may still be connecting
+    }
+}

@@ -1,0 +1,41 @@
+import Dispatch
+import Logging
+@testable import TonearmService
+import XCTest
+
+/// The lifecycle's one map from an end to its teardown and exit status, without ending the test
+/// process: its `exit` records the status. (The ends themselves, on a real tonearmd: FaultTests
+/// for a lost bus, RootInterfaceTests for Quit, FirstStartTests for an engine that cannot start.)
+final class LifecycleTests: XCTestCase {
+    final class Record: @unchecked Sendable {
+        var statuses: [Int32] = []
+        var teardowns: [Termination] = []
+    }
+
+    func testEachEndHasItsStatus() {
+        XCTAssertEqual(Termination.quit(reason: "SIGTERM").status, 0)
+        XCTAssertEqual(Termination.busLost(reason: "gone").status, 69, "EX_UNAVAILABLE: systemd's Restart=on-failure starts it again")
+        XCTAssertEqual(Termination.engineFailed(reason: "no sink").status, 1)
+        XCTAssertEqual(Termination.openFailed(reason: "no such file").status, 2)
+    }
+
+    func testStopTearsDownOnceAndExitsWithTheStatus() {
+        let record = Record()
+        let queue = DispatchQueue(label: "lifecycle-test")
+        let lifecycle = Lifecycle(queue: queue, logger: Logger(label: "test")) { record.statuses.append($0) }
+        queue.sync {
+            lifecycle.whenStopping { record.teardowns.append($0) }
+            lifecycle.stop(.busLost(reason: "the bus went away"))
+            // a second end (a SIGTERM while the first one tears down) exits, and tears down nothing more
+            lifecycle.stop(.quit(reason: "SIGTERM"))
+        }
+        XCTAssertEqual(record.teardowns, [.busLost(reason: "the bus went away")])
+        XCTAssertEqual(record.statuses, [69, 0])
+    }
+
+    func testTheAllocatorSettingsAreTakenAndTheUsersStand() {
+        XCTAssertTrue(Memory.tuneAllocator(environment: [:]), "mallopt took both settings")
+        XCTAssertTrue(Memory.tuneAllocator(environment: ["MALLOC_ARENA_MAX": "4", "MALLOC_MMAP_THRESHOLD_": "65536"]),
+                      "glibc's own variables stand: nothing to set")
+    }
+}
