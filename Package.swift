@@ -25,6 +25,8 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
+        // statfs(2) from <sys/vfs.h>, which Glibc's module leaves out (libc itself: nothing to link)
+        .systemLibrary(name: "CFileSystem"),
 
         // What the programs took from Foundation beyond FoundationEssentials, in plain Swift: locks,
         // a condition and threads over pthreads, path and text helpers, natural order. With it no
@@ -41,7 +43,7 @@ let package = Package(
         // The GStreamer engine behind the model's engine protocol.
         .target(
             name: "PlayerEngine",
-            dependencies: ["Basics", "GStreamer", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Basics", "CFileSystem", "GStreamer", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
 
         // Playlist files (M3U, M3U8, PLS, XSPF) and the folders that hold them, watched with inotify.
         .target(name: "Playlists", dependencies: ["Basics", "PlayerModel", .product(name: "Logging", package: "swift-log")]),

@@ -278,7 +278,9 @@ final class Service: @unchecked Sendable {
         switch result {
         case .success(let capabilities):
             mpris.formatsKnown(uriSchemes: capabilities.supportedURISchemes, mimeTypes: capabilities.supportedMIMETypes,
-                               resolve: { uri throws(ItemError) in try LocalFiles.resolve(uri, capabilities: capabilities) })
+                               resolve: { uri, limit, control throws(ResolveError) in
+                                   try LocalFiles.resolve(uri, capabilities: capabilities, limit: limit, control: control)
+                               })
         case .failure(let error):
             logger.critical("GStreamer could not start: \(error): tonearmd stops (exit status 1)")
             store.close()
