@@ -372,7 +372,7 @@ public final class MPRISService: @unchecked Sendable {
     /// What `uris` become in the queue, resolved by `resolve` (nil: themselves), at most `room`
     /// of them; throws a ServiceError.
     private static func resolve(_ uris: [MediaURI], _ resolve: URIResolver?, room: Int, control: WalkControl) throws -> [MediaURI] {
-        let maximum = "the queue holds at most \(room) more items"
+        let maximum = "the queue has room for \(room) more items"
         // refused before any file is looked at
         guard uris.count <= room else { throw ServiceError(PlayerError(.queueFull, "\(maximum); \(uris.count) were asked for")) }
         guard let resolve else { return uris }

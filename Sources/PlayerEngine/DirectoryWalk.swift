@@ -65,7 +65,7 @@ struct DirectoryWalk {
             case .file:
                 found.append(MediaURI(filePath: full))
                 if found.count > limit { throw .tooManyFiles(root: root, limit: limit) }
-                if found.count % WalkControl.progressStep == 0 { control.progress?(root, found.count) }
+                if found.count % WalkControl.progressStep == 0, control.cancellation == nil { control.progress?(root, found.count) }
             case .directory(let identity):
                 guard visited.insert(identity).inserted else { continue }  // a loop, or seen already
                 // only where a file system is mounted can another kind begin
