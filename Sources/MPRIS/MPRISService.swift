@@ -46,10 +46,6 @@ public final class MPRISService: @unchecked Sendable {
     private let server: ObjectServer
     private var options: Options
     private let logger: Logger
-    /// Where URIs are resolved (a stat per file, a walk per directory): never the service queue,
-    /// which answers D-Bus. Concurrent, so that a call naming one file is not held behind another
-    /// client's walk of a big tree (issue 26); `pendingCalls` keeps each client's order.
-    private let resolveQueue = DispatchQueue(label: "tonearm.resolve", attributes: .concurrent)
     /// The calls that queue URIs and are not answered yet, per sender (its unique name; "" for the
     /// command line), oldest first: a call takes effect, and is answered, only after those its
     /// sender made before it, whichever was resolved first.
@@ -418,15 +414,19 @@ public final class MPRISService: @unchecked Sendable {
     private final class QueueingCall: @unchecked Sendable {
         // @unchecked: confined to the service queue; the resolve queue only passes it back there
         // and reads `control`, which is Sendable.
+        let uris: [MediaURI]
         let control: WalkControl
         let apply: (Result<[MediaURI], any Error>) -> Void
         /// What it is about, for its Cancelled error.
         let what: String
+        /// True once it was handed to the resolve queue.
+        var started = false
         /// Set once: resolved, failed, or cancelled; then it waits only for its sender's older calls.
         var outcome: Result<[MediaURI], any Error>?
-        init(control: WalkControl, what: String, apply: @escaping (Result<[MediaURI], any Error>) -> Void) {
+        init(uris: [MediaURI], control: WalkControl, apply: @escaping (Result<[MediaURI], any Error>) -> Void) {
+            self.uris = uris
             self.control = control
-            self.what = what
+            self.what = uris.count == 1 ? uris[0].displayPath : "\(uris.count) URIs"
             self.apply = apply
         }
     }
@@ -443,25 +443,30 @@ public final class MPRISService: @unchecked Sendable {
                 queue.async { [weak self] in self?.walkProgress(root, files, to: sender) }
             }
         }
-        let control = WalkControl(progress: progress)
-        let what = uris.count == 1 ? uris[0].displayPath : "\(uris.count) URIs"
-        let call = QueueingCall(control: control, what: what, apply: body)
-        pendingCalls[sender, default: []].append(call)
-        let room = player.configuration.maximumQueueLength - player.state.count
-        startResolving(uris, call, room: room, from: sender)
+        pendingCalls[sender, default: []].append(QueueingCall(uris: uris, control: WalkControl(progress: progress), apply: body))
+        resolveNext(of: sender)
     }
 
-    private func startResolving(_ uris: [MediaURI], _ call: QueueingCall, room: Int, from sender: String) {
-        guard call.outcome == nil else { return }  // cancelled while it waited for the formats
+    /// Hands `sender`'s oldest call to the resolve queue unless it is there already: one call per
+    /// client at a time, as they take effect one after another anyway, so a client that sends
+    /// walk after walk holds one walk's files at a time, and each finds the room its elders left.
+    private func resolveNext(of sender: String) {
+        guard let call = pendingCalls[sender]?.first, !call.started, call.outcome == nil else { return }
         guard !options.formatsPending else {
-            waitingForFormats.append { [weak self] in self?.startResolving(uris, call, room: room, from: sender) }
+            waitingForFormats.append { [weak self] in self?.resolveNext(of: sender) }
             return
         }
-        let resolve = options.resolve
+        call.started = true
+        let room = player.configuration.maximumQueueLength - player.state.count
+        let (uris, control, resolve) = (call.uris, call.control, options.resolve)
         let queue = connection.queue
         let connection = connection
-        let control = call.control
-        resolveQueue.async { [weak self] in
+        // URIs are resolved (a stat per file, a walk per directory) never on the service queue,
+        // which answers D-Bus, and on a serial queue of the call's own, so that a call naming one
+        // file is not held behind another client's walk of a big tree (issue 26). Not a concurrent
+        // queue: a job on libdispatch's global pool starts its worker monitor, which then wakes
+        // the process every second for good (IdleTests).
+        DispatchQueue(label: "tonearm.resolve").async { [weak self] in
             let resolved = Result { try Self.resolve(uris, resolve, room: room, control: control) }
             // sync, not async: on an idle service queue dispatch_sync runs the block on this
             // thread, where async woke another thread first (ReadWatcher does the same). No
@@ -478,13 +483,13 @@ public final class MPRISService: @unchecked Sendable {
     }
 
     /// Applies and answers `sender`'s calls that have their outcome, oldest first, up to the first
-    /// that is still being resolved.
+    /// that is still being resolved, and starts the next.
     private func answerInOrder(_ sender: String) {
         while let call = pendingCalls[sender]?.first, let outcome = call.outcome {
             pendingCalls[sender]?.removeFirst()
             call.apply(outcome)
         }
-        if pendingCalls[sender]?.isEmpty == true { pendingCalls[sender] = nil }
+        if pendingCalls[sender]?.isEmpty == true { pendingCalls[sender] = nil } else { resolveNext(of: sender) }
     }
 
     /// Clear, Stop or a newer OpenUri: every call that queues URIs and is not answered yet stops
