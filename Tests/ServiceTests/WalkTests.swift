@@ -133,6 +133,56 @@ final class WalkTests: ServiceTestCase {
         XCTAssertEqual(urls, [H.uri(folder.appendingPathComponent("5000.wav")), H.uri(file)])
     }
 
+    /// A walk's files go where its call asked, after the queue changed meanwhile: after its
+    /// anchor with another client's track added after that anchor during the walk, and nowhere,
+    /// with NoSuchTrack, when the anchor was removed during the walk. Half the big tree (50
+    /// folders of 1,000) is walked, long enough for the other client's call to come first.
+    func testTheWalksFilesGoWhereItsCallAskedThoughTheQueueChanged() throws {
+        let tree = try hundredThousandFiles()
+        let halves = (1...50).map { H.uri(tree.appendingPathComponent("part \($0)")) }
+        let x = try short("x", seconds: 3, frequency: 330), y = try short("y", seconds: 3, frequency: 550), z = try short()
+        try harness.start()
+        for removing in [false, true] {
+            try harness.call(H.extensionInterface, "Clear")
+            let ids = try harness.call(H.extensionInterface, "Enqueue", "asb", ["2", H.uri(x), H.uri(y), "false"]).first?.strings ?? []
+            let walker = try BusClient(harness), other = try BusClient(harness)
+            let progressed = expectation(description: "a first WalkProgress")
+            progressed.assertForOverFulfill = false
+            walker.onWalkProgress { _ in progressed.fulfill() }
+            let replies = Outcome()
+            let replied = expectation(description: "the Insert answered")
+            walker.call(H.extensionInterface, "Insert", [.stringArray(halves), .objectPath(try ObjectPath(validating: ids[0]))]) { result in
+                replies.append("Insert", result)
+                replied.fulfill()
+            }
+            wait(for: [progressed], timeout: 60 * H.slowdown)
+            if removing {
+                _ = try other.callAndWait(H.trackList, "RemoveTrack", [.objectPath(try ObjectPath(validating: ids[0]))])
+            } else {
+                _ = try other.callAndWait(H.trackList, "AddTrack", [.string(H.uri(z)), .objectPath(try ObjectPath(validating: ids[0])), .bool(false)])
+            }
+            replies.append("other", .success([]))
+            wait(for: [replied], timeout: 60 * H.slowdown)
+            XCTAssertEqual(replies.names, ["other", "Insert"], "the walk ended before the other client's call")
+            let tracks = try harness.tracks
+            if removing {
+                XCTAssertEqual(replies.error?.name, H.errorPrefix + "NoSuchTrack")
+                XCTAssertEqual(tracks, [ids[1]], "nothing of the walk queued once its anchor left")
+            } else {
+                XCTAssertNil(replies.error)
+                XCTAssertEqual(tracks.count, 50_003)
+                XCTAssertEqual(tracks.first, ids[0])
+                XCTAssertEqual(tracks.suffix(1), [ids[1]])
+                let edges = try harness.call(H.trackList, "GetTracksMetadata", "ao", ["3", tracks[1], tracks[50_000], tracks[50_001]])
+                let urls = (edges.first?.data as? [Any] ?? []).compactMap { Typed(type: "a{sv}", data: $0).dictionary?["xesam:url"]?.string }
+                XCTAssertEqual(urls, [H.uri(tree.appendingPathComponent("part 1/1.wav")), H.uri(tree.appendingPathComponent("part 50/50000.wav")), H.uri(z)],
+                               "the walk's files right after the anchor, in natural order, before the track added meanwhile")
+            }
+            walker.close()
+            other.close()
+        }
+    }
+
     /// /proc is refused at once, and a link to it (or to /sys, /dev, /run) inside a folder is not entered.
     func testProcIsNotWalked() throws {
         let file = try short()
@@ -272,10 +322,11 @@ private final class Outcome: @unchecked Sendable {
     func set(_ result: Result<[DBusValue], DBusError>) { append("", result) }
     func append(_ name: String, _ result: Result<[DBusValue], DBusError>) { lock.withLock { replies.append((name, result)) } }
     var names: [String] { lock.withLock { replies.map(\.name) } }
+    /// The first error among the replies.
     var error: DBusError? {
         lock.withLock {
-            guard case .failure(let error) = replies.first?.result else { return nil }
-            return error
+            for reply in replies { if case .failure(let error) = reply.result { return error } }
+            return nil
         }
     }
 }
