@@ -75,13 +75,14 @@ public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
 
     public init(fileURL: URL) { url = fileURL }
 
-    /// The file at an absolute path given as its bytes, as a directory lists them. A UTF-8 path is
-    /// the URI `URL(fileURLWithPath:)` makes; any other (`caf\xE9.ogg`, Latin-1) is percent-escaped
+    /// The file (not a directory) at an absolute path given as its bytes, as a directory lists
+    /// them. A UTF-8 path is the URI `URL(fileURLWithPath:)` makes; any other (`caf\xE9.ogg`, Latin-1) is percent-escaped
     /// byte by byte, so that `pathBytes` gives the same bytes back: a String would have repaired it
     /// into another name, or dropped it (FileManager's listing did).
     public init(filePath bytes: [UInt8]) {
         if let path = String(validating: bytes, as: UTF8.self) {
-            url = URL(fileURLWithPath: path)
+            // .notDirectory: the walk knows; .checkFileSystem would stat(2) every file it found again
+            url = URL(filePath: path, directoryHint: .notDirectory)
             return
         }
         var text = "file://"
