@@ -17,8 +17,8 @@ struct DirectoryWalk {
     let limit: Int
     let control: WalkControl
     let root: MediaURI
-    /// The directories in `systemDirectories`, by device and inode: not entered by whatever path
-    /// (a link, a bind mount) leads there.
+    /// /proc, /sys, /dev and /run (`systemPaths`) by device and inode: not entered by whatever
+    /// path (a link, a bind mount) leads there.
     let systemDirectories: Set<FileIdentity>
 
     struct FileIdentity: Hashable {
