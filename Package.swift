@@ -25,7 +25,6 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
-
         // The C library's calls that Swift's Glibc module does not import (statx, eventfd,
         // pthread_setname_np, mallopt, malloc_trim, the ASan hook): one C function per gap.
         .target(name: "CShims"),
@@ -49,7 +48,7 @@ let package = Package(
         // The GStreamer engine behind the model's engine protocol.
         .target(
             name: "PlayerEngine",
-            dependencies: ["Basics", "GStreamer", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Basics", "CShims", "GStreamer", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
 
         // Playlist files (M3U, M3U8, PLS, XSPF) and the folders that hold them, watched with inotify.
         .target(name: "Playlists", dependencies: ["Basics", "CShims", "PlayerModel", .product(name: "Logging", package: "swift-log")]),

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 int tonearm_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 
@@ -22,6 +23,13 @@ int tonearm_birth_time(const char *path, int64_t *seconds, uint32_t *nanoseconds
     if (statx(AT_FDCWD, path, 0, STATX_BTIME, &info) != 0 || !(info.stx_mask & STATX_BTIME)) return 0;
     *seconds = info.stx_btime.tv_sec;
     *nanoseconds = info.stx_btime.tv_nsec;
+    return 1;
+}
+
+int tonearm_file_system_type(const char *path, int64_t *type) {
+    struct statfs info;
+    if (statfs(path, &info) != 0) return 0;
+    *type = (int64_t) info.f_type;
     return 1;
 }
 

@@ -52,14 +52,18 @@ public final class Message {
         return message
     }
 
-    /// A signal (`dbus_message_new_signal`), names validated first.
-    public static func signal(path: ObjectPath, interface: String, member: String, arguments: [DBusValue] = []) throws -> Message {
+    /// A signal (`dbus_message_new_signal`), names validated first. With a `destination` (a unique
+    /// name) the bus delivers it to that connection only (`dbus_message_set_destination`).
+    public static func signal(path: ObjectPath, interface: String, member: String, arguments: [DBusValue] = [],
+                              destination: String? = nil) throws -> Message {
         try validateName(interface, .interface)
         try validateName(member, .member)
+        if let destination { try validateName(destination, .busName) }
         guard let raw = dbus_message_new_signal(path.rawValue, interface, member) else {
             fatalError("libdbus: out of memory in dbus_message_new_signal")
         }
         let message = Message(adopting: raw)
+        if let destination { checkMemory(dbus_message_set_destination(raw, destination), "dbus_message_set_destination") }
         try message.append(arguments)
         return message
     }

@@ -231,7 +231,8 @@ public final class ExportedObject: @unchecked Sendable {
     /// Emits signal `name` of `interface` from this object. The signal must be declared in the
     /// interface's table and `arguments` must match its signature (else `InvalidArgs`, nothing sent).
     /// Property changes still pending are announced first, so that clients see state before events.
-    public func emitSignal(interface: String, name: String, arguments: [DBusValue] = []) throws {
+    /// `destination`: the one connection it is for (see `Message.signal`); nil: every subscriber.
+    public func emitSignal(interface: String, name: String, arguments: [DBusValue] = [], destination: String? = nil) throws {
         dispatchPrecondition(condition: .onQueue(connection.queue))
         guard let description = interfaces.first(where: { $0.name == interface }) else {
             throw DBusError.unknownInterface("object \(path) does not implement \(interface)")
@@ -242,7 +243,8 @@ public final class ExportedObject: @unchecked Sendable {
         guard arguments.signature == signal.signature else {
             throw DBusError.invalidArgs("signal \(interface).\(name) has signature '\(signal.signature)', not '\(arguments.signature)'")
         }
-        let message = try Message.signal(path: path, interface: interface, member: name, arguments: arguments)
+        let message = try Message.signal(path: path, interface: interface, member: name, arguments: arguments,
+                                         destination: destination)
         flushPropertyChanges()
         try connection.send(message)
     }

@@ -26,7 +26,7 @@ public final class MPRISService: @unchecked Sendable {
         public var ownedName: String?
         /// Checks a URI before it is queued: a missing file fails here, a directory becomes its
         /// playable files in order. Nil: every URI is queued as it is.
-        public var resolve: (@Sendable (MediaURI) throws(ItemError) -> [MediaURI])?
+        public var resolve: URIResolver?
         /// True when the engine does not know yet what it plays (it reads GStreamer's registry off
         /// the service queue): reads of `SupportedUriSchemes` and `SupportedMimeTypes` and the calls
         /// that queue URIs are answered, in order, once `formatsKnown` brings the three above.
@@ -46,9 +46,10 @@ public final class MPRISService: @unchecked Sendable {
     private let server: ObjectServer
     private var options: Options
     private let logger: Logger
-    /// Where URIs are resolved (a stat per file, a walk per directory): never the service queue,
-    /// which answers D-Bus. Serial, so calls are queued in the order they came.
-    private let resolveQueue = DispatchQueue(label: "tonearm.resolve")
+    /// The calls that queue URIs and are not answered yet, per sender (its unique name; "" for the
+    /// command line), oldest first: a call takes effect, and is answered, only after those its
+    /// sender made before it, whichever was resolved first.
+    private var pendingCalls: [String: [QueueingCall]] = [:]
     /// Resolves asked for while `options.formatsPending`, oldest first.
     private var waitingForFormats: [() -> Void] = []
     private var object: ExportedObject!
@@ -137,8 +138,7 @@ public final class MPRISService: @unchecked Sendable {
     /// What the engine plays, once it knows (on the connection's queue): announces
     /// `SupportedUriSchemes` and `SupportedMimeTypes`, then resolves the URIs of the calls that
     /// waited for it, in the order they came.
-    public func formatsKnown(uriSchemes: [String], mimeTypes: [String],
-                             resolve: (@Sendable (MediaURI) throws(ItemError) -> [MediaURI])?) {
+    public func formatsKnown(uriSchemes: [String], mimeTypes: [String], resolve: URIResolver?) {
         dispatchPrecondition(condition: .onQueue(connection.queue))
         options.supportedURISchemes = uriSchemes
         options.supportedMIMETypes = mimeTypes
@@ -166,7 +166,7 @@ public final class MPRISService: @unchecked Sendable {
     /// with the error of the first that cannot be played (nothing is queued then), or nil.
     public func open(_ texts: [String], completion: @escaping @Sendable ((any Error)?) -> Void) throws {
         let uris = try Self.parse(texts)
-        resolving(uris) { [player] resolved in
+        resolving(uris, from: "") { [player] resolved in
             do {
                 try player.open(try resolved.get())
                 completion(nil)
@@ -370,54 +370,159 @@ public final class MPRISService: @unchecked Sendable {
         }
     }
 
-    private static func resolve(_ uris: [MediaURI], _ resolve: (@Sendable (MediaURI) throws(ItemError) -> [MediaURI])?) throws -> [MediaURI] {
+    /// What `uris` become in the queue, resolved by `resolve` (nil: themselves), at most `room`
+    /// of them; throws a ServiceError.
+    private static func resolve(_ uris: [MediaURI], _ resolve: URIResolver?, room: Int, control: WalkControl) throws -> [MediaURI] {
+        let maximum = "the queue has room for \(room) more items"
+        // refused before any file is looked at
+        guard uris.count <= room else { throw ServiceError(PlayerError(.queueFull, "\(maximum); \(uris.count) were asked for")) }
         guard let resolve else { return uris }
-        // each distinct URI once: a hostile list of 10,000 copies of one folder walks it once
+        // each distinct URI once: a hostile list of 10,000 copies of one folder walks it once, and
+        // as every copy counts against the room, the walk stops past a 10,000th of it
+        var copies: [MediaURI: Int] = [:]
+        for uri in uris { copies[uri, default: 0] += 1 }
         var resolved: [MediaURI: [MediaURI]] = [:]
-        do {
-            return try uris.flatMap { uri throws(ItemError) in
-                if let known = resolved[uri] { return known }
-                let found = try resolve(uri)
+        var total = 0
+        for uri in uris where resolved[uri] == nil {
+            let count = copies[uri] ?? 1
+            do throws(ResolveError) {
+                let found = try resolve(uri, max(room - total, 0) / count, control)
+                total += found.count * count
                 resolved[uri] = found
-                return found
+            } catch {
+                switch error {
+                case .item(let error): throw ServiceError(error)
+                case .cancelled(let reason): throw ServiceError("Cancelled", "\(uri.displayPath) was not queued: \(reason)")
+                case .tooManyFiles(let root, let limit):
+                    let named = count > 1 ? " (named \(count) times)" : ""
+                    throw ServiceError(PlayerError(.queueFull, "\(maximum): \(root.displayPath)\(named) holds more than \(limit) playable files; nothing was queued"))
+                }
             }
-        } catch {
-            throw ServiceError(error)
         }
+        guard total <= room else { throw ServiceError(PlayerError(.queueFull, "\(maximum); \(total) were asked for")) }
+        return uris.flatMap { resolved[$0] ?? [] }
     }
 
-    /// Answers a call that queues URIs: parses them at once, resolves them on the resolve queue
+    /// Answers a call that queues URIs (parsed already): resolves them on the resolve queue
     /// (a missing file, a directory to walk), then runs `body` with them back on the service
     /// queue and sends its reply (or its error).
-    private func queueing(_ texts: [String], _ context: MethodContext,
-                          _ body: @escaping @Sendable ([MediaURI]) throws -> [DBusValue]) throws -> [DBusValue] {
-        let uris = try Self.parse(texts)
+    private func queueing(_ uris: [MediaURI], _ context: MethodContext,
+                          _ body: @escaping @Sendable ([MediaURI]) throws -> [DBusValue]) -> [DBusValue] {
         let reply = context.deferReply()
-        resolving(uris) { resolved in
+        resolving(uris, from: context.sender ?? "") { resolved in
             do { reply.succeed(try body(try resolved.get())) } catch { reply.fail(error) }
         }
         return []
     }
 
+    /// A call that queues URIs, from when it came until it is answered.
+    private final class QueueingCall: @unchecked Sendable {
+        // @unchecked: confined to the service queue; the resolve queue only passes it back there
+        // and reads `control`, which is Sendable.
+        let uris: [MediaURI]
+        let control: WalkControl
+        let apply: (Result<[MediaURI], any Error>) -> Void
+        /// What it is about, for its Cancelled error.
+        let what: String
+        /// True once it was handed to the resolve queue.
+        var started = false
+        /// Set once: resolved, failed, or cancelled; then it waits only for its sender's older calls.
+        var outcome: Result<[MediaURI], any Error>?
+        init(uris: [MediaURI], control: WalkControl, apply: @escaping (Result<[MediaURI], any Error>) -> Void) {
+            self.uris = uris
+            self.control = control
+            self.what = uris.count == 1 ? uris[0].displayPath : "\(uris.count) URIs"
+            self.apply = apply
+        }
+    }
+
     /// Resolves `uris` on the resolve queue (a stat per file, a walk per folder), then runs
-    /// `body` with the outcome back on the service queue: the file system is never touched here.
-    private func resolving(_ uris: [MediaURI], _ body: @escaping @Sendable (Result<[MediaURI], any Error>) -> Void) {
+    /// `body` with the outcome back on the service queue, after the calls `sender` made before:
+    /// the file system is never touched here.
+    private func resolving(_ uris: [MediaURI], from sender: String, _ body: @escaping (Result<[MediaURI], any Error>) -> Void) {
+        let queue = connection.queue
+        var progress: (@Sendable (MediaURI, Int) -> Void)?
+        if !sender.isEmpty {
+            progress = { [weak self] root, files in
+                // at most one per WalkControl.progressStep files: a bounded rate, never a timer
+                queue.async { [weak self] in self?.walkProgress(root, files, to: sender) }
+            }
+        }
+        pendingCalls[sender, default: []].append(QueueingCall(uris: uris, control: WalkControl(progress: progress), apply: body))
+        resolveNext(of: sender)
+    }
+
+    /// Hands `sender`'s oldest call to the resolve queue unless it is there already: one call per
+    /// client at a time, as they take effect one after another anyway, so a client that sends
+    /// walk after walk holds one walk's files at a time, and each finds the room its elders left.
+    private func resolveNext(of sender: String) {
+        guard let call = pendingCalls[sender]?.first, !call.started, call.outcome == nil else { return }
         guard !options.formatsPending else {
-            waitingForFormats.append { [weak self] in self?.resolving(uris, body) }
+            waitingForFormats.append { [weak self] in self?.resolveNext(of: sender) }
             return
         }
-        let resolve = options.resolve
+        call.started = true
+        let room = player.configuration.maximumQueueLength - player.state.count
+        let (uris, control, resolve) = (call.uris, call.control, options.resolve)
         let queue = connection.queue
         let connection = connection
-        resolveQueue.async {
-            let resolved = Result { try Self.resolve(uris, resolve) }
+        // URIs are resolved (a stat per file, a walk per directory) never on the service queue,
+        // which answers D-Bus, and on a serial queue of the call's own, so that a call naming one
+        // file is not held behind another client's walk of a big tree (issue 26). Not a concurrent
+        // queue: a job on libdispatch's global pool starts its worker monitor, which then wakes
+        // the process every second for good (IdleTests).
+        DispatchQueue(label: "tonearm.resolve").async { [weak self] in
+            let resolved = Result { try Self.resolve(uris, resolve, room: room, control: control) }
             // sync, not async: on an idle service queue dispatch_sync runs the block on this
             // thread, where async woke another thread first (ReadWatcher does the same). No
             // deadlock: the service queue never waits on the resolve queue, it only queues to it.
             // As a dispatch pass: what the call caused that wakes a thread waits for its reply.
-            queue.sync { connection.answering { body(resolved) } }
+            queue.sync {
+                connection.answering {
+                    guard let self, call.outcome == nil else { return }  // cancelled: answered already
+                    call.outcome = resolved
+                    self.answerInOrder(sender)
+                }
+            }
         }
     }
+
+    /// Applies and answers `sender`'s calls that have their outcome, oldest first, up to the first
+    /// that is still being resolved, and starts the next.
+    private func answerInOrder(_ sender: String) {
+        while let call = pendingCalls[sender]?.first, let outcome = call.outcome {
+            pendingCalls[sender]?.removeFirst()
+            call.apply(outcome)
+        }
+        if pendingCalls[sender]?.isEmpty == true { pendingCalls[sender] = nil } else { resolveNext(of: sender) }
+    }
+
+    /// Clear, Stop or a newer OpenUri: every call that queues URIs and is not answered yet stops
+    /// (a walk at its next directory) and gets `Cancelled`; nothing it found is queued.
+    private func cancelQueueing(because reason: String) {
+        guard !pendingCalls.isEmpty else { return }
+        for sender in Array(pendingCalls.keys) {
+            for call in pendingCalls[sender] ?? [] where call.outcome == nil {
+                call.control.cancel(reason)
+                call.outcome = .failure(ServiceError("Cancelled", "\(call.what) was not queued: \(reason)"))
+            }
+            answerInOrder(sender)
+        }
+    }
+
+    /// WalkProgress to the client whose call walks `root`, unless that call was answered.
+    private func walkProgress(_ root: MediaURI, _ files: Int, to sender: String) {
+        guard let object, pendingCalls[sender]?.contains(where: { $0.outcome == nil }) == true else { return }
+        do {
+            try object.emitSignal(interface: MPRIS.tonearm, name: "WalkProgress", arguments: [.string(root.string), .uint32(UInt32(clamping: files))],
+                                  destination: sender)
+        } catch {
+            logger.error("cannot send WalkProgress to \(sender): \(error)")
+        }
+    }
+
+    /// " by :1.42": who made a call, for messages.
+    private static func by(_ context: MethodContext) -> String { context.sender.map { " by \($0)" } ?? "" }
 
     /// An `afterTrack` argument: NoTrack is the start, any other path a track of the queue.
     private func placement(after value: DBusValue) throws -> Placement {
@@ -479,7 +584,11 @@ public final class MPRISService: @unchecked Sendable {
                 .init("Previous") { [player] _, _ in player.previous(); return [] },
                 .init("Pause") { [player] _, _ in player.pause(); return [] },
                 .init("PlayPause") { [player] _, _ in player.togglePlayPause(); return [] },
-                .init("Stop") { [player] _, _ in player.stop(); return [] },
+                .init("Stop") { [unowned self] _, context in
+                    cancelQueueing(because: "Stop was called\(Self.by(context))")
+                    player.stop()
+                    return []
+                },
                 .init("Play") { [player] _, _ in player.play(); return [] },
                 .init("Seek", in: "x") { [unowned self] arguments, _ in
                     // MPRIS Player.Seek: "If the CanSeek property is false, this has no effect."
@@ -499,7 +608,10 @@ public final class MPRISService: @unchecked Sendable {
                 },
                 .init("OpenUri", in: "s") { [unowned self] arguments, context in
                     guard let text = arguments[0].stringValue else { return [] }
-                    return try queueing([text], context) { [player] uris in
+                    // a newer OpenUri is what the user wants now: walks still under way are not
+                    let uris = try Self.parse([text])
+                    cancelQueueing(because: "OpenUri was called\(Self.by(context))")
+                    return queueing(uris, context) { [player] uris in
                         do { try player.open(uris) } catch { throw ServiceError(error) }
                         return []
                     }
@@ -587,7 +699,7 @@ public final class MPRISService: @unchecked Sendable {
                         throw DBusError.invalidArgs("no track \(afterPath) in the track list")
                     }
                     let setAsCurrent = arguments[2].boolValue == true
-                    return try queueing([text], context) { [player] uris in
+                    return queueing(try Self.parse([text]), context) { [player] uris in
                         do {
                             // AfterTrack NoTrack inserts at the start (spec)
                             let ids = try player.enqueue(uris, at: after.map { .after($0) } ?? .start)
@@ -797,7 +909,8 @@ public final class MPRISService: @unchecked Sendable {
                     }
                     return []
                 },
-                .init("Clear") { [player] _, _ in
+                .init("Clear") { [unowned self] _, context in
+                    cancelQueueing(because: "Clear was called\(Self.by(context))")
                     player.clear()
                     return []
                 },
@@ -825,7 +938,7 @@ public final class MPRISService: @unchecked Sendable {
                 },
                 .init("Enqueue", in: "asb", out: "ao") { [unowned self] arguments, context in
                     let playNow = arguments[1].boolValue == true
-                    return try queueing(arguments[0].stringArrayValue ?? [], context) { [player] uris in
+                    return queueing(try Self.parse(arguments[0].stringArrayValue ?? []), context) { [player] uris in
                         do {
                             let ids = playNow ? try player.open(uris) : try player.enqueue(uris)
                             return [TrackIDs.paths(ids)]
@@ -836,7 +949,7 @@ public final class MPRISService: @unchecked Sendable {
                 },
                 .init("Insert", in: "aso", out: "ao") { [unowned self] arguments, context in
                     let after = try placement(after: arguments[1])
-                    return try queueing(arguments[0].stringArrayValue ?? [], context) { [player] uris in
+                    return queueing(try Self.parse(arguments[0].stringArrayValue ?? []), context) { [player] uris in
                         do {
                             // the anchor is checked again here: the queue may have changed during the walk
                             return [.objectPathArray(try player.enqueue(uris, at: after).map(TrackIDs.path))]
@@ -882,6 +995,7 @@ public final class MPRISService: @unchecked Sendable {
                 .init("ItemFailed", "oss", argumentNames: ["trackid", "errorName", "message"]),
                 .init("RateChanged", "ds", argumentNames: ["rate", "reason"]),
                 .init("GapSkipped", "oxx", argumentNames: ["trackid", "position", "length"]),
+                .init("WalkProgress", "su", argumentNames: ["uri", "files"]),
             ],
             introspectionXML: MPRIS.tonearmXML)
     }

@@ -41,23 +41,17 @@ public enum LocalFiles {
         }
     }
 
-    /// A URI as it is queued: a directory becomes its playable files in natural order; a file that
-    /// cannot be read fails here.
-    public static func resolve(_ uri: MediaURI, capabilities: MediaCapabilities) throws(ItemError) -> [MediaURI] {
+    /// A URI as it is queued: a directory becomes its playable files in natural order, at most
+    /// `limit` of them, walked until `control` is cancelled; a file that cannot be read fails here.
+    public static func resolve(_ uri: MediaURI, capabilities: MediaCapabilities, limit: Int,
+                               control: WalkControl) throws(ResolveError) -> [MediaURI] {
         let kind = kind(of: uri)  // one stat(2) and access(2) per URI queued
         guard case .directory = kind else {
-            if let error = error(for: uri, kind) { throw error }
+            if let error = error(for: uri, kind) { throw .item(error) }
             return [uri]
         }
-        let files: [URL]
-        do {
-            files = try capabilities.playableFiles(in: uri.url)
-        } catch let error as ItemError {
-            throw error
-        } catch {
-            throw ItemError(.other, "cannot read \(uri.displayPath): \(error)")
-        }
-        guard !files.isEmpty else { throw ItemError(.unsupportedFormat, "no playable files under \(uri.displayPath)") }
-        return files.map { MediaURI(fileURL: $0) }
+        let files = try capabilities.playableFiles(under: uri, limit: limit, control: control)
+        guard !files.isEmpty else { throw .item(ItemError(.unsupportedFormat, "no playable files under \(uri.displayPath)")) }
+        return files
     }
 }

@@ -6,7 +6,7 @@ import PlayerModel
 
 /// What the installed GStreamer can play: URI schemes (MPRIS `SupportedUriSchemes`), media types
 /// (MPRIS `SupportedMimeTypes`) and file extensions, derived from the plugin registry; and which
-/// files of a directory are playable, in natural order.
+/// files of a directory are playable, in natural order (`playableFiles(under:)`, DirectoryWalk.swift).
 public struct MediaCapabilities: Sendable, Equatable {
     /// Of the schemes Tonearm accepts (`MediaURI.supportedSchemes`), those with a GStreamer source.
     public var supportedURISchemes: [String]
@@ -83,66 +83,4 @@ public struct MediaCapabilities: Sendable, Equatable {
     /// Extensions a typefinder claims that name other things far more often (`dat` is VCD video to
     /// the cdxa typefinder, and any program's data file elsewhere).
     static let ambiguousExtensions: Set<String> = ["dat"]
-
-    // MARK: Directories
-
-    /// The playable regular files under `directory`, recursively, in natural order of their paths
-    /// below it (component by component: `2 - b.mp3` before `10 - a.mp3`, `a/` before `b/`).
-    /// Hidden files and directories are skipped; symbolic links are followed, each directory read
-    /// once, so a link loop ends. Unreadable subdirectories are skipped.
-    /// - Throws: `ItemError` (`.notFound`, `.permission`) when `directory` itself cannot be listed.
-    public func playableFiles(in directory: URL) throws -> [URL] {
-        let root = directory.standardizedFileURL
-        var status = stat()
-        guard stat(root.path, &status) == 0 else {
-            let reason = errno
-            if reason == EACCES { throw ItemError(.permission, "permission denied: \(root.path)") }
-            throw ItemError(.notFound, "no such directory: \(root.path)")
-        }
-        guard status.st_mode & S_IFMT == S_IFDIR else {
-            throw ItemError(.notFound, "not a directory: \(root.path)")
-        }
-        guard access(root.path, R_OK | X_OK) == 0 else {
-            throw ItemError(.permission, "permission denied: cannot list \(root.path)")
-        }
-        var visited: Set<FileIdentity> = [FileIdentity(status)]
-        var found: [URL] = []
-        guard collect(root, visited: &visited, into: &found) else {
-            throw ItemError(.permission, "permission denied: cannot list \(root.path)")
-        }
-        return found
-    }
-
-    private struct FileIdentity: Hashable {
-        let device: UInt64, inode: UInt64
-        init(_ status: stat) {
-            device = UInt64(status.st_dev)
-            inode = UInt64(status.st_ino)
-        }
-    }
-
-    /// Adds the playable files below `directory` depth first, each directory's entries in natural
-    /// order (which puts the whole list in natural order of paths, and makes which of two links to
-    /// one directory is read deterministic); false when it cannot be listed.
-    private func collect(_ directory: URL, visited: inout Set<FileIdentity>, into found: inout [URL]) -> Bool {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return false }
-        for name in NaturalOrder.sorted(names.filter { !$0.hasPrefix(".") }) {
-            let url = directory.appendingPathComponent(name)
-            var status = stat()
-            // stat, not lstat: a link counts as what it points to; a broken link is skipped
-            guard stat(url.path, &status) == 0 else { continue }
-            switch status.st_mode & S_IFMT {
-            case S_IFDIR:
-                guard visited.insert(FileIdentity(status)).inserted else { continue }  // a loop, or seen already
-                _ = collect(url, visited: &visited, into: &found)
-            case S_IFREG:
-                if playableExtensions.contains(url.pathExtension.lowercased()) {
-                    found.append(url)
-                }
-            default:
-                continue
-            }
-        }
-        return true
-    }
 }

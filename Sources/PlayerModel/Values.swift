@@ -75,6 +75,37 @@ public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
 
     public init(fileURL: URL) { url = fileURL }
 
+    /// The file (not a directory) at an absolute path given as its bytes, as a directory lists
+    /// them. A UTF-8 path is the URI `URL(fileURLWithPath:)` makes; any other (`caf\xE9.ogg`, Latin-1) is percent-escaped
+    /// byte by byte, so that `pathBytes` gives the same bytes back: a String would have repaired it
+    /// into another name, or dropped it (FileManager's listing did).
+    public init(filePath bytes: [UInt8]) {
+        if let path = String(validating: bytes, as: UTF8.self) {
+            // .notDirectory: the walk knows; .checkFileSystem would stat(2) every file it found again
+            url = URL(filePath: path, directoryHint: .notDirectory)
+            return
+        }
+        var text = "file://"
+        text.unicodeScalars.reserveCapacity(7 + bytes.count * 3)
+        for byte in bytes {
+            if Self.isUnreservedInPath(byte) {
+                text.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                text += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
+            }
+        }
+        // every byte outside [A-Za-z0-9-._~/] escaped: RFC 3986 accepts the text
+        url = URL(string: text)!
+    }
+
+    private static func isUnreservedInPath(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"): true
+        default: false
+        }
+    }
+
     /// True when `text` is ASCII from 0x21 to 0x7E at both ends: no white space to trim (a
     /// Character that begins or ends with such a byte is never white space).
     private static func hasNoSpaceAtEnds(_ text: String) -> Bool {

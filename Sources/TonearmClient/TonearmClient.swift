@@ -130,6 +130,39 @@ public final class TonearmClient: @unchecked Sendable {
         }
     }
 
+    /// Calls as `call` does, and tells `walkProgress` (on the client's queue) of each
+    /// `WalkProgress` the service sends this connection until the reply comes: the service sends it
+    /// to the caller only, so no match rule is needed. libdbus's blocking call would hold the
+    /// signals back until the reply, so this sends the call and waits for its completion.
+    func call(_ interface: String, _ member: String, _ arguments: [DBusValue],
+              walkProgress: WalkProgressHandler?) throws -> [DBusValue] {
+        guard let walkProgress else { return try call(interface, member, arguments) }
+        let message: Message
+        do {
+            message = try Message.methodCall(destination: busName, path: Self.objectPath, interface: interface,
+                                             member: member, arguments: arguments)
+        } catch {
+            throw ClientError.from(error, calling: member)
+        }
+        let reply = PendingReply()
+        onQueue {
+            let token = connection.onSignal(interface: Self.extensionInterface, member: "WalkProgress", path: Self.objectPath) { signal in
+                guard let values = try? signal.arguments(), values.count == 2, let uri = values[0].stringValue,
+                      let files = values[1].uint32Value else { return }
+                walkProgress(uri, Int(files))
+            }
+            connection.call(message, timeout: timeout) { [connection] result in
+                connection.removeHandler(token)
+                reply.finish(result)
+            }
+        }
+        do {
+            return try reply.wait().get()
+        } catch {
+            throw ClientError.from(error, calling: member)
+        }
+    }
+
     func property(_ interface: String, _ name: String) throws -> DBusValue {
         guard let value = try call(Self.propertiesInterface, "Get", [.string(interface), .string(name)]).first else {
             throw ClientError(.unexpectedReply, "Get(\(name)) returned nothing")
@@ -244,9 +277,10 @@ public final class TonearmClient: @unchecked Sendable {
 
     /// `Enqueue(uris, playNow)`: appends, a directory as its playable files in natural order; returns
     /// the new tracks' ids. On failure nothing is added.
+    /// `walkProgress` hears how far the walk of a folder among them got (see `WalkProgressHandler`).
     @discardableResult
-    public func enqueue(_ uris: [String], playNow: Bool) throws -> [TrackID] {
-        let reply = try call(Self.extensionInterface, "Enqueue", [.stringArray(uris), .bool(playNow)])
+    public func enqueue(_ uris: [String], playNow: Bool, walkProgress: WalkProgressHandler? = nil) throws -> [TrackID] {
+        let reply = try call(Self.extensionInterface, "Enqueue", [.stringArray(uris), .bool(playNow)], walkProgress: walkProgress)
         return (reply.first?.arrayValue ?? []).compactMap(\.objectPathValue).map(TrackID.init)
     }
 
@@ -254,9 +288,10 @@ public final class TonearmClient: @unchecked Sendable {
     /// none), so that they play next, directories as in `enqueue`; returns the new tracks' ids. On
     /// failure nothing is added.
     @discardableResult
-    public func enqueueNext(_ uris: [String]) throws -> [TrackID] {
+    public func enqueueNext(_ uris: [String], walkProgress: WalkProgressHandler? = nil) throws -> [TrackID] {
         let current = TrackMetadata(try property(Self.playerInterface, "Metadata").stringKeyedDictionary ?? [:]).trackID
-        let reply = try call(Self.extensionInterface, "Insert", [.stringArray(uris), .objectPath(current?.path ?? Self.noTrack)])
+        let reply = try call(Self.extensionInterface, "Insert", [.stringArray(uris), .objectPath(current?.path ?? Self.noTrack)],
+                             walkProgress: walkProgress)
         return (reply.first?.arrayValue ?? []).compactMap(\.objectPathValue).map(TrackID.init)
     }
 
@@ -364,5 +399,26 @@ extension PlayerStatus {
             waitingReason: waiting.isEmpty ? nil : waiting,
             bufferingPercent: Int(extensionProperties["BufferingPercent"]?.int32Value ?? 100),
             isLive: extensionProperties["IsLive"]?.boolValue ?? false)
+    }
+}
+
+/// Told, on the client's queue, how many playable files the walk of the folder `uri` (as the call
+/// named it) has found so far: the extension's `WalkProgress`, once per 1,000 files.
+public typealias WalkProgressHandler = @Sendable (_ uri: String, _ files: Int) -> Void
+
+/// The outcome of a call sent without blocking the client's queue, waited for on the caller's thread.
+private final class PendingReply: @unchecked Sendable {
+    // @unchecked: `result` is written once before `done` is signalled, and read after waiting for it.
+    private let done = DispatchSemaphore(value: 0)
+    private var result: Result<[DBusValue], DBusError>?
+
+    func finish(_ result: Result<[DBusValue], DBusError>) {
+        self.result = result
+        done.signal()
+    }
+
+    func wait() -> Result<[DBusValue], DBusError> {
+        done.wait()
+        return result!
     }
 }

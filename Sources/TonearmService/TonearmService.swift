@@ -157,7 +157,9 @@ public final class TonearmService: @unchecked Sendable {
         switch result {
         case .success(let capabilities):
             mpris.formatsKnown(uriSchemes: capabilities.supportedURISchemes, mimeTypes: capabilities.supportedMIMETypes,
-                               resolve: { uri throws(ItemError) in try LocalFiles.resolve(uri, capabilities: capabilities) })
+                               resolve: { uri, limit, control throws(ResolveError) in
+                                   try LocalFiles.resolve(uri, capabilities: capabilities, limit: limit, control: control)
+                               })
         case .failure(let error):
             lifecycle.stop(.engineFailed(reason: "\(error)"))
         }

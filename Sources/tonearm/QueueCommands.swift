@@ -1,4 +1,5 @@
 import ArgumentParser
+import Glibc
 import TonearmClient
 
 struct Add: ParsableCommand {
@@ -16,9 +17,50 @@ struct Add: ParsableCommand {
 
     func run() throws {
         let uris = try locations(items)
+        let progress = WalkProgressLine(named: Dictionary(zip(uris, items)) { first, _ in first })
+        defer { progress?.end() }
         try service.withClient { client in
-            if next { try client.enqueueNext(uris) } else { try client.enqueue(uris, playNow: false) }
+            if next {
+                try client.enqueueNext(uris, walkProgress: progress?.show)
+            } else {
+                try client.enqueue(uris, playNow: false, walkProgress: progress?.show)
+            }
         }
+    }
+}
+
+/// "walking ~/Music: 12,000 files…" on stderr, rewritten in place as the service's WalkProgress
+/// comes (every 1,000 files), and erased when the call is answered. Only on a terminal: nil when
+/// stderr is not one, so that a script's output holds no carriage returns.
+final class WalkProgressLine: @unchecked Sendable {
+    // @unchecked: `shown` is only touched on the client's queue (`show`) and after the call returned (`end`).
+    private let names: [String: String]
+    private var shown = false
+
+    init?(named names: [String: String]) {
+        guard isatty(STDERR_FILENO) == 1 else { return nil }
+        self.names = names
+    }
+
+    func show(_ uri: String, _ files: Int) {
+        shown = true
+        // \r, then erase to the end of the line (ECMA-48 EL) after the text, as `watch` draws
+        writeAll("\rwalking \(names[uri] ?? uri): \(Self.grouped(files)) files…\u{1B}[K", to: STDERR_FILENO)
+    }
+
+    func end() {
+        if shown { writeAll("\r\u{1B}[K", to: STDERR_FILENO) }
+    }
+
+    /// 12345 as "12,345".
+    static func grouped(_ number: Int) -> String {
+        var digits = String(number.magnitude)
+        var index = digits.endIndex
+        while digits.distance(from: digits.startIndex, to: index) > 3 {
+            index = digits.index(index, offsetBy: -3)
+            digits.insert(",", at: index)
+        }
+        return number < 0 ? "-" + digits : digits
     }
 }
 

@@ -9,8 +9,10 @@ struct Play: ParsableCommand {
 
     func run() throws {
         let uris = try locations(items)
+        let progress = uris.isEmpty ? nil : WalkProgressLine(named: Dictionary(zip(uris, items)) { first, _ in first })
+        defer { progress?.end() }
         try service.withClient { client in
-            if uris.isEmpty { try client.play() } else { try client.enqueue(uris, playNow: true) }
+            if uris.isEmpty { try client.play() } else { try client.enqueue(uris, playNow: true, walkProgress: progress?.show) }
         }
     }
 }

@@ -73,22 +73,23 @@ final class CapabilitiesTests: XCTestCase {
         // a broken link
         try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("gone.mp3").path, withDestinationPath: "nowhere.mp3")
 
-        let found = try capabilities.playableFiles(in: root)
-        let relative = found.map { String($0.standardizedFileURL.path.dropFirst(root.standardizedFileURL.path.count + 1)) }
+        let found = try capabilities.playableFiles(under: MediaURI(fileURL: root))
+        let relative = found.map { String($0.url.standardizedFileURL.path.dropFirst(root.standardizedFileURL.path.count + 1)) }
         XCTAssertEqual(relative, ["1.mp3", "2.mp3", "10.mp3", "a/1.flac", "b/3.ogg", "c/2 - b.mp3", "c/10 - a.mp3",
                                   "d/a.OPUS", "d/B.wav", "e/nested/deeper/track 1.m4a", "e/nested/deeper/Track 02.m4a"])
     }
 
     func testPlayableFilesThrowsForMissingDirectoryOrFile() throws {
         let missing = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-none-\(UUID().uuidString)")
-        XCTAssertThrowsError(try capabilities.playableFiles(in: missing)) { error in
-            XCTAssertEqual((error as? ItemError)?.kind, .notFound)
+        XCTAssertThrowsError(try capabilities.playableFiles(under: MediaURI(fileURL: missing))) { error in
+            guard case .item(let error) = error as? ResolveError else { return XCTFail("\(error)") }
+            XCTAssertEqual(error.kind, .notFound)
             XCTAssertTrue("\(error)".contains(missing.lastPathComponent), "\(error)")
         }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-file-\(UUID().uuidString).mp3")
         try Data().write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        XCTAssertThrowsError(try capabilities.playableFiles(in: file)) { error in
+        XCTAssertThrowsError(try capabilities.playableFiles(under: MediaURI(fileURL: file))) { error in
             XCTAssertTrue("\(error)".contains("not a directory"), "\(error)")
         }
     }

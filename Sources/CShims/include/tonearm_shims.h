@@ -17,6 +17,11 @@ int tonearm_set_thread_name(const char *name);
 // (ext4, btrfs, xfs, tmpfs from Linux 6.2); returns 1 then, 0 otherwise.
 int tonearm_birth_time(const char *path, int64_t *seconds, uint32_t *nanoseconds);
 
+// statfs(2) (<sys/vfs.h>) is not in Swift's Glibc module. The kind of file system `path` is on
+// (f_type, a magic number of linux/magic.h) in *type; returns 1, or 0 with errno set. A folder
+// walk asks it so as not to enter /proc, /sys and their like.
+int tonearm_file_system_type(const char *path, int64_t *type);
+
 // <malloc.h> is not in Swift's Glibc module: mallopt(3)'s M_ARENA_MAX and M_MMAP_THRESHOLD.
 // Sets each that is positive; returns 1 when every mallopt call succeeded.
 int tonearm_set_malloc_limits(int arenas, int mmap_threshold);

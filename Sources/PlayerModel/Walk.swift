@@ -1,0 +1,43 @@
+import Basics
+
+/// One call's walk of folders, as its owner on the service queue and the walk on its own thread
+/// share it: the walk reads whether it was cancelled between directory reads, and tells how far
+/// it got.
+public final class WalkControl: @unchecked Sendable {
+    // @unchecked: `cancelled` is guarded by `lock`; the rest is immutable.
+
+    /// How many files found between two `progress` reports: a bounded rate, never a timer
+    /// (a walk of 100,000 files reports 100 times).
+    public static let progressStep = 1_000
+
+    /// Told the number of files found so far, every `progressStep` of them, on the walk's thread.
+    public let progress: (@Sendable (_ root: MediaURI, _ files: Int) -> Void)?
+    private let lock = Lock()
+    private var cancelled: String?
+
+    public init(progress: (@Sendable (_ root: MediaURI, _ files: Int) -> Void)? = nil) {
+        self.progress = progress
+    }
+
+    /// Stops the walk at its next directory; `reason` says who stopped it ("Clear was called").
+    public func cancel(_ reason: String) {
+        lock.withLock { if cancelled == nil { cancelled = reason } }
+    }
+
+    /// Why the walk was cancelled, or nil while it may go on.
+    public var cancellation: String? { lock.withLock { cancelled } }
+}
+
+/// Why resolving a URI (a stat, a folder walked) gave no files.
+public enum ResolveError: Error, Sendable, Equatable {
+    /// The URI cannot be played (missing, unreadable, a FIFO, a folder with nothing playable).
+    case item(ItemError)
+    /// `WalkControl.cancel` stopped the walk; the reason it was given.
+    case cancelled(String)
+    /// The walk of `root` found more than `limit` playable files and stopped there.
+    case tooManyFiles(root: MediaURI, limit: Int)
+}
+
+/// Turns one URI into what is queued for it: itself, or the playable files under a folder, at most
+/// `limit` of them. Runs off the service queue.
+public typealias URIResolver = @Sendable (_ uri: MediaURI, _ limit: Int, _ control: WalkControl) throws(ResolveError) -> [MediaURI]
