@@ -48,10 +48,10 @@ let package = Package(
         // The GStreamer engine behind the model's engine protocol.
         .target(
             name: "PlayerEngine",
-            dependencies: ["Basics", "CShims", "GStreamer", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Basics", "GStreamer", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
 
         // Playlist files (M3U, M3U8, PLS, XSPF) and the folders that hold them, watched with inotify.
-        .target(name: "Playlists", dependencies: ["Basics", "CShims", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Playlists", dependencies: ["Basics", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
 
         // The saved state (resume after a restart): SQLite through a thin wrapper, and what the
         // player's events become in it; also what is remembered of the playlists (their records).
@@ -91,7 +91,7 @@ let package = Package(
         .target(
             name: "TonearmService",
             dependencies: [
-                "CShims", "DBus", "MPRIS", "PlayerEngine", "PlayerModel", "Playlists", "Store",
+                "Basics", "DBus", "MPRIS", "PlayerEngine", "PlayerModel", "Playlists", "Store",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
@@ -115,6 +115,8 @@ let package = Package(
         .testTarget(
             name: "ServiceTests",
             dependencies: ["TestSupport", "DBus", .product(name: "Logging", package: "swift-log")]),
+        // the targets' imports and pointers, held against ARCHITECTURE.md's table (reads the sources)
+        .testTarget(name: "ArchitectureTests"),
         .testTarget(name: "TonearmServiceTests", dependencies: ["TonearmService", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "PlayerModel", "Playlists", "TestSupport"]),
         .testTarget(name: "PlaylistFileTests", dependencies: ["Playlists", "PlayerModel"]),

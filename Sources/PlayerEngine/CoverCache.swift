@@ -128,18 +128,8 @@ public final class CoverCache: @unchecked Sendable {
         }
     }
 
-    /// Two independent FNV-1a 64-bit hashes and the length: a content address, not a security hash.
-    static func digest(_ data: Data) -> String {
-        var a: UInt64 = 0xcbf2_9ce4_8422_2325, b: UInt64 = 0x8422_2325_cbf2_9ce4
-        // over the bytes in place: Data's iterator cost more than the hashing (perf of tag reads)
-        data.withUnsafeBytes { bytes in
-            for byte in bytes {
-                a = (a ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-                b = (b &* 0x0000_0100_0000_01b3) ^ UInt64(byte)
-            }
-        }
-        return Digits.padded(a, width: 16, radix: 16) + Digits.padded(b, width: 16, radix: 16) + "-" + String(data.count, radix: 16)
-    }
+    /// A content address of `data` (`ContentDigest`): the same image is one file however often seen.
+    static func digest(_ data: Data) -> String { ContentDigest.of(data) }
 
     // MARK: Images beside the files
 

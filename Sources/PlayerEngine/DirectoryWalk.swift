@@ -1,6 +1,4 @@
 import Basics
-import CShims
-import Glibc
 import PlayerModel
 
 /// The playable regular files under one folder, depth first, each directory's entries in natural
@@ -23,9 +21,9 @@ struct DirectoryWalk {
 
     struct FileIdentity: Hashable {
         let device: UInt64, inode: UInt64
-        init(_ status: stat) {
-            device = UInt64(status.st_dev)
-            inode = UInt64(status.st_ino)
+        init(_ status: FileStatus) {
+            device = status.device
+            inode = status.inode
         }
     }
 
@@ -44,7 +42,7 @@ struct DirectoryWalk {
     }
 
     /// Walks the folder at `path` (absolute, its bytes), whose `stat` is `status`.
-    func files(under path: [UInt8], status: stat) throws(ResolveError) -> [MediaURI] {
+    func files(under path: [UInt8], status: FileStatus) throws(ResolveError) -> [MediaURI] {
         var found: [MediaURI] = []
         var visited: Set<FileIdentity> = [FileIdentity(status)]
         if let reason = control.cancellation { throw .cancelled(reason) }
@@ -82,34 +80,30 @@ struct DirectoryWalk {
     /// The entries of a directory worth looking at (playable files, directories), in natural
     /// order; nil when it cannot be read.
     private func list(_ path: [UInt8]) -> [Entry]? {
-        guard let directory = Self.withCString(path, { opendir($0) }) else { return nil }
-        defer { closedir(directory) }
-        let descriptor = dirfd(directory)
-        var entries: [Entry] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                Array(raw.prefix { $0 != 0 })
+        Files.withDirectory(path) { all, status in
+            var entries: [Entry] = []
+            for entry in all {
+                guard let first = entry.name.first, first != UInt8(ascii: ".") else { continue }  // hidden
+                // d_type says what most entries are without a stat(2) per file (a folder of 100,000
+                // files); a link, or a file system that does not fill it in, is stat'ed
+                switch entry.kind {
+                case .regular:
+                    if isPlayable(entry.name) { entries.append(Entry(name: entry.name, kind: .file)) }
+                case .directory, .link, .unknown:
+                    // a link counts as what it points to; a broken one is skipped
+                    guard let found = status(entry.name) else { continue }
+                    switch found.kind {
+                    case .directory: entries.append(Entry(name: entry.name, kind: .directory(FileIdentity(found))))
+                    case .regular where isPlayable(entry.name): entries.append(Entry(name: entry.name, kind: .file))
+                    default: continue
+                    }
+                case .other:
+                    continue
+                }
             }
-            guard let first = name.first, first != UInt8(ascii: ".") else { continue }  // hidden, `.` and `..`
-            let type = Int32(entry.pointee.d_type)
-            // d_type says what most entries are without a stat(2) per file (a folder of 100,000
-            // files); a link, or a file system that does not fill it in, is stat'ed
-            if type == Int32(DT_REG) {
-                if isPlayable(name) { entries.append(Entry(name: name, kind: .file)) }
-                continue
-            }
-            guard type == Int32(DT_DIR) || type == Int32(DT_LNK) || type == Int32(DT_UNKNOWN) else { continue }
-            var status = stat()
-            // fstatat without AT_SYMLINK_NOFOLLOW: a link counts as what it points to; a broken one is skipped
-            guard Self.withCString(name, { fstatat(descriptor, $0, &status, 0) }) == 0 else { continue }
-            switch status.st_mode & S_IFMT {
-            case S_IFDIR: entries.append(Entry(name: name, kind: .directory(FileIdentity(status))))
-            case S_IFREG where isPlayable(name): entries.append(Entry(name: name, kind: .file))
-            default: continue
-            }
+            return NaturalOrder.sorted(entries, by: { String(decoding: $0.name, as: UTF8.self) },
+                                       tieBreak: { $0.name.lexicographicallyPrecedes($1.name) })
         }
-        return NaturalOrder.sorted(entries, by: { String(decoding: $0.name, as: UTF8.self) },
-                                   tieBreak: { $0.name.lexicographicallyPrecedes($1.name) })
     }
 
     /// Whether the name's extension (after its last dot, ASCII case ignored) is a playable one.
@@ -123,11 +117,6 @@ struct DirectoryWalk {
         directory.last == UInt8(ascii: "/") ? directory + name : directory + [UInt8(ascii: "/")] + name
     }
 
-    static func withCString<T>(_ bytes: [UInt8], _ body: (UnsafePointer<CChar>) -> T) -> T {
-        (bytes + [0]).withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) }
-        }
-    }
 
     // MARK: What is not media
 
@@ -138,8 +127,8 @@ struct DirectoryWalk {
     /// `systemPaths` as they are on this machine now (a stat each).
     static func systemIdentities() -> Set<FileIdentity> {
         Set(systemPaths.compactMap { path in
-            var status = stat()
-            return stat(path, &status) == 0 ? FileIdentity(status) : nil
+            guard case .success(let status) = Files.status(Array(path.utf8)) else { return nil }
+            return FileIdentity(status)
         })
     }
 
@@ -155,9 +144,7 @@ struct DirectoryWalk {
 
     /// The name of the pseudo file system the directory at `path` is on, or nil for any other.
     static func pseudoFileSystem(at path: [UInt8]) -> String? {
-        var type: Int64 = 0
-        guard withCString(path, { tonearm_file_system_type($0, &type) }) != 0 else { return nil }
-        return pseudoFileSystems[Int(type)]
+        Files.fileSystemType(path).flatMap { pseudoFileSystems[Int($0)] }
     }
 }
 
@@ -172,12 +159,13 @@ extension MediaCapabilities {
         }
         while path.count > 1, path.last == UInt8(ascii: "/") { path.removeLast() }
         let name = directory.displayPath
-        var status = stat()
-        guard DirectoryWalk.withCString(path, { stat($0, &status) }) == 0 else {
-            if errno == EACCES { throw .item(ItemError(.permission, "permission denied: \(name)")) }
-            throw .item(ItemError(.notFound, "no such directory: \(name)"))
+        let status: FileStatus
+        switch Files.status(path) {
+        case .success(let found): status = found
+        case .failure(let error) where error.isPermissionDenied: throw .item(ItemError(.permission, "permission denied: \(name)"))
+        case .failure: throw .item(ItemError(.notFound, "no such directory: \(name)"))
         }
-        guard status.st_mode & S_IFMT == S_IFDIR else { throw .item(ItemError(.notFound, "not a directory: \(name)")) }
+        guard status.kind == .directory else { throw .item(ItemError(.notFound, "not a directory: \(name)")) }
         let system = DirectoryWalk.systemIdentities()
         if system.contains(DirectoryWalk.FileIdentity(status)) {
             throw .item(ItemError(.unsupportedFormat, "not walked: \(name) holds the system's devices and state, not media"))
@@ -185,7 +173,7 @@ extension MediaCapabilities {
         if let kind = DirectoryWalk.pseudoFileSystem(at: path) {
             throw .item(ItemError(.unsupportedFormat, "not walked: \(name) is a \(kind) file system, not media"))
         }
-        guard DirectoryWalk.withCString(path, { access($0, R_OK | X_OK) }) == 0 else {
+        guard Files.isListable(path) else {
             throw .item(ItemError(.permission, "permission denied: cannot list \(name)"))
         }
         let walk = DirectoryWalk(extensions: Set(playableExtensions.map { Array($0.utf8) }), limit: limit, control: control,

@@ -1,3 +1,4 @@
+import Basics
 import FoundationEssentials
 import PlayerModel
 #if canImport(Glibc)
@@ -11,15 +12,13 @@ public enum LocalFiles {
 
     private static func kind(of uri: MediaURI) -> Kind? {
         guard let bytes = uri.pathBytes else { return nil }
-        return (bytes.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer { buffer -> Kind in
-            let path = buffer.baseAddress!
-            var info = stat()
-            guard stat(path, &info) == 0 else { return .missing }
-            if info.st_mode & S_IFMT == S_IFDIR { return .directory }
-            // a FIFO with no writer blocks open(2) for good, and with it the thread that changes
-            // the pipeline's state (or reads its tags); devices and sockets are no media files
-            if info.st_mode & S_IFMT != S_IFREG { return .special }
-            return .file(readable: access(path, R_OK) == 0)
+        guard case .success(let status) = Files.status(bytes) else { return .missing }
+        switch status.kind {
+        case .directory: return .directory
+        // a FIFO with no writer blocks open(2) for good, and with it the thread that changes
+        // the pipeline's state (or reads its tags); devices and sockets are no media files
+        case .other: return .special
+        case .regular: return .file(readable: Files.isReadable(bytes))
         }
     }
 

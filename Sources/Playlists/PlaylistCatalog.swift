@@ -1,5 +1,4 @@
 import Basics
-import CShims
 import Dispatch
 import FoundationEssentials
 import Glibc
@@ -250,6 +249,12 @@ public final class PlaylistCatalog: @unchecked Sendable {
         return nil
     }
 
+    /// The 32-bit word at `offset` of an inotify event, in the machine's byte order (the kernel's).
+    private static func word(_ bytes: [UInt8], at offset: Int) -> UInt32 {
+        let value = UInt32(bytes[offset]) | UInt32(bytes[offset + 1]) << 8 | UInt32(bytes[offset + 2]) << 16 | UInt32(bytes[offset + 3]) << 24
+        return UInt32(littleEndian: value)
+    }
+
     /// Reads what inotify queued (struct inotify_event: wd, mask, cookie, len, then len bytes of
     /// name; inotify(7)) and updates the files it names, one stat each; an event that says a
     /// folder (or a directory on the way to one) came or went has the watches set again.
@@ -260,15 +265,13 @@ public final class PlaylistCatalog: @unchecked Sendable {
         var foldersMoved = false
         var overflowed = false
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
+            let count = Files.read(inotify, into: &buffer)
             guard count > 0 else { break }
             var offset = 0
             while offset + 16 <= count {
-                let (watch, mask, length) = buffer.withUnsafeBytes { bytes in
-                    (bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self),
-                     bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
-                     Int(bytes.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
-                }
+                let watch = Int32(bitPattern: Self.word(buffer, at: offset))
+                let mask = Self.word(buffer, at: offset + 4)
+                let length = Int(Self.word(buffer, at: offset + 12))
                 let nameBytes = buffer[(offset + 16)..<min(offset + 16 + length, count)].prefix { $0 != 0 }
                 offset += 16 + length
                 if mask & UInt32(IN_Q_OVERFLOW) != 0 {
@@ -356,14 +359,8 @@ public final class PlaylistCatalog: @unchecked Sendable {
         }
     }
 
-    /// The file's birth time, when the file system keeps one (ext4, btrfs, xfs, tmpfs from Linux
-    /// 6.2...) and says so; nil otherwise (statx(2), through `tonearm_birth_time`).
-    static func birthTime(_ path: String) -> Date? {
-        var seconds: Int64 = 0
-        var nanoseconds: UInt32 = 0
-        guard tonearm_birth_time(path, &seconds, &nanoseconds) != 0 else { return nil }
-        return Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9)
-    }
+    /// The file's birth time where the file system keeps one (`Files.birthTime`).
+    static func birthTime(_ path: String) -> Date? { Files.birthTime(path) }
 
     /// What a playlist is called: a saved queue by its file's name (the one given to SaveQueue,
     /// exactly), a file by the title it carries, else by its name without the extension.

@@ -179,7 +179,7 @@ extension PlaylistFile {
     /// `#PLAYLIST:` directive of an extended M3U, the `<title>` of an XSPF `<playlist>` (before its
     /// `<trackList>`); nil when it has none (PLS has no title), or cannot be read.
     public static func title(of path: String) -> String? {
-        guard let format = format(of: path), format != .pls, let head = readHead(path, count: titleScanSize), !head.isEmpty
+        guard let format = format(of: path), format != .pls, let head = Files.readHead(path, count: titleScanSize), !head.isEmpty
         else { return nil }
         let title: String? = switch format {
         case .m3u, .m3u8: m3uTitle(head, latin1: format == .m3u)
@@ -187,22 +187,6 @@ extension PlaylistFile {
         case .pls: nil
         }
         return title.map { $0.trimmingWhitespace() }.flatMap { $0.isEmpty ? nil : $0 }
-    }
-
-    /// At most `count` bytes from the start of the file at `path`; nil when it cannot be opened.
-    private static func readHead(_ path: String, count: Int) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: count)
-        var filled = 0
-        while filled < count {
-            let got = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, count - filled) }
-            if got < 0 && errno == EINTR { continue }
-            guard got > 0 else { break }
-            filled += got
-        }
-        return Array(bytes.prefix(filled))
     }
 
     /// The first #PLAYLIST: line among whole lines of `head` (UTF-8; Latin-1 in a plain M3U that

@@ -418,13 +418,8 @@ public final class StateStore: @unchecked Sendable {
     /// A local file that no longer exists (stat says ENOENT or ENOTDIR); anything else is left
     /// for the engine to find when it loads the item.
     private static func isMissing(_ uri: MediaURI) -> Bool {
-        guard var bytes = uri.pathBytes else { return false }
-        bytes.append(0)
-        var info = stat()
-        let status = bytes.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { stat($0.baseAddress!, &info) }
-        }
-        return status != 0 && (errno == ENOENT || errno == ENOTDIR)
+        guard let bytes = uri.pathBytes, case .failure(let error) = Files.status(bytes) else { return false }
+        return error.isNoSuchFile
     }
 
     /// Why a write failed, in words a person can act on: SQLite says "disk I/O error" for a full

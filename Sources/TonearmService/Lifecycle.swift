@@ -1,4 +1,4 @@
-import CShims
+import Basics
 import Dispatch
 import Glibc
 import Logging
@@ -98,7 +98,7 @@ public final class Lifecycle: @unchecked Sendable {
         // pthread_exit, so its frames' redzones stay marked, and libdispatch's signal thread,
         // which then runs on that stack, had its SIGTERM handler reported as a
         // dynamic-stack-buffer-overflow in _dispatch_sigmask (62 reports in a run)
-        tonearm_forget_abandoned_stack_frames()
+        ProcessStack.forgetAbandonedFrames()
         dispatchMain()
     }
 }

@@ -1,4 +1,4 @@
-import CShims
+import Basics
 import Dispatch
 import FoundationEssentials
 
@@ -17,8 +17,8 @@ public enum Memory {
     /// (mallopt(3)). Returns false when the C library refused a setting.
     @discardableResult
     public static func tuneAllocator(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
-        tonearm_set_malloc_limits(environment["MALLOC_ARENA_MAX"] == nil ? 2 : 0,
-                                  environment["MALLOC_MMAP_THRESHOLD_"] == nil ? 128 * 1024 : 0) != 0
+        Allocator.setLimits(arenas: environment["MALLOC_ARENA_MAX"] == nil ? 2 : 0,
+                            mmapThreshold: environment["MALLOC_MMAP_THRESHOLD_"] == nil ? 128 * 1024 : 0)
     }
 
     /// Hands the free pages inside the heap back to the system (malloc_trim(3)): glibc gives back
@@ -27,7 +27,7 @@ public enum Memory {
     /// larger than at warm-up, all of it free). Runs on the caller's thread: a teardown thread, or
     /// `trimQueue`.
     @Sendable public static func giveBackFreedMemory() {
-        tonearm_malloc_trim()
+        Allocator.trim()
     }
 
     /// Where `giveBackFreedMemory` runs when not on a teardown thread. A serial queue of our own,

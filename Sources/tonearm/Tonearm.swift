@@ -1,4 +1,5 @@
 import ArgumentParser
+import Basics
 import FoundationEssentials
 import Glibc
 import Logging
@@ -98,13 +99,5 @@ enum Output {
 /// Writes all of `text` to the file descriptor `fd`, straight (no buffer to flush); gives up on an
 /// error other than EINTR (a closed pipe).
 func writeAll(_ text: String, to fd: Int32) {
-    var bytes = Array(text.utf8)[...]
-    while !bytes.isEmpty {
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        if written < 0 {
-            if errno == EINTR { continue }
-            return
-        }
-        bytes = bytes.dropFirst(written)
-    }
+    Files.writeAll(Array(text.utf8), to: fd)
 }
