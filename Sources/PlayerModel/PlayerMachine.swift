@@ -426,7 +426,8 @@ public struct PlayerMachine: Sendable {
     /// Seeks the current item. Zero tolerances seek exactly; otherwise the fastest key-unit seek
     /// within them. Past the end goes to the next item; before 0 clamps to 0. Seeks coalesce:
     /// while one runs, only the newest pending one runs after it (rule 5).
-    public mutating func seek(to position: Duration, toleranceBefore: Duration = .zero, toleranceAfter: Duration = .zero) {
+    public mutating func seek(to position: Duration, toleranceBefore: Duration = .zero, toleranceAfter: Duration = .zero,
+                              now: ContinuousClock.Instant) {
         guard let item = playQueue.current else { return }
         let target = max(position, .zero)
         if let duration = item.duration, target >= duration {
@@ -435,16 +436,17 @@ public struct PlayerMachine: Sendable {
         }
         let mode: SeekMode = toleranceBefore <= .zero && toleranceAfter <= .zero
             ? .exact : .fast(before: max(toleranceBefore, .zero), after: max(toleranceAfter, .zero))
-        request(SeekRequest(target: .position(target), mode: mode))
+        request(SeekRequest(target: .position(target), mode: mode), now: now)
     }
 
     /// Seeks by `offset` from the position at `now`.
     public mutating func seek(by offset: Duration, now: ContinuousClock.Instant) {
-        seek(to: position(at: now) + offset)
+        seek(to: position(at: now) + offset, now: now)
     }
 
-    /// Sets the rate (pitch kept). Out of range, the rate stays and observers hear `refused`.
-    public mutating func setRate(_ newRate: Double, reason: RateChangeReason = .client) throws(PlayerError) {
+    /// Sets the rate (pitch kept) at `now`. Out of range, the rate stays and observers hear `refused`.
+    public mutating func setRate(_ newRate: Double, reason: RateChangeReason = .client,
+                                 now: ContinuousClock.Instant) throws(PlayerError) {
         guard newRate.isFinite, (configuration.minimumRate...configuration.maximumRate).contains(newRate) else {
             emit(.rateChanged(rate, .refused))
             throw PlayerError(.rateOutOfRange,
@@ -458,7 +460,7 @@ public struct PlayerMachine: Sendable {
         }
         rate = newRate
         if let item = playQueue.current, item.status == .readyToPlay, item.isSeekable {
-            request(SeekRequest(target: .current, mode: .exact))
+            request(SeekRequest(target: .current, mode: .exact), now: now)
         }
         emit(.rateChanged(rate, reason))
     }
@@ -721,7 +723,7 @@ public struct PlayerMachine: Sendable {
         updateTimeControl()
     }
 
-    private mutating func request(_ seek: SeekRequest) {
+    private mutating func request(_ seek: SeekRequest, now: ContinuousClock.Instant) {
         guard let item = playQueue.current else { return }
         // seeks asked before preroll run after it; while one runs, the newest waits (rule 5)
         if item.status != .readyToPlay || seekInFlight != nil || loaded == nil {
@@ -734,13 +736,13 @@ public struct PlayerMachine: Sendable {
             return
         }
         guard item.isSeekable else { return }
-        run(seek)
+        run(seek, now: now)
     }
 
-    private mutating func run(_ seek: SeekRequest) {
+    private mutating func run(_ seek: SeekRequest, now: ContinuousClock.Instant) {
         command(.seek(seek.target, seek.mode, rate: rate))
         seekInFlight = seek
-        if case .position(let position) = seek.target { positionSample = PositionSample(position) }
+        if case .position(let position) = seek.target { positionSample = PositionSample(position, at: now) }
     }
 
     private mutating func nextAfterEnd() {
@@ -764,14 +766,14 @@ public struct PlayerMachine: Sendable {
         emit(.itemFailed(id, error))
     }
 
-    private mutating func fail(_ id: ItemID, _ error: ItemError) {
+    private mutating func fail(_ id: ItemID, now: ContinuousClock.Instant, _ error: ItemError) {
         // an output that cannot open or fails is never the item's fault: failing every item in
         // turn would wipe out a queue while the sound server restarts
         if error.kind == .output, id == playQueue.currentID {
-            outputFailed(error)
+            outputFailed(error, now: now)
             return
         }
-        if id == playQueue.currentID, tryReconnect(id, after: error) { return }
+        if id == playQueue.currentID, tryReconnect(id, after: error, now: now) { return }
         markFailed(id, error)
         if id == playQueue.currentID {
             release()
@@ -785,8 +787,8 @@ public struct PlayerMachine: Sendable {
 
     /// The output failed under a playing item: the item is not to blame. It stays current, the
     /// player pauses where it was and says why; Play loads it again and seeks back there.
-    private mutating func outputFailed(_ error: ItemError) {
-        let resumeAt = position(at: .now)
+    private mutating func outputFailed(_ error: ItemError, now: ContinuousClock.Instant) {
+        let resumeAt = position(at: now)
         release()
         if playQueue.current?.status != .readyToPlay, let id = playQueue.currentID {
             playQueue.update(id) { $0.status = .unknown }
@@ -851,12 +853,12 @@ public struct PlayerMachine: Sendable {
     /// Starts or continues a reconnect of the current item after `error`, if the policy allows:
     /// a network error that can go away, on an item that had played (or is being reconnected), with
     /// attempts left. Paused, the item is only released, to load again at Play where it was.
-    private mutating func tryReconnect(_ id: ItemID, after error: ItemError) -> Bool {
+    private mutating func tryReconnect(_ id: ItemID, after error: ItemError, now: ContinuousClock.Instant) -> Bool {
         guard error.kind == .network, intent != .stopped, let item = playQueue.item(id) else { return false }
         var attempts = 0
         if let reconnect, reconnect.id == id {
             // a reconnect that has played steadily since is a new outage, not the same one
-            let steady = reconnect.playingSince.map { ContinuousClock.now - $0 >= configuration.reconnect.steadyAfter } ?? false
+            let steady = reconnect.playingSince.map { now - $0 >= configuration.reconnect.steadyAfter } ?? false
             attempts = steady ? 0 : reconnect.attempts
         } else {
             // a first failure: only an item that played, and only what can go away (not a 404)
@@ -864,7 +866,7 @@ public struct PlayerMachine: Sendable {
         }
         guard attempts < configuration.reconnect.attempts else { return false }
         let resumeAt: Duration? = item.isSeekable && !item.isLive
-            ? (reconnect?.playingSince == nil ? reconnect?.resumeAt : nil) ?? position(at: .now) : nil
+            ? (reconnect?.playingSince == nil ? reconnect?.resumeAt : nil) ?? position(at: now) : nil
         release()
         playQueue.update(id) { $0.status = .unknown }
         emit(.itemStatusChanged(id, .unknown))
@@ -881,8 +883,8 @@ public struct PlayerMachine: Sendable {
         return true
     }
 
-    /// A timer asked for with `.startTimer` fired.
-    public mutating func timerFired(_ timer: PlayerTimer, now: ContinuousClock.Instant = .now) {
+    /// A timer asked for with `.startTimer` fired at `now`.
+    public mutating func timerFired(_ timer: PlayerTimer, now: ContinuousClock.Instant) {
         switch timer {
         case .reconnect: reconnectDue()
         case .bufferingStall: bufferingStallDue(now: now)
@@ -905,12 +907,12 @@ public struct PlayerMachine: Sendable {
     /// progress. hlsdemux2 (1.22.0) keeps retrying a segment that answers 500 for minutes, buffering
     /// at 0% meanwhile (NetworkServiceTests on playbin3: three minutes before its error); a server
     /// can also send nothing at all while its connection stays open.
-    private mutating func watchStall(moved: Bool) {
+    private mutating func watchStall(moved: Bool, now: ContinuousClock.Instant) {
         guard bufferingPaused && intent == .playing else {
             stopStallWatch()
             return
         }
-        if moved || bufferingProgress == nil { bufferingProgress = .now }
+        if moved || bufferingProgress == nil { bufferingProgress = now }
         if !stallTimerRuns {
             stallTimerRuns = true
             actions.append(.startTimer(.bufferingStall, after: configuration.reconnect.stallLimit))
@@ -938,7 +940,7 @@ public struct PlayerMachine: Sendable {
             return
         }
         // failing releases the pipeline that waits (or reconnects with a fresh one)
-        fail(item.id, ItemError(.network, "network error: no data from \(item.uri.displayPath) for \(Self.seconds(limit)) "
+        fail(item.id, now: now, ItemError(.network, "network error: no data from \(item.uri.displayPath) for \(Self.seconds(limit)) "
                                 + "while buffering", isTransient: true))
     }
 
@@ -949,10 +951,10 @@ public struct PlayerMachine: Sendable {
 
     // MARK: Engine events
 
-    /// An event of the engine, for the load `generation`.
-    public mutating func handle(_ event: EngineEvent, of generation: Generation) {
+    /// An event of the engine, for the load `generation`, handed to the machine at `now`.
+    public mutating func handle(_ event: EngineEvent, of generation: Generation, at now: ContinuousClock.Instant) {
         if let prepared, generation == prepared.generation {
-            handlePrepared(event, id: prepared.id)
+            handlePrepared(event, id: prepared.id, now: now)
             return
         }
         // stale messages die (rule 3)
@@ -964,7 +966,7 @@ public struct PlayerMachine: Sendable {
             if let sample, seekInFlight == nil { positionSample = sample }
             updateTimeControl()
         case .asyncDone(let snapshot):
-            asyncDone(id, snapshot)
+            asyncDone(id, snapshot, now: now)
         case .live:
             playQueue.update(id) { $0.isLive = true }
             emitCapabilities(id)
@@ -975,7 +977,7 @@ public struct PlayerMachine: Sendable {
             updateTimeControl()
         case .streamStarted(let snapshot):
             if playQueue.item(id)?.isLive == true, playQueue.item(id)?.status == .unknown {
-                becameReady(id, snapshot)
+                becameReady(id, snapshot, now: now)
             }
         case .endOfStream:
             emit(.playedToEnd(id))
@@ -985,7 +987,7 @@ public struct PlayerMachine: Sendable {
                 nextAfterEnd()
             }
         case .failed(let error):
-            fail(id, error)
+            fail(id, now: now, error)
         case .tags(let metadata):
             var merged = playQueue.item(id)!.metadata
             merged.merge(metadata)
@@ -996,7 +998,7 @@ public struct PlayerMachine: Sendable {
             playQueue.update(id) { $0.metadata = merged }
             emit(.metadataChanged(id, merged))
         case .buffering(let percent, let ranges):
-            buffering(id, percent, ranges)
+            buffering(id, percent, ranges, now: now)
         case .loaded(let ranges):
             setLoadedRanges(id, ranges)
         case .durationChanged(let duration):
@@ -1009,12 +1011,12 @@ public struct PlayerMachine: Sendable {
             emit(.gapSkipped(id, at: at, length: length))
         case .seekDone(let sample):
             // none in flight: an ASYNC_DONE that came first through the bus already finished it
-            if seekInFlight != nil { finishSeek(at: sample) }
+            if seekInFlight != nil { finishSeek(at: sample, now: now) }
         case .seekRefused:
             seekInFlight = nil
             if let next = pendingSeek {
                 pendingSeek = nil
-                run(next)
+                run(next, now: now)
             } else {
                 updateTimeControl()
             }
@@ -1022,7 +1024,7 @@ public struct PlayerMachine: Sendable {
     }
 
     /// Events of the gapless next item before or at its boundary.
-    private mutating func handlePrepared(_ event: EngineEvent, id nextID: ItemID) {
+    private mutating func handlePrepared(_ event: EngineEvent, id nextID: ItemID, now: ContinuousClock.Instant) {
         guard let previous = playQueue.currentID, let generation = prepared?.generation else { return }
         switch event {
         case .streamStarted(let snapshot):
@@ -1036,7 +1038,7 @@ public struct PlayerMachine: Sendable {
             }
             loaded = generation
             prepared = nil
-            positionSample = snapshot?.position ?? PositionSample(.zero)
+            positionSample = snapshot?.position ?? PositionSample(.zero, at: now)
             if nextID == previous {
                 playQueue.update(nextID) { $0.status = .readyToPlay }
                 emit(.seeked(.zero))  // a looping track jumps back to 0 (MPRIS Seeked)
@@ -1060,20 +1062,20 @@ public struct PlayerMachine: Sendable {
                 playQueue.setCurrent(nextID)
                 emit(.currentItemChanged(playQueue.current))
             }
-            fail(nextID, error)
+            fail(nextID, now: now, error)
         default:
             break
         }
     }
 
-    private mutating func asyncDone(_ id: ItemID, _ snapshot: EngineSnapshot) {
+    private mutating func asyncDone(_ id: ItemID, _ snapshot: EngineSnapshot, now: ContinuousClock.Instant) {
         guard let item = playQueue.item(id) else { return }
         if item.status == .unknown {
-            becameReady(id, snapshot)
+            becameReady(id, snapshot, now: now)
             return
         }
         if seekInFlight != nil {
-            finishSeek(at: snapshot.position)
+            finishSeek(at: snapshot.position, now: now)
         } else if let sample = snapshot.position {
             positionSample = sample
         }
@@ -1081,13 +1083,13 @@ public struct PlayerMachine: Sendable {
 
     /// The seek in flight finished with the position at `sample` (nil: unknown): the newest
     /// pending one runs now (rule 5), else a seek to a position is announced.
-    private mutating func finishSeek(at sample: PositionSample?) {
+    private mutating func finishSeek(at sample: PositionSample?, now: ContinuousClock.Instant) {
         guard let finished = seekInFlight else { return }
         seekInFlight = nil
         if let sample { positionSample = sample }
         if let next = pendingSeek {
             pendingSeek = nil
-            run(next)
+            run(next, now: now)
             return
         }
         if case .position(let target) = finished.target {
@@ -1096,8 +1098,8 @@ public struct PlayerMachine: Sendable {
         updateTimeControl()
     }
 
-    private mutating func becameReady(_ id: ItemID, _ snapshot: EngineSnapshot?) {
-        if reconnect?.id == id, reconnect?.playingSince == nil { reconnect?.playingSince = .now }
+    private mutating func becameReady(_ id: ItemID, _ snapshot: EngineSnapshot?, now: ContinuousClock.Instant) {
+        if reconnect?.id == id, reconnect?.playingSince == nil { reconnect?.playingSince = now }
         playsAfterPreroll = false  // done (or dropped) by the engine at this preroll
         playQueue.update(id) { $0.status = .readyToPlay }
         emit(.itemStatusChanged(id, .readyToPlay))
@@ -1113,9 +1115,9 @@ public struct PlayerMachine: Sendable {
                 nextAfterEnd()
                 return
             }
-            if playQueue.item(id)!.isSeekable { run(seek) }
+            if playQueue.item(id)!.isSeekable { run(seek, now: now) }
         } else if rate != 1, Self.canChangeRate(playQueue.item(id)!) {
-            run(SeekRequest(target: .current, mode: .exact))
+            run(SeekRequest(target: .current, mode: .exact), now: now)
         } else if rate != 1 {
             // a rate is a seek: one that cannot seek plays at 1.0, and says so rather than show a
             // rate it does not play
@@ -1169,7 +1171,7 @@ public struct PlayerMachine: Sendable {
         emit(.durationChanged(id, duration))
     }
 
-    private mutating func buffering(_ id: ItemID, _ percent: Int, _ ranges: [TimeRange]) {
+    private mutating func buffering(_ id: ItemID, _ percent: Int, _ ranges: [TimeRange], now: ContinuousClock.Instant) {
         guard let item = playQueue.item(id) else { return }
         let percent = min(max(percent, 0), 100)
         // live streams never buffer-pause; nor below PAUSED (gstplay.c buffering_cb)
@@ -1182,7 +1184,7 @@ public struct PlayerMachine: Sendable {
                 applyTargetState()
             }
         }
-        watchStall(moved: percent != lastBufferingPercent)
+        watchStall(moved: percent != lastBufferingPercent, now: now)
         lastBufferingPercent = percent
         // Clients hear steps of at least `bufferingStep` points, and 100 always: queue2 (1.22.0)
         // posts BUFFERING at every point and flaps between 0 and 1 while wavparse reads a header

@@ -100,7 +100,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     private var snapshot: EngineSnapshot {
-        EngineSnapshot(position: position.map { PositionSample($0) }, duration: duration, isSeekable: isSeekable,
+        EngineSnapshot(position: position.map { PositionSample($0, at: .now) }, duration: duration, isSeekable: isSeekable,
                        loadedRanges: duration.map { [TimeRange(start: .zero, end: $0)] } ?? [], seekableRange: seekableRange)
     }
 
@@ -108,7 +108,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
     /// handled it.
     public func send(_ scripted: Scripted, generation: Generation? = nil) {
         let event: EngineEvent = switch scripted {
-        case .stateChanged(let state, let pending): .stateChanged(state, pending: pending, position: position.map { PositionSample($0) })
+        case .stateChanged(let state, let pending): .stateChanged(state, pending: pending, position: position.map { PositionSample($0, at: .now) })
         case .asyncDone: .asyncDone(snapshot)
         case .streamStarted: .streamStarted(snapshot)
         case .live: .live
@@ -119,7 +119,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case .durationChanged(let duration): .durationChanged(duration)
         case .requestState(let state): .requestState(state)
         case .seekRefused: .seekRefused
-        case .seekDone(let position): .seekDone(PositionSample(position))
+        case .seekDone(let position): .seekDone(PositionSample(position, at: .now))
         case .gap(let at, let length): .gap(at: at, length: length)
         case .loaded(let ranges): .loaded(ranges)
         }
