@@ -41,46 +41,9 @@ public struct PlayerMachine: Sendable {
     /// Paused by the sound server or by sleep, not by the user.
     private var interruptedBy: RateChangeReason?
 
-    // The pipeline, as the engine reports it for the current load.
     private var generationCounter: UInt64 = 0
-    private var loaded: Generation?
-    private var prepared: (id: ItemID, generation: Generation)?
-    private var pipelineState: PipelineState = .null
-    private var pipelinePending: PipelineState?
-    /// A buffering pause is in force (BUFFERING < 100 while playing was wanted).
-    private var bufferingPaused = false
-    /// While a buffering pause waits with playing wanted: when its percent last moved, and whether
-    /// the stall timer runs.
-    private var bufferingProgress: ContinuousClock.Instant?
-    private var stallTimerRuns = false
-    /// The last percent BUFFERING said, announced or not.
-    private var lastBufferingPercent = 100
-    private var seekInFlight: SeekRequest?
-    private var pendingSeek: SeekRequest?
-    /// The engine was asked to play the load under way once prerolled (see `askPlayAfterPreroll`).
-    private var playsAfterPreroll = false
-    /// The last position read from the pipeline (or put there by a seek); nil is 0.
-    private var positionSample: PositionSample?
-    /// A reconnect of the current item under way (see `ReconnectPolicy`), kept until another item
-    /// becomes current, the player stops, or the attempts run out.
-    private var reconnect: Reconnect?
-
-    private struct Reconnect {
-        var id: ItemID
-        /// Attempts made in a row.
-        var attempts: Int
-        /// Where to resume; nil: from the start (a live stream).
-        var resumeAt: Duration?
-        /// The timer runs (`scheduleReconnect`); false while the load is under way or after it played.
-        var waiting: Bool
-        /// When the last attempt prerolled; nil while one is under way.
-        var playingSince: ContinuousClock.Instant?
-    }
-
-    private struct SeekRequest {
-        var target: SeekTarget
-        var mode: SeekMode
-    }
+    /// The current item's load, and what the engine said of it (see `LoadState`).
+    private var loadState: LoadState = .idle(start: nil)
 
     /// Tags of items that have not played are read lazily: for the items about to play (the
     /// current one and the next `upcomingReads` in play order) and for those a client asks about
@@ -115,7 +78,7 @@ public struct PlayerMachine: Sendable {
 
     private mutating func emit(_ event: PlayerEvent) { actions.append(.emit(event)) }
     private mutating func command(_ command: EngineCommand) {
-        if case .setPlaying = command { playsAfterPreroll = false }  // the engine drops it too
+        if case .setPlaying = command { loadState.loading?.playsAfterPreroll = false }  // the engine drops it too
         actions.append(.engine(command))
     }
 
@@ -129,10 +92,11 @@ public struct PlayerMachine: Sendable {
         // prerolled (prepareGaplessNext), and playing before then let a short or fast-draining
         // item reach about-to-finish with nothing armed (make test-tsan, GaplessTests: the
         // second half loaded afresh, the first missing from the capture)
-        let wanted = loaded != nil && playQueue.current?.status == .unknown && intent == .playing
-            && !bufferingPaused && pendingSeek == nil && rate == 1 && gaplessNext() == nil
-        guard wanted != playsAfterPreroll else { return }
-        playsAfterPreroll = wanted
+        guard let loading = loadState.loading else { return }  // once prerolled, the engine ignores it
+        let wanted = intent == .playing && loading.pipeline.buffering.pause == nil && loading.start == nil && rate == 1
+            && gaplessNext() == nil
+        guard wanted != loading.playsAfterPreroll else { return }
+        loadState.loading?.playsAfterPreroll = wanted
         command(.playAfterPreroll(wanted))
     }
 
@@ -199,13 +163,13 @@ public struct PlayerMachine: Sendable {
         guard let item = playQueue.current, intent != .stopped else { return .zero }
         // a seek not done yet is where the position is, within the length once that is known;
         // before, a target past the end (Seek(Int64.max) on a loading file) would show as is
-        if let seek = pendingSeek ?? seekInFlight, case .position(let target) = seek.target {
-            guard let duration = item.duration else { return loaded == nil ? target : .zero }
+        if let seek = loadState.newestSeek, case .position(let target) = seek.target {
+            guard let duration = item.duration else { return loadState.pipeline == nil ? target : .zero }
             return min(target, duration)
         }
-        guard loaded != nil, let sample = positionSample else { return .zero }
+        guard let pipeline = loadState.pipeline, let sample = pipeline.position else { return .zero }
         var position = sample.position
-        if pipelineState == .playing && pipelinePending == nil && now > sample.instant {
+        if pipeline.state == .playing && pipeline.pending == nil && now > sample.instant {
             // client numbers are at most Int64.max µs (about 3e5 years): Duration's 128 bits hold any sum
             position = position + (now - sample.instant) * rate
         }
@@ -348,7 +312,7 @@ public struct PlayerMachine: Sendable {
             return
         }
         if settings.position > .zero {
-            pendingSeek = SeekRequest(target: .position(settings.position), mode: .exact)
+            loadState = .idle(start: SeekRequest(target: .position(settings.position), mode: .exact))
         }
         setIntent(wanted)
         load(item.id)
@@ -359,14 +323,14 @@ public struct PlayerMachine: Sendable {
     /// Plays the current item. With no item there is nothing to play: no effect (MPRIS Play).
     public mutating func play() {
         guard let current = playQueue.current else { return }
-        if case .failed = current.status, loaded == nil {
+        if case .failed = current.status, loadState.pipeline == nil {
             // a failed item does not play; the next one does
             setIntent(.playing)
             advanceAfterFailure()
             return
         }
         setIntent(.playing)
-        if loaded == nil { load(current.id) } else { applyTargetState() }
+        if loadState.pipeline == nil { load(current.id) } else { applyTargetState() }
     }
 
     public mutating func pause() {
@@ -374,7 +338,7 @@ public struct PlayerMachine: Sendable {
         if intent == .stopped {
             // pausing a stopped player prerolls its item at the start
             setIntent(.paused)
-            if loaded == nil, let id = playQueue.currentID { load(id) }
+            if loadState.pipeline == nil, let id = playQueue.currentID { load(id) }
             return
         }
         setIntent(.paused)
@@ -518,7 +482,7 @@ public struct PlayerMachine: Sendable {
         let ids = try enqueue(uris, at: playQueue.currentID.map { .after($0) } ?? .end)
         guard let first = ids.first else { return ids }
         setIntent(.playing)
-        if playQueue.currentID == first, loaded != nil {
+        if playQueue.currentID == first, loadState.pipeline != nil {
             applyTargetState()
         } else {
             makeCurrent(first, load: true, force: playQueue.currentID == first)
@@ -564,7 +528,8 @@ public struct PlayerMachine: Sendable {
     /// Reads the tags of `id` unless it is gone, has tags already, or is loaded (the pipeline
     /// reports its tags).
     private mutating func startRead(_ id: ItemID) {
-        guard let item = playQueue.item(id), item.metadata.isEmpty, loaded == nil || id != playQueue.currentID else { return }
+        guard let item = playQueue.item(id), item.metadata.isEmpty, loadState.pipeline == nil || id != playQueue.currentID
+        else { return }
         readsInFlight += 1
         actions.append(.readMetadata(id, item.uri))
     }
@@ -583,7 +548,7 @@ public struct PlayerMachine: Sendable {
         if item.duration == nil, let duration = found.duration, !found.isLive {
             setDuration(id, duration)
         }
-        if item.status == .unknown, loaded == nil || id != playQueue.currentID, found.isSeekable != item.isSeekable {
+        if item.status == .unknown, loadState.pipeline == nil || id != playQueue.currentID, found.isSeekable != item.isSeekable {
             playQueue.update(id) { $0.isSeekable = found.isSeekable }
             emitCapabilities(id)
         }
@@ -646,25 +611,13 @@ public struct PlayerMachine: Sendable {
     }
 
     /// Takes the pipeline to NULL (device and file released) and forgets the current load: its
-    /// generation, the prepared next item, what the pipeline reported, and the position (rule 6).
+    /// generation, the prepared next item, what the pipeline reported, its seeks, a reconnect, and
+    /// the position (rule 6).
     private mutating func release() {
-        if loaded != nil { command(.release) }
-        loaded = nil
-        prepared = nil
-        if let reconnect, reconnect.waiting { actions.append(.cancelTimer(.reconnect)) }
-        reconnect = nil
-        resetPipelineTracking()
-    }
-
-    private mutating func resetPipelineTracking() {
-        pipelineState = .null
-        pipelinePending = nil
-        bufferingPaused = false
+        if loadState.pipeline != nil { command(.release) }
+        if case .awaitingReconnect = loadState { actions.append(.cancelTimer(.reconnect)) }
         stopStallWatch()
-        seekInFlight = nil
-        pendingSeek = nil
-        positionSample = nil
-        playsAfterPreroll = false  // the engine forgets it with the load
+        loadState = .idle(start: nil)
     }
 
     private mutating func newGeneration() -> Generation {
@@ -672,20 +625,26 @@ public struct PlayerMachine: Sendable {
         return Generation(generationCounter)
     }
 
-    private mutating func load(_ id: ItemID) {
+    /// Loads `id`, as an attempt of `reconnect` when it is one.
+    private mutating func load(_ id: ItemID, reconnect: Reconnect? = nil) {
         guard let item = playQueue.item(id) else { return }
         let generation = newGeneration()
         // a seek asked while nothing was loaded runs after this preroll; a switch to another item
         // released first, which dropped it
-        let seek = pendingSeek
-        resetPipelineTracking()
-        pendingSeek = seek
+        let start = loadState.pendingSeek
+        var reconnect = reconnect
+        if case .awaitingReconnect(let waiting, _) = loadState {
+            // Play while the reconnect waits: this load is its attempt, and its timer is not wanted
+            actions.append(.cancelTimer(.reconnect))
+            reconnect = waiting
+        }
+        stopStallWatch()
+        // the engine forgets a playAfterPreroll with the load it was for
+        loadState = .loading(Loading(pipeline: LoadedPipeline(generation: generation), start: start, reconnect: reconnect))
         playQueue.update(id) {
             $0.status = .unknown
             $0.bufferingPercent = 100
         }
-        loaded = generation
-        prepared = nil
         // a missing file comes back as this generation's failure: a run of them is a chain of
         // events, never a recursion on this queue
         command(.load(item.uri, generation))
@@ -700,49 +659,45 @@ public struct PlayerMachine: Sendable {
         // its own error, not in a switch that would call it played; and playbin3 1.22.0 aborts
         // (reconfigure_output assertion) when about-to-finish switches away from such a stream.
         // An item shorter than the pipeline's queues may drain before preroll and end with EOS.
-        guard loaded != nil, playQueue.current?.status == .readyToPlay else {
-            if prepared != nil { command(.prepareNext(nil, nil)) }
-            prepared = nil
+        guard let ready = loadState.ready else { return }  // nothing is armed before
+        guard playQueue.current?.status == .readyToPlay, let (nextID, next) = gaplessNext() else {
+            if ready.next != nil { command(.prepareNext(nil, nil)) }
+            loadState.ready?.next = nil
             return
         }
-        guard let (nextID, next) = gaplessNext() else {
-            if prepared != nil { command(.prepareNext(nil, nil)) }
-            prepared = nil
-            return
-        }
-        if let prepared, prepared.id == nextID { return }
+        if let armed = ready.next, armed.id == nextID { return }
         let generation = newGeneration()
-        prepared = (nextID, generation)
+        loadState.ready?.next = (nextID, generation)
         command(.prepareNext(next.uri, generation))
     }
 
     private mutating func applyTargetState() {
-        guard loaded != nil else { return }
+        guard let pipeline = loadState.pipeline else { return }
         // a buffering pause holds until 100% (gstplay.c buffering_cb)
-        command(.setPlaying(intent == .playing && !bufferingPaused && playQueue.current?.status == .readyToPlay))
+        command(.setPlaying(intent == .playing && pipeline.buffering.pause == nil && loadState.ready != nil))
         updateTimeControl()
     }
 
     private mutating func request(_ seek: SeekRequest, now: ContinuousClock.Instant) {
         guard let item = playQueue.current else { return }
-        // seeks asked before preroll run after it; while one runs, the newest waits (rule 5)
-        if item.status != .readyToPlay || seekInFlight != nil || loaded == nil {
-            if loaded == nil, intent == .stopped {
-                // a seek on a stopped player prerolls paused at the target
-                setIntent(.paused)
-                load(item.id)
-            }
-            pendingSeek = seek
+        if let ready = loadState.ready, ready.seek == nil {
+            guard item.isSeekable else { return }
+            run(seek, now: now)
             return
         }
-        guard item.isSeekable else { return }
-        run(seek, now: now)
+        // seeks asked before preroll run after it; while one runs, the newest waits (rule 5)
+        if loadState.pipeline == nil, intent == .stopped {
+            // a seek on a stopped player prerolls paused at the target
+            setIntent(.paused)
+            load(item.id)
+        }
+        loadState.pendingSeek = seek
     }
 
     private mutating func run(_ seek: SeekRequest, now: ContinuousClock.Instant) {
         command(.seek(seek.target, seek.mode, rate: rate))
-        seekInFlight = seek
-        if case .position(let position) = seek.target { positionSample = PositionSample(position, at: now) }
+        loadState.ready?.seek = SeekState(running: seek)
+        if case .position(let position) = seek.target { loadState.pipeline?.position = PositionSample(position, at: now) }
     }
 
     private mutating func nextAfterEnd() {
@@ -793,7 +748,7 @@ public struct PlayerMachine: Sendable {
         if playQueue.current?.status != .readyToPlay, let id = playQueue.currentID {
             playQueue.update(id) { $0.status = .unknown }
         }
-        pendingSeek = SeekRequest(target: .position(resumeAt), mode: .exact)
+        loadState = .idle(start: SeekRequest(target: .position(resumeAt), mode: .exact))
         if intent == .playing { setIntent(.paused) } else { updateTimeControl() }
         emit(.rateChanged(0, .output))
         emit(.outputFailed(error))
@@ -818,16 +773,16 @@ public struct PlayerMachine: Sendable {
         let status: TimeControlStatus
         if intent != .playing {
             status = .paused
-        } else if let reconnect, reconnect.playingSince == nil {
+        } else if loadState.isReconnecting {
             status = .waitingToPlay(.reconnecting)
-        } else if let item = playQueue.current, loaded != nil {
-            let target = pipelinePending ?? pipelineState
-            if bufferingPaused && !item.isLive {
+        } else if let item = playQueue.current, let pipeline = loadState.pipeline {
+            let target = pipeline.pending ?? pipeline.state
+            if pipeline.buffering.pause != nil && !item.isLive {
                 status = .waitingToPlay(.buffering)
-            } else if item.status == .readyToPlay && (pipelineState == .playing || target == .playing) {
+            } else if item.status == .readyToPlay && (pipeline.state == .playing || target == .playing) {
                 status = .playing
             } else if item.status == .readyToPlay && item.uri.isFile && timeControl == .playing
-                        && pipelineState == .paused && pipelinePending == .paused {
+                        && pipeline.state == .paused && pipeline.pending == .paused {
                 // a flushing seek takes the pipeline back to PAUSED until it prerolls at the target
                 // (its lost state: PAUSED, pending PAUSED, until ASYNC_DONE and the way back to
                 // PLAYING); a local file's is a millisecond of decoding, not a wait, and playing
@@ -856,28 +811,30 @@ public struct PlayerMachine: Sendable {
     private mutating func tryReconnect(_ id: ItemID, after error: ItemError, now: ContinuousClock.Instant) -> Bool {
         guard error.kind == .network, intent != .stopped, let item = playQueue.item(id) else { return false }
         var attempts = 0
-        if let reconnect, reconnect.id == id {
+        let reconnect = loadState.reconnect
+        if let reconnect {
             // a reconnect that has played steadily since is a new outage, not the same one
             let steady = reconnect.playingSince.map { now - $0 >= configuration.reconnect.steadyAfter } ?? false
-            attempts = steady ? 0 : reconnect.attempts
+            attempts = steady ? 0 : reconnect.attempt.attempts
         } else {
             // a first failure: only an item that played, and only what can go away (not a 404)
             guard item.status == .readyToPlay, error.isTransient else { return false }
         }
         guard attempts < configuration.reconnect.attempts else { return false }
         let resumeAt: Duration? = item.isSeekable && !item.isLive
-            ? (reconnect?.playingSince == nil ? reconnect?.resumeAt : nil) ?? position(at: now) : nil
+            ? (reconnect?.playingSince == nil ? reconnect?.attempt.resumeAt : nil) ?? position(at: now) : nil
         release()
         playQueue.update(id) { $0.status = .unknown }
         emit(.itemStatusChanged(id, .unknown))
         // the load that follows (this reconnect's, or Play's) seeks back there after its preroll
-        if let resumeAt { pendingSeek = SeekRequest(target: .position(resumeAt), mode: .exact) }
+        let start = resumeAt.map { SeekRequest(target: .position($0), mode: .exact) }
         if intent == .paused {
             // nothing plays: Play loads it again
+            loadState = .idle(start: start)
             updateTimeControl()
             return true
         }
-        reconnect = Reconnect(id: id, attempts: attempts + 1, resumeAt: resumeAt, waiting: true, playingSince: nil)
+        loadState = .awaitingReconnect(Reconnect(attempts: attempts + 1, resumeAt: resumeAt), start: start)
         actions.append(.startTimer(.reconnect, after: configuration.reconnect.delay(before: attempts + 1)))
         updateTimeControl()
         return true
@@ -893,12 +850,10 @@ public struct PlayerMachine: Sendable {
 
     /// The reconnect timer fired: the current item is loaded again, and seeks back where it was.
     private mutating func reconnectDue() {
-        guard var pending = reconnect, pending.waiting, pending.id == playQueue.currentID, loaded == nil,
+        guard case .awaitingReconnect(let reconnect, let start) = loadState, let id = playQueue.currentID,
               intent == .playing else { return }
-        pending.waiting = false
-        load(pending.id)
-        reconnect = pending
-        updateTimeControl()
+        loadState = .idle(start: start)  // the timer that fired needs no cancelling
+        load(id, reconnect: reconnect)
     }
 
     // MARK: Buffering that makes no progress
@@ -908,34 +863,37 @@ public struct PlayerMachine: Sendable {
     /// at 0% meanwhile (NetworkServiceTests on playbin3: three minutes before its error); a server
     /// can also send nothing at all while its connection stays open.
     private mutating func watchStall(moved: Bool, now: ContinuousClock.Instant) {
-        guard bufferingPaused && intent == .playing else {
+        guard let pause = loadState.pipeline?.buffering.pause, intent == .playing else {
             stopStallWatch()
             return
         }
-        if moved || bufferingProgress == nil { bufferingProgress = now }
-        if !stallTimerRuns {
-            stallTimerRuns = true
+        if pause.progressSince == nil {
             actions.append(.startTimer(.bufferingStall, after: configuration.reconnect.stallLimit))
         }
+        if moved || pause.progressSince == nil { loadState.pipeline?.buffering.pause?.progressSince = now }
     }
 
     private mutating func stopStallWatch() {
-        if stallTimerRuns { actions.append(.cancelTimer(.bufferingStall)) }
-        stallTimerRuns = false
-        bufferingProgress = nil
+        guard loadState.pipeline?.buffering.pause?.progressSince != nil else { return }
+        actions.append(.cancelTimer(.bufferingStall))
+        loadState.pipeline?.buffering.pause?.progressSince = nil
+    }
+
+    /// The buffering pause ends (100%, or the stream turned out live), and its stall timer with it.
+    private mutating func endBufferingPause() {
+        stopStallWatch()
+        loadState.pipeline?.buffering.pause = nil
     }
 
     /// The stall timer fired: with no progress for the limit, the item failed as a network error
     /// that may go away (so it reconnects, where that can succeed); with some, it waits on.
     private mutating func bufferingStallDue(now: ContinuousClock.Instant) {
-        stallTimerRuns = false
-        guard bufferingPaused, intent == .playing, let since = bufferingProgress, let item = playQueue.current else {
-            bufferingProgress = nil
-            return
-        }
+        guard let since = loadState.pipeline?.buffering.pause?.progressSince else { return }
+        loadState.pipeline?.buffering.pause?.progressSince = nil  // the timer is spent
+        guard intent == .playing, let item = playQueue.current else { return }
         let limit = configuration.reconnect.stallLimit
         if now - since < limit {
-            stallTimerRuns = true
+            loadState.pipeline?.buffering.pause?.progressSince = since
             actions.append(.startTimer(.bufferingStall, after: limit - (now - since)))
             return
         }
@@ -953,17 +911,17 @@ public struct PlayerMachine: Sendable {
 
     /// An event of the engine, for the load `generation`, handed to the machine at `now`.
     public mutating func handle(_ event: EngineEvent, of generation: Generation, at now: ContinuousClock.Instant) {
-        if let prepared, generation == prepared.generation {
-            handlePrepared(event, id: prepared.id, now: now)
+        if let next = loadState.ready?.next, generation == next.generation {
+            handlePrepared(event, id: next.id, now: now)
             return
         }
         // stale messages die (rule 3)
-        guard generation == loaded, let id = playQueue.currentID else { return }
+        guard generation == loadState.pipeline?.generation, let id = playQueue.currentID else { return }
         switch event {
         case .stateChanged(let state, let pending, let sample):
-            pipelineState = state
-            pipelinePending = pending
-            if let sample, seekInFlight == nil { positionSample = sample }
+            loadState.pipeline?.state = state
+            loadState.pipeline?.pending = pending
+            if let sample, loadState.ready?.seek == nil { loadState.pipeline?.position = sample }
             updateTimeControl()
         case .asyncDone(let snapshot):
             asyncDone(id, snapshot, now: now)
@@ -972,11 +930,11 @@ public struct PlayerMachine: Sendable {
             emitCapabilities(id)
             // live streams never buffer-pause (gstplay.c buffering_cb): a pause that BUFFERING
             // messages started before the stream was known to be live ends here
-            bufferingPaused = false
+            endBufferingPause()
             if intent == .playing { command(.setPlaying(true)) }
             updateTimeControl()
         case .streamStarted(let snapshot):
-            if playQueue.item(id)?.isLive == true, playQueue.item(id)?.status == .unknown {
+            if playQueue.item(id)?.isLive == true, loadState.loading != nil {
                 becameReady(id, snapshot, now: now)
             }
         case .endOfStream:
@@ -1011,11 +969,11 @@ public struct PlayerMachine: Sendable {
             emit(.gapSkipped(id, at: at, length: length))
         case .seekDone(let sample):
             // none in flight: an ASYNC_DONE that came first through the bus already finished it
-            if seekInFlight != nil { finishSeek(at: sample, now: now) }
+            if loadState.ready?.seek != nil { finishSeek(at: sample, now: now) }
         case .seekRefused:
-            seekInFlight = nil
-            if let next = pendingSeek {
-                pendingSeek = nil
+            let next = loadState.ready?.seek?.next
+            loadState.ready?.seek = nil
+            if let next {
                 run(next, now: now)
             } else {
                 updateTimeControl()
@@ -1025,7 +983,7 @@ public struct PlayerMachine: Sendable {
 
     /// Events of the gapless next item before or at its boundary.
     private mutating func handlePrepared(_ event: EngineEvent, id nextID: ItemID, now: ContinuousClock.Instant) {
-        guard let previous = playQueue.currentID, let generation = prepared?.generation else { return }
+        guard let previous = playQueue.currentID, let generation = loadState.ready?.next?.generation else { return }
         switch event {
         case .streamStarted(let snapshot):
             // the real boundary: the previous item played to its end
@@ -1036,9 +994,11 @@ public struct PlayerMachine: Sendable {
                 let name = playQueue.item(previous)!.uri.displayPath
                 markFailed(previous, ItemError(.decode, "cannot decode \(name): it holds no playable audio"))
             }
-            loaded = generation
-            prepared = nil
-            positionSample = snapshot?.position ?? PositionSample(.zero, at: now)
+            // the same pipeline plays on: its state, buffering and seeks carry over to the new load
+            loadState.ready?.pipeline.generation = generation
+            loadState.ready?.next = nil
+            loadState.ready?.pipeline.position = snapshot?.position ?? PositionSample(.zero, at: now)
+            if nextID != previous { loadState.ready?.reconnected = nil }  // it was of the item before
             if nextID == previous {
                 playQueue.update(nextID) { $0.status = .readyToPlay }
                 emit(.seeked(.zero))  // a looping track jumps back to 0 (MPRIS Seeked)
@@ -1055,10 +1015,11 @@ public struct PlayerMachine: Sendable {
             // the engine already switched to the next item when it failed (after about-to-finish):
             // the previous one played to its end, the failed one becomes current and is moved on
             // from like any failed item
-            prepared = nil
+            loadState.ready?.next = nil
             emit(.playedToEnd(previous))
-            loaded = generation
+            loadState.ready?.pipeline.generation = generation
             if nextID != previous {
+                loadState.ready?.reconnected = nil
                 playQueue.setCurrent(nextID)
                 emit(.currentItemChanged(playQueue.current))
             }
@@ -1069,47 +1030,46 @@ public struct PlayerMachine: Sendable {
     }
 
     private mutating func asyncDone(_ id: ItemID, _ snapshot: EngineSnapshot, now: ContinuousClock.Instant) {
-        guard let item = playQueue.item(id) else { return }
-        if item.status == .unknown {
+        guard playQueue.item(id) != nil else { return }
+        if loadState.loading != nil {
             becameReady(id, snapshot, now: now)
             return
         }
-        if seekInFlight != nil {
+        if loadState.ready?.seek != nil {
             finishSeek(at: snapshot.position, now: now)
         } else if let sample = snapshot.position {
-            positionSample = sample
+            loadState.pipeline?.position = sample
         }
     }
 
     /// The seek in flight finished with the position at `sample` (nil: unknown): the newest
     /// pending one runs now (rule 5), else a seek to a position is announced.
     private mutating func finishSeek(at sample: PositionSample?, now: ContinuousClock.Instant) {
-        guard let finished = seekInFlight else { return }
-        seekInFlight = nil
-        if let sample { positionSample = sample }
-        if let next = pendingSeek {
-            pendingSeek = nil
+        guard let finished = loadState.ready?.seek else { return }
+        loadState.ready?.seek = nil
+        if let sample { loadState.pipeline?.position = sample }
+        if let next = finished.next {
             run(next, now: now)
             return
         }
-        if case .position(let target) = finished.target {
+        if case .position(let target) = finished.running.target {
             emit(.seeked(sample?.position ?? target))
         }
         updateTimeControl()
     }
 
     private mutating func becameReady(_ id: ItemID, _ snapshot: EngineSnapshot?, now: ContinuousClock.Instant) {
-        if reconnect?.id == id, reconnect?.playingSince == nil { reconnect?.playingSince = now }
-        playsAfterPreroll = false  // done (or dropped) by the engine at this preroll
+        guard let loading = loadState.loading else { return }
+        // its playAfterPreroll is done (or dropped) by the engine at this preroll
+        loadState = .ready(Ready(pipeline: loading.pipeline, reconnected: loading.reconnect.map { ($0, since: now) }))
         playQueue.update(id) { $0.status = .readyToPlay }
         emit(.itemStatusChanged(id, .readyToPlay))
         if let snapshot {
-            if let sample = snapshot.position { positionSample = sample }
+            if let sample = snapshot.position { loadState.pipeline?.position = sample }
             refreshCapabilities(id, snapshot)
         }
         prepareGaplessNext()
-        if let seek = pendingSeek {
-            pendingSeek = nil
+        if let seek = loading.start {
             if case .position(let target) = seek.target, let duration = playQueue.item(id)!.duration, target >= duration {
                 // a seek past the end asked before the length was known goes on, as it would have
                 nextAfterEnd()
@@ -1176,16 +1136,16 @@ public struct PlayerMachine: Sendable {
         let percent = min(max(percent, 0), 100)
         // live streams never buffer-pause; nor below PAUSED (gstplay.c buffering_cb)
         if !item.isLive && intent != .stopped {
-            if percent < 100 && !bufferingPaused {
-                bufferingPaused = true
+            if percent < 100 && loadState.pipeline?.buffering.pause == nil {
+                loadState.pipeline?.buffering.pause = BufferingPause()
                 if intent == .playing { command(.setPlaying(false)) }
-            } else if percent == 100 && bufferingPaused {
-                bufferingPaused = false
+            } else if percent == 100 && loadState.pipeline?.buffering.pause != nil {
+                endBufferingPause()
                 applyTargetState()
             }
         }
-        watchStall(moved: percent != lastBufferingPercent, now: now)
-        lastBufferingPercent = percent
+        watchStall(moved: percent != loadState.pipeline?.buffering.lastPercent, now: now)
+        loadState.pipeline?.buffering.lastPercent = percent
         // Clients hear steps of at least `bufferingStep` points, and 100 always: queue2 (1.22.0)
         // posts BUFFERING at every point and flaps between 0 and 1 while wavparse reads a header
         // over HTTP (50 messages in a second, gst-launch-1.0 -m playbin on a WAV served at
@@ -1200,4 +1160,178 @@ public struct PlayerMachine: Sendable {
         }
         updateTimeControl()
     }
+}
+
+// MARK: The load's state
+
+extension PlayerMachine {
+    /// A seek a client (or a restore, a reconnect) asked for.
+    struct SeekRequest {
+        var target: SeekTarget
+        var mode: SeekMode
+    }
+
+    /// The current item's load, from nothing loaded to prerolled. Each case holds what exists in it
+    /// and nothing else: a pipeline only once a load was asked for; a seek runs, and a gapless next
+    /// item is armed, only once it prerolled (trap 5; `prepareGaplessNext`); the engine is asked to
+    /// play by itself only before (`askPlayAfterPreroll`). While loaded, the current item's status
+    /// is `.unknown` when `loading` and `.readyToPlay` when `ready`; a failure releases the load.
+    enum LoadState {
+        /// Nothing loaded: the pipeline is at NULL (rule 6). `start` is the seek the next load runs
+        /// once it prerolled: a restored position, a seek asked meanwhile, where a failed output or
+        /// a reconnect paused by the user left off.
+        case idle(start: SeekRequest?)
+        /// Nothing loaded while the reconnect timer runs (`ReconnectPolicy`); its load follows.
+        case awaitingReconnect(Reconnect, start: SeekRequest?)
+        /// The engine prerolls the load.
+        case loading(Loading)
+        /// The load prerolled: the item is ready to play.
+        case ready(Ready)
+    }
+
+    struct Loading {
+        var pipeline: LoadedPipeline
+        /// The seek to run once prerolled (rule 5: seeks asked before preroll are applied after it).
+        var start: SeekRequest?
+        /// The engine was asked to play once prerolled (see `askPlayAfterPreroll`).
+        var playsAfterPreroll = false
+        /// The reconnect this load is an attempt of.
+        var reconnect: Reconnect?
+    }
+
+    struct Ready {
+        var pipeline: LoadedPipeline
+        /// The flushing seek in flight, and the newest asked after it (rule 5); nil: none runs.
+        var seek: SeekState?
+        /// The item the engine continues with gaplessly, and the generation of its load.
+        var next: (id: ItemID, generation: Generation)?
+        /// This load is a reconnect that prerolled at `since`: a failure soon after is the same
+        /// outage; one after `ReconnectPolicy.steadyAfter` starts the count again.
+        var reconnected: (attempt: Reconnect, since: ContinuousClock.Instant)?
+    }
+
+    struct SeekState {
+        var running: SeekRequest
+        var next: SeekRequest?
+    }
+
+    /// What the engine reported of the load's pipeline.
+    struct LoadedPipeline {
+        /// Bus messages of other generations are stale (rule 3).
+        var generation: Generation
+        var state: PipelineState = .null
+        var pending: PipelineState?
+        var buffering = Buffering()
+        /// The last position read from the pipeline (or put there by a seek); nil is 0.
+        var position: PositionSample?
+    }
+
+    struct Buffering {
+        /// The last percent BUFFERING said, announced or not.
+        var lastPercent = 100
+        /// A buffering pause in force: BUFFERING < 100 on a stream that is not live (gstplay.c buffering_cb).
+        var pause: BufferingPause?
+    }
+
+    struct BufferingPause {
+        /// While playing waits on this pause: when its percent last moved. Set exactly while the
+        /// stall timer runs (`watchStall`).
+        var progressSince: ContinuousClock.Instant?
+    }
+
+    /// A reconnect of the current item (see `ReconnectPolicy`), kept with the load it concerns
+    /// until another item becomes current, the player stops, or the attempts run out.
+    struct Reconnect {
+        /// Attempts made in a row.
+        var attempts: Int
+        /// Where to resume; nil: from the start (a live stream).
+        var resumeAt: Duration?
+    }
+}
+
+extension PlayerMachine.LoadState {
+    typealias LoadedPipeline = PlayerMachine.LoadedPipeline
+
+    /// The pipeline of the load under way or prerolled; nil when nothing is loaded.
+    var pipeline: LoadedPipeline? {
+        get {
+            switch self {
+            case .idle, .awaitingReconnect: nil
+            case .loading(let loading): loading.pipeline
+            case .ready(let ready): ready.pipeline
+            }
+        }
+        set {
+            // `loadState.pipeline?.x = y` writes nil back when there is none: nothing changes
+            guard let newValue else { return }
+            switch self {
+            case .idle, .awaitingReconnect: preconditionFailure("no load to update")
+            case .loading(var loading):
+                loading.pipeline = newValue
+                self = .loading(loading)
+            case .ready(var ready):
+                ready.pipeline = newValue
+                self = .ready(ready)
+            }
+        }
+    }
+
+    var loading: PlayerMachine.Loading? {
+        get { if case .loading(let loading) = self { loading } else { nil } }
+        set {
+            guard let newValue else { return }
+            guard case .loading = self else { preconditionFailure("not loading") }
+            self = .loading(newValue)
+        }
+    }
+
+    var ready: PlayerMachine.Ready? {
+        get { if case .ready(let ready) = self { ready } else { nil } }
+        set {
+            guard let newValue else { return }
+            guard case .ready = self else { preconditionFailure("not prerolled") }
+            self = .ready(newValue)
+        }
+    }
+
+    /// The seek not handed to the engine yet: it runs after the preroll, or after the seek in flight.
+    /// Set only where it cannot run at once (not prerolled, or a seek in flight).
+    var pendingSeek: PlayerMachine.SeekRequest? {
+        get {
+            switch self {
+            case .idle(let start), .awaitingReconnect(_, let start): start
+            case .loading(let loading): loading.start
+            case .ready(let ready): ready.seek?.next
+            }
+        }
+        set {
+            switch self {
+            case .idle: self = .idle(start: newValue)
+            case .awaitingReconnect(let reconnect, _): self = .awaitingReconnect(reconnect, start: newValue)
+            case .loading(var loading):
+                loading.start = newValue
+                self = .loading(loading)
+            case .ready(var ready):
+                guard ready.seek != nil else { preconditionFailure("with no seek in flight a seek runs at once") }
+                ready.seek?.next = newValue
+                self = .ready(ready)
+            }
+        }
+    }
+
+    /// Where the position goes: the newest seek asked and not finished.
+    var newestSeek: PlayerMachine.SeekRequest? { pendingSeek ?? ready?.seek?.running }
+
+    /// The reconnect this load belongs to, and when it prerolled (nil: not yet).
+    var reconnect: (attempt: PlayerMachine.Reconnect, playingSince: ContinuousClock.Instant?)? {
+        switch self {
+        case .idle: nil
+        case .awaitingReconnect(let reconnect, _): (reconnect, nil)
+        case .loading(let loading): loading.reconnect.map { ($0, nil) }
+        case .ready(let ready): ready.reconnected.map { ($0.attempt, $0.since) }
+        }
+    }
+
+    /// Playing waits on a reconnect: its timer runs, or its load has not prerolled.
+    var isReconnecting: Bool { reconnect.map { $0.playingSince == nil } ?? false }
 }
