@@ -91,7 +91,12 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
             case .current: self.position ?? .zero
             }
             recorded.append(.seek(position, mode, rate))
-            if !acceptsSeeks, let loaded { eventHandler?(loaded, .seekRefused) }
+            if !acceptsSeeks, let loaded {
+                eventHandler?(loaded, .seekRefused)
+            } else if self.position != nil {
+                // the pipeline is where it went: what it reports next is from there (EngineContractTests)
+                self.position = position
+            }
         case .setVolume(let volume):
             recorded.append(.volume(volume))
         case .setMuted(let muted):
@@ -126,6 +131,11 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         let target = queue.sync { generation ?? loaded ?? Generation(0) }
         eventHandler?(target, event)
         queue.sync {}
+    }
+
+    /// The seek in flight lands: the ASYNC_DONE of an exact seek, handed over at its target.
+    public func finishSeek() {
+        send(.seekDone(queue.sync { position ?? .zero }))
     }
 
     /// Preroll: the stream reaches the sinks, PAUSED, ASYNC_DONE.
