@@ -274,6 +274,89 @@ final class StreamRulesTests: XCTestCase {
         XCTAssertTrue(m.failures.isEmpty)
     }
 
+    /// Fails `m`'s playing item with a dropped connection, lets the reconnect delay pass, and
+    /// prerolls the attempt; returns the delay it waited.
+    func reconnectAfterADrop(_ m: inout Machine) throws -> Duration {
+        m.send(.failed(dropped))
+        let delay = try XCTUnwrap(m.delays.first, "no reconnect after \(m.actions)")
+        m.advance(by: delay)
+        XCTAssertTrue(m.fire(.reconnect).contains { if case .engine(.load) = $0 { true } else { false } })
+        m.send(.asyncDone(EngineSnapshot(position: m.sample(.seconds(3)), duration: .seconds(60), isSeekable: true, loadedRanges: [])))
+        m.send(.stateChanged(.playing, pending: nil, position: m.sample(.seconds(3))))
+        XCTAssertEqual(m.machine.state.timeControlStatus, .playing)
+        return delay
+    }
+
+    /// A drop soon after a reconnect played is the same outage and spends the same budget; one
+    /// after `steadyAfter` of playing is a new outage, with the whole budget and the first delay.
+    func testAReconnectThatPlaysAMinuteStartsTheCountAgain() throws {
+        let policy = ReconnectPolicy(attempts: 2, firstDelay: .seconds(1), maximumDelay: .seconds(8))
+        for (played, budgetLeft) in [(policy.steadyAfter - .seconds(1), false), (policy.steadyAfter, true)] {
+            var m = try playing(policy)
+            XCTAssertEqual(try reconnectAfterADrop(&m), .seconds(1))
+            XCTAssertEqual(try reconnectAfterADrop(&m), .seconds(2), "the same outage: the delay doubles")
+            m.advance(by: played)
+            m.send(.failed(dropped))
+            if budgetLeft {
+                XCTAssertEqual(m.delays, [.seconds(1)], "after \(played) of playing: a new outage")
+                XCTAssertTrue(m.failures.isEmpty)
+            } else {
+                XCTAssertEqual(m.failures, [dropped], "after \(played): the same outage, out of attempts")
+                XCTAssertTrue(m.delays.isEmpty)
+            }
+        }
+    }
+
+    /// The stall limit counts from the last move of the percent: a pause that keeps moving waits
+    /// on, each timer asking for what is left; the same percent again is no progress.
+    func testTheStallLimitCountsFromTheLastProgress() throws {
+        var policy = ReconnectPolicy(attempts: 2)
+        policy.stallLimit = .seconds(30)
+        var m = try playing(policy)
+        func rearmed(_ actions: [PlayerAction]) -> [Duration] {
+            actions.compactMap { if case .startTimer(.bufferingStall, let after) = $0 { after } else { nil } }
+        }
+        m.send(.buffering(percent: 10, loadedRanges: []))
+        XCTAssertEqual(rearmed(m.actions), [.seconds(30)])
+        m.advance(by: .seconds(25))
+        m.send(.buffering(percent: 12, loadedRanges: []))
+        m.advance(by: .seconds(5))
+        XCTAssertEqual(rearmed(m.fire(.bufferingStall)), [.seconds(25)], "30 s from the move at 25 s")
+        m.advance(by: .seconds(20))
+        m.send(.buffering(percent: 12, loadedRanges: []))  // the same percent: no progress
+        m.advance(by: .seconds(5))
+        XCTAssertEqual(m.fire(.bufferingStall).filter { if case .emit(.itemFailed) = $0 { true } else { false } }, [])
+        XCTAssertEqual(m.machine.state.timeControlStatus, .waitingToPlay(.reconnecting), "30 s without progress: a lost connection")
+        XCTAssertEqual(m.delays, [.seconds(1)])
+    }
+
+    /// A buffering pause while the user paused is not a stall: its timer, when it fires, does nothing.
+    func testAStallTimerFiringWhilePausedDoesNothing() throws {
+        var m = try playing(ReconnectPolicy())
+        m.send(.buffering(percent: 10, loadedRanges: []))
+        m.machine.pause()
+        _ = m.take()
+        m.advance(by: .seconds(60))
+        XCTAssertEqual(m.fire(.bufferingStall), [])
+        XCTAssertEqual(m.machine.state.timeControlStatus, .paused)
+    }
+
+    /// Play while a reconnect waits for its timer (the user paused meanwhile) loads at once, as
+    /// that reconnect's attempt: its timer is cancelled, and the wait still says reconnecting.
+    func testPlayDuringAReconnectWaitLoadsAtOnce() throws {
+        var m = try playing(ReconnectPolicy())
+        m.send(.failed(dropped))
+        m.machine.pause()
+        _ = m.take()
+        m.machine.play()
+        let actions = m.take()
+        XCTAssertTrue(actions.contains(.cancelTimer(.reconnect)), "\(actions)")
+        XCTAssertTrue(actions.contains { if case .engine(.load) = $0 { true } else { false } }, "\(actions)")
+        XCTAssertEqual(m.machine.state.timeControlStatus, .waitingToPlay(.reconnecting))
+        XCTAssertEqual(m.fire(.reconnect).filter { if case .engine(.load) = $0 { true } else { false } }, [],
+                       "a late timer loads nothing more")
+    }
+
     func testBufferingThatReachesAHundredStopsTheStallTimer() throws {
         var m = try playing(ReconnectPolicy())
         m.send(.buffering(percent: 10, loadedRanges: []))
