@@ -30,32 +30,18 @@ public struct PlayerMachine: Sendable {
     public let hasMetadataReader: Bool
 
     private var playQueue = PlayQueue()
-    private var intent: TransportIntent = .stopped
-    private var timeControl: TimeControlStatus = .paused
-    private var rate = 1.0
-    private var volume = 1.0
-    private var muted = false
-    private var loopMode: LoopMode = .none
-    private var retries: [ItemID: Int] = [:]
-    private var lastFailed: ItemID?
-    /// Paused by the sound server or by sleep, not by the user.
-    private var interruptedBy: RateChangeReason?
+    /// What the user asked of the transport, and what it does.
+    private var transportState = TransportState()
+    /// What clients set that outlives an item (saved with the queue).
+    private var settings = Settings()
+    private var failures = Failures()
 
     private var generationCounter: UInt64 = 0
     /// The current item's load, and what the engine said of it (see `LoadState`).
     private var loadState: LoadState = .idle(start: nil)
 
-    /// Tags of items that have not played are read lazily: for the items about to play (the
-    /// current one and the next `upcomingReads` in play order) and for those a client asks about
-    /// (`wantMetadata`), each item once, at most `maximumReadsInFlight` at a time. Queueing a
-    /// folder of 10,000 files reads a handful, not 10,000 (issue 11: minutes of a whole core).
-    /// `wanted` is a FIFO of asked ids from `wantedStart`; `asked` holds every id asked for (read,
-    /// being read or waiting), so that none is read twice.
-    private var wanted: [ItemID] = []
-    private var wantedStart = 0
-    private var asked: Set<ItemID> = []
-    private var readsInFlight = 0
-    private static let maximumReadsInFlight = 2
+    /// Tag reads of items that have not played (see `MetadataReads`).
+    private var reads = MetadataReads()
     private static let upcomingReads = 3
     /// The smallest change of the buffering percent that is announced (see `buffering`).
     private static let bufferingStep = 5
@@ -93,8 +79,8 @@ public struct PlayerMachine: Sendable {
         // item reach about-to-finish with nothing armed (make test-tsan, GaplessTests: the
         // second half loaded afresh, the first missing from the capture)
         guard let loading = loadState.loading else { return }  // once prerolled, the engine ignores it
-        let wanted = intent == .playing && loading.pipeline.buffering.pause == nil && loading.start == nil && rate == 1
-            && gaplessNext() == nil
+        let wanted = transportState.intent == .playing && loading.pipeline.buffering.pause == nil && loading.start == nil
+            && settings.rate == 1 && gaplessNext() == nil
         guard wanted != loading.playsAfterPreroll else { return }
         loadState.loading?.playsAfterPreroll = wanted
         command(.playAfterPreroll(wanted))
@@ -107,11 +93,11 @@ public struct PlayerMachine: Sendable {
         var events: [PlayerEvent] = [
             .queueChanged(.replaced(playQueue.ids)),
             .currentItemChanged(playQueue.current),
-            .intentChanged(intent),
-            .timeControlStatusChanged(timeControl),
-            .rateChanged(rate, .initial),
-            .volumeChanged(volume, muted: muted),
-            .loopModeChanged(loopMode),
+            .intentChanged(transportState.intent),
+            .timeControlStatusChanged(transportState.timeControl),
+            .rateChanged(settings.rate, .initial),
+            .volumeChanged(settings.volume, muted: settings.muted),
+            .loopModeChanged(settings.loopMode),
             .shuffleChanged(playQueue.isShuffled),
         ]
         if let item = playQueue.current {
@@ -127,23 +113,24 @@ public struct PlayerMachine: Sendable {
     }
 
     public var state: Player.State {
-        Player.State(count: playQueue.count, current: playQueue.current, intent: intent, timeControlStatus: timeControl,
-                     rate: rate, volume: volume, isMuted: muted, loopMode: loopMode, isShuffled: playQueue.isShuffled,
+        Player.State(count: playQueue.count, current: playQueue.current, intent: transportState.intent,
+                     timeControlStatus: transportState.timeControl, rate: settings.rate, volume: settings.volume,
+                     isMuted: settings.muted, loopMode: settings.loopMode, isShuffled: playQueue.isShuffled,
                      canGoNext: canGoNext, canGoPrevious: canGoPrevious)
     }
 
     /// Whether Next would move (MPRIS CanGoNext), without building the whole `state`.
-    public var canGoNext: Bool { playQueue.currentID != nil && nextItemID(wrap: loopMode != .none) != nil }
+    public var canGoNext: Bool { playQueue.currentID != nil && nextItemID(wrap: settings.loopMode != .none) != nil }
     /// Whether Previous would move (MPRIS CanGoPrevious), without building the whole `state`.
     public var canGoPrevious: Bool {
-        playQueue.currentID != nil && playQueue.previous(before: playQueue.currentID, wrap: loopMode != .none) != nil
+        playQueue.currentID != nil && playQueue.previous(before: playQueue.currentID, wrap: settings.loopMode != .none) != nil
     }
 
     public var currentItem: Item? { playQueue.current }
     /// `state`'s intent, time control and whether there is a current item, without the rest of it
     /// (its canGoNext and canGoPrevious walk the queue, its current item is copied).
     public var transport: (intent: TransportIntent, timeControlStatus: TimeControlStatus, hasCurrentItem: Bool) {
-        (intent, timeControl, playQueue.currentID != nil)
+        (transportState.intent, transportState.timeControl, playQueue.currentID != nil)
     }
     /// Every item in order: O(n).
     public var items: [Item] { playQueue.items }
@@ -160,7 +147,7 @@ public struct PlayerMachine: Sendable {
     /// The position of the current item at `now`: the last sample read from the pipeline, moved on
     /// by the time since while the pipeline plays (rule 7: computed when read, never sampled on a timer).
     public func position(at now: ContinuousClock.Instant) -> Duration {
-        guard let item = playQueue.current, intent != .stopped else { return .zero }
+        guard let item = playQueue.current, transportState.intent != .stopped else { return .zero }
         // a seek not done yet is where the position is, within the length once that is known;
         // before, a target past the end (Seek(Int64.max) on a loading file) would show as is
         if let seek = loadState.newestSeek, case .position(let target) = seek.target {
@@ -171,7 +158,7 @@ public struct PlayerMachine: Sendable {
         var position = sample.position
         if pipeline.state == .playing && pipeline.pending == nil && now > sample.instant {
             // client numbers are at most Int64.max µs (about 3e5 years): Duration's 128 bits hold any sum
-            position = position + (now - sample.instant) * rate
+            position = position + (now - sample.instant) * settings.rate
         }
         if let duration = item.duration { position = min(position, duration) }
         return max(position, .zero)
@@ -193,7 +180,7 @@ public struct PlayerMachine: Sendable {
         guard let first = ids.first else { return ids }
         emit(.queueChanged(.inserted(ids, after: playQueue.id(before: first))))
         if playQueue.currentID == nil {
-            makeCurrent(first, load: intent != .stopped)
+            makeCurrent(first, load: transportState.intent != .stopped)
         } else {
             prepareGaplessNext()
         }
@@ -211,15 +198,15 @@ public struct PlayerMachine: Sendable {
                 let replacement = successor.flatMap { removing.contains($0) ? nil : $0 }
                 playQueue.remove(id)
                 if let replacement {
-                    makeCurrent(replacement, load: intent != .stopped)
+                    makeCurrent(replacement, load: transportState.intent != .stopped)
                 } else {
                     unloadCurrent()
                 }
             } else {
                 playQueue.remove(id)
             }
-            retries[id] = nil
-            asked.remove(id)
+            failures.retries[id] = nil
+            reads.forget(id)
         }
         emit(.queueChanged(.removed(ids)))
         prepareGaplessNext()
@@ -242,10 +229,8 @@ public struct PlayerMachine: Sendable {
     private mutating func empty() {
         unloadCurrent()
         playQueue.removeAll()
-        retries.removeAll()
-        wanted.removeAll()
-        wantedStart = 0
-        asked.removeAll()
+        failures.retries.removeAll()
+        reads = MetadataReads()
     }
 
     /// Replaces the whole queue with `uris` (a playlist activated) and plays the first: one
@@ -280,30 +265,30 @@ public struct PlayerMachine: Sendable {
         for entry in saved.items where entry.fileIsMissing && playQueue.contains(entry.id) {
             // the same words as a file that is missing when it is queued (LocalFiles)
             playQueue.update(entry.id) { $0.status = .failed(ItemError(.notFound, "no such file: \(entry.uri.displayPath)")) }
-            lastFailed = entry.id
+            failures.lastFailed = entry.id
         }
-        let settings = saved.settings
-        if settings.volume.isFinite, settings.volume != volume { setVolume(settings.volume) }
-        if settings.isMuted != muted { setMuted(settings.isMuted) }
-        loopMode = settings.loopMode
-        if settings.rate.isFinite, (configuration.minimumRate...configuration.maximumRate).contains(settings.rate) {
-            rate = settings.rate
+        let restored = saved.settings
+        if restored.volume.isFinite, restored.volume != settings.volume { setVolume(restored.volume) }
+        if restored.isMuted != settings.muted { setMuted(restored.isMuted) }
+        settings.loopMode = restored.loopMode
+        if restored.rate.isFinite, (configuration.minimumRate...configuration.maximumRate).contains(restored.rate) {
+            settings.rate = restored.rate
         }
-        if let id = settings.currentID, let item = playQueue.item(id) {
+        if let id = restored.currentID, let item = playQueue.item(id) {
             playQueue.setCurrent(id)
-            if item.error == nil, let duration = settings.currentDuration, duration > .zero {
+            if item.error == nil, let duration = restored.currentDuration, duration > .zero {
                 playQueue.update(id) { $0.duration = duration }
             }
         }
-        if settings.isShuffled {
+        if restored.isShuffled {
             // the same play order as before: Next walks on where it would have
             var keys: [ItemID: UInt64] = [:]
             for entry in saved.items { if let key = entry.shuffleKey { keys[entry.id] = key } }
-            playQueue.restoreShuffle(seed: settings.shuffleSeed, keys: keys)
+            playQueue.restoreShuffle(seed: restored.shuffleSeed, keys: keys)
         }
         for event in currentValues { emit(event) }
         guard let item = playQueue.current else { return }
-        let wanted: TransportIntent = resume == .play ? .playing : settings.intent == .stopped ? .stopped : .paused
+        let wanted: TransportIntent = resume == .play ? .playing : restored.intent == .stopped ? .stopped : .paused
         guard wanted != .stopped else { return }
         if item.error != nil {
             // a current item whose file is gone does not load; Play moves on from it
@@ -311,8 +296,8 @@ public struct PlayerMachine: Sendable {
             if wanted == .playing { play() }
             return
         }
-        if settings.position > .zero {
-            loadState = .idle(start: SeekRequest(target: .position(settings.position), mode: .exact))
+        if restored.position > .zero {
+            loadState = .idle(start: SeekRequest(target: .position(restored.position), mode: .exact))
         }
         setIntent(wanted)
         load(item.id)
@@ -335,7 +320,7 @@ public struct PlayerMachine: Sendable {
 
     public mutating func pause() {
         guard playQueue.current != nil else { return }
-        if intent == .stopped {
+        if transportState.intent == .stopped {
             // pausing a stopped player prerolls its item at the start
             setIntent(.paused)
             if loadState.pipeline == nil, let id = playQueue.currentID { load(id) }
@@ -348,22 +333,22 @@ public struct PlayerMachine: Sendable {
     /// Pauses because something outside asked (the sound server, the system going to sleep):
     /// observers hear the rate fall to 0 with the reason; `resume(because:)` undoes it.
     public mutating func interrupt(because reason: RateChangeReason) {
-        guard intent == .playing else { return }
+        guard transportState.intent == .playing else { return }
         pause()
-        interruptedBy = reason
+        transportState.interruptedBy = reason
         emit(.rateChanged(0, reason))
     }
 
     /// Plays again after `interrupt(because:)`, unless the user changed the transport meanwhile.
     public mutating func resume(because reason: RateChangeReason) {
-        guard interruptedBy == reason, intent == .paused else { return }
-        interruptedBy = nil
+        guard transportState.interruptedBy == reason, transportState.intent == .paused else { return }
+        transportState.interruptedBy = nil
         play()
-        emit(.rateChanged(rate, reason))
+        emit(.rateChanged(settings.rate, reason))
     }
 
     public mutating func togglePlayPause() {
-        if intent == .playing { pause() } else { play() }
+        if transportState.intent == .playing { pause() } else { play() }
     }
 
     /// To NULL (rule 6): the device and file are released; the position is 0.
@@ -374,7 +359,7 @@ public struct PlayerMachine: Sendable {
 
     /// The next item in play order (wrapping when looping the queue), keeping the intent.
     public mutating func next() {
-        guard let next = nextItemID(wrap: loopMode != .none) else { return }
+        guard let next = nextItemID(wrap: settings.loopMode != .none) else { return }
         go(to: next)
     }
 
@@ -383,7 +368,7 @@ public struct PlayerMachine: Sendable {
     /// nothing), and never a silent restart, which clients could not tell from a skip.
     public mutating func previous() {
         guard let current = playQueue.currentID,
-              let previous = playQueue.previous(before: current, wrap: loopMode != .none) else { return }
+              let previous = playQueue.previous(before: current, wrap: settings.loopMode != .none) else { return }
         go(to: previous)
     }
 
@@ -412,42 +397,42 @@ public struct PlayerMachine: Sendable {
     public mutating func setRate(_ newRate: Double, reason: RateChangeReason = .client,
                                  now: ContinuousClock.Instant) throws(PlayerError) {
         guard newRate.isFinite, (configuration.minimumRate...configuration.maximumRate).contains(newRate) else {
-            emit(.rateChanged(rate, .refused))
+            emit(.rateChanged(settings.rate, .refused))
             throw PlayerError(.rateOutOfRange,
                               "rate \(newRate) is outside \(configuration.minimumRate)...\(configuration.maximumRate)")
         }
-        guard newRate != rate else { return }
+        guard newRate != settings.rate else { return }
         if newRate != 1, let item = playQueue.current, item.status == .readyToPlay, !Self.canChangeRate(item) {
-            emit(.rateChanged(rate, .refused))
+            emit(.rateChanged(settings.rate, .refused))
             throw PlayerError(.rateNotSupported, "\(item.displayTitle) \(item.isLive ? "is a live stream" : "cannot seek"): "
                               + "it plays only at rate 1.0")
         }
-        rate = newRate
+        settings.rate = newRate
         if let item = playQueue.current, item.status == .readyToPlay, item.isSeekable {
             request(SeekRequest(target: .current, mode: .exact), now: now)
         }
-        emit(.rateChanged(rate, reason))
+        emit(.rateChanged(settings.rate, reason))
     }
 
     /// Linear volume 0...1 (values outside are clamped; NaN is ignored).
     public mutating func setVolume(_ newVolume: Double) {
-        let clamped = newVolume.isFinite ? min(max(newVolume, 0), 1) : volume
-        guard clamped != volume else { return }
-        volume = clamped
+        let clamped = newVolume.isFinite ? min(max(newVolume, 0), 1) : settings.volume
+        guard clamped != settings.volume else { return }
+        settings.volume = clamped
         command(.setVolume(clamped))
-        emit(.volumeChanged(volume, muted: muted))
+        emit(.volumeChanged(settings.volume, muted: settings.muted))
     }
 
     public mutating func setMuted(_ newMuted: Bool) {
-        guard newMuted != muted else { return }
-        muted = newMuted
+        guard newMuted != settings.muted else { return }
+        settings.muted = newMuted
         command(.setMuted(newMuted))
-        emit(.volumeChanged(volume, muted: muted))
+        emit(.volumeChanged(settings.volume, muted: settings.muted))
     }
 
     public mutating func setLoopMode(_ mode: LoopMode) {
-        guard mode != loopMode else { return }
-        loopMode = mode
+        guard mode != settings.loopMode else { return }
+        settings.loopMode = mode
         emit(.loopModeChanged(mode))
         prepareGaplessNext()
     }
@@ -464,15 +449,15 @@ public struct PlayerMachine: Sendable {
     public mutating func retry() throws(PlayerError) {
         let candidate: ItemID? = {
             if let current = playQueue.current, current.error != nil { return current.id }
-            return lastFailed.flatMap { playQueue.item($0)?.error != nil ? $0 : nil }
+            return failures.lastFailed.flatMap { playQueue.item($0)?.error != nil ? $0 : nil }
         }()
         guard let id = candidate else { throw PlayerError(.nothingToRetry, "no failed item to retry") }
-        let count = retries[id, default: 0]
+        let count = failures.retries[id, default: 0]
         guard count < configuration.maximumRetries else {
             throw PlayerError(.retryBudgetExhausted,
                               "\(playQueue.item(id)!.displayTitle) was already retried \(count) times")
         }
-        retries[id] = count + 1
+        failures.retries[id] = count + 1
         setIntent(.playing)
         makeCurrent(id, load: true, force: true)
     }
@@ -496,33 +481,22 @@ public struct PlayerMachine: Sendable {
     /// already; they are read after those asked before them.
     public mutating func wantMetadata(_ ids: [ItemID]) {
         guard hasMetadataReader else { return }
-        for id in ids where playQueue.contains(id) && asked.insert(id).inserted { wanted.append(id) }
+        for id in ids where playQueue.contains(id) { reads.want(id) }
         readMetadata()
     }
 
-    /// Starts tag reads while fewer than `maximumReadsInFlight` run: first for the items about to
-    /// play, then for those clients asked about. Nothing runs when nothing is wanted.
+    /// Starts tag reads while fewer than `MetadataReads.maximumInFlight` run: first for the items
+    /// about to play, then for those clients asked about. Nothing runs when nothing is wanted.
     private mutating func readMetadata() {
-        guard hasMetadataReader, readsInFlight < Self.maximumReadsInFlight else { return }
+        guard hasMetadataReader, reads.canStart else { return }
         var cursor = playQueue.currentID
         for _ in 0...Self.upcomingReads {
-            guard readsInFlight < Self.maximumReadsInFlight, let id = cursor else { break }
-            if asked.insert(id).inserted { startRead(id) }
-            cursor = playQueue.next(after: id, wrap: loopMode == .queue)
+            guard reads.canStart, let id = cursor else { break }
+            if reads.ask(id) { startRead(id) }
+            cursor = playQueue.next(after: id, wrap: settings.loopMode == .queue)
         }
-        while readsInFlight < Self.maximumReadsInFlight, wantedStart < wanted.count {
-            let id = wanted[wantedStart]
-            wantedStart += 1
-            startRead(id)
-        }
-        // the FIFO's read part is dropped once it is most of it: amortised O(1) per id
-        if wantedStart == wanted.count {
-            wanted.removeAll(keepingCapacity: wanted.count <= 1024)
-            wantedStart = 0
-        } else if wantedStart > 1024 && wantedStart * 2 > wanted.count {
-            wanted.removeFirst(wantedStart)
-            wantedStart = 0
-        }
+        while reads.canStart, let id = reads.nextWanted() { startRead(id) }
+        reads.compact()
     }
 
     /// Reads the tags of `id` unless it is gone, has tags already, or is loaded (the pipeline
@@ -530,13 +504,13 @@ public struct PlayerMachine: Sendable {
     private mutating func startRead(_ id: ItemID) {
         guard let item = playQueue.item(id), item.metadata.isEmpty, loadState.pipeline == nil || id != playQueue.currentID
         else { return }
-        readsInFlight += 1
+        reads.inFlight += 1
         actions.append(.readMetadata(id, item.uri))
     }
 
     /// A tag read asked for by `.readMetadata` finished.
     public mutating func metadataRead(_ id: ItemID, _ result: Result<DiscoveredMedia, ItemError>) {
-        readsInFlight = max(readsInFlight - 1, 0)
+        reads.inFlight = max(reads.inFlight - 1, 0)
         defer { readMetadata() }
         guard case .success(let found) = result, let item = playQueue.item(id) else { return }
         var metadata = item.metadata
@@ -560,7 +534,7 @@ public struct PlayerMachine: Sendable {
     /// one looping a track, else the next (wrapping when looping the queue), unless it failed.
     private func gaplessNext() -> (ItemID, Item)? {
         guard let current = playQueue.currentID else { return nil }
-        let nextID: ItemID? = loopMode == .track ? current : nextItemID(wrap: loopMode == .queue)
+        let nextID: ItemID? = settings.loopMode == .track ? current : nextItemID(wrap: settings.loopMode == .queue)
         guard let nextID, let next = playQueue.item(nextID), next.error == nil else { return nil }
         return (nextID, next)
     }
@@ -570,9 +544,9 @@ public struct PlayerMachine: Sendable {
     }
 
     private mutating func setIntent(_ newIntent: TransportIntent) {
-        interruptedBy = nil
-        if newIntent != intent {
-            intent = newIntent
+        transportState.interruptedBy = nil
+        if newIntent != transportState.intent {
+            transportState.intent = newIntent
             emit(.intentChanged(newIntent))
         }
         updateTimeControl()
@@ -582,10 +556,10 @@ public struct PlayerMachine: Sendable {
     /// a looping queue) starts it over, and the jump to 0 is a `seeked` (MPRIS Seeked).
     private mutating func go(to id: ItemID) {
         if id == playQueue.currentID {
-            makeCurrent(id, load: intent != .stopped, force: true)
+            makeCurrent(id, load: transportState.intent != .stopped, force: true)
             emit(.seeked(.zero))
         } else {
-            makeCurrent(id, load: intent != .stopped)
+            makeCurrent(id, load: transportState.intent != .stopped)
         }
     }
 
@@ -607,7 +581,7 @@ public struct PlayerMachine: Sendable {
         let hadCurrent = playQueue.currentID != nil
         playQueue.setCurrent(nil)
         if hadCurrent { emit(.currentItemChanged(nil)) }
-        if intent == .paused { setIntent(.stopped) } else { updateTimeControl() }
+        if transportState.intent == .paused { setIntent(.stopped) } else { updateTimeControl() }
     }
 
     /// Takes the pipeline to NULL (device and file released) and forgets the current load: its
@@ -674,7 +648,7 @@ public struct PlayerMachine: Sendable {
     private mutating func applyTargetState() {
         guard let pipeline = loadState.pipeline else { return }
         // a buffering pause holds until 100% (gstplay.c buffering_cb)
-        command(.setPlaying(intent == .playing && pipeline.buffering.pause == nil && loadState.ready != nil))
+        command(.setPlaying(transportState.intent == .playing && pipeline.buffering.pause == nil && loadState.ready != nil))
         updateTimeControl()
     }
 
@@ -686,7 +660,7 @@ public struct PlayerMachine: Sendable {
             return
         }
         // seeks asked before preroll run after it; while one runs, the newest waits (rule 5)
-        if loadState.pipeline == nil, intent == .stopped {
+        if loadState.pipeline == nil, transportState.intent == .stopped {
             // a seek on a stopped player prerolls paused at the target
             setIntent(.paused)
             load(item.id)
@@ -695,13 +669,13 @@ public struct PlayerMachine: Sendable {
     }
 
     private mutating func run(_ seek: SeekRequest, now: ContinuousClock.Instant) {
-        command(.seek(seek.target, seek.mode, rate: rate))
+        command(.seek(seek.target, seek.mode, rate: settings.rate))
         loadState.ready?.seek = SeekState(running: seek)
         if case .position(let position) = seek.target { loadState.pipeline?.position = PositionSample(position, at: now) }
     }
 
     private mutating func nextAfterEnd() {
-        if let next = nextItemID(wrap: loopMode != .none) {
+        if let next = nextItemID(wrap: settings.loopMode != .none) {
             go(to: next)
         } else {
             endOfQueue()
@@ -716,7 +690,7 @@ public struct PlayerMachine: Sendable {
     /// The item's status becomes failed; observers hear the state and the moment.
     private mutating func markFailed(_ id: ItemID, _ error: ItemError) {
         playQueue.update(id) { $0.status = .failed(error) }
-        lastFailed = id
+        failures.lastFailed = id
         emit(.itemStatusChanged(id, .failed(error)))
         emit(.itemFailed(id, error))
     }
@@ -732,7 +706,7 @@ public struct PlayerMachine: Sendable {
         markFailed(id, error)
         if id == playQueue.currentID {
             release()
-            if configuration.advanceOnFailure && intent == .playing {
+            if configuration.advanceOnFailure && transportState.intent == .playing {
                 advanceAfterFailure()
             } else {
                 updateTimeControl()
@@ -749,14 +723,14 @@ public struct PlayerMachine: Sendable {
             playQueue.update(id) { $0.status = .unknown }
         }
         loadState = .idle(start: SeekRequest(target: .position(resumeAt), mode: .exact))
-        if intent == .playing { setIntent(.paused) } else { updateTimeControl() }
+        if transportState.intent == .playing { setIntent(.paused) } else { updateTimeControl() }
         emit(.rateChanged(0, .output))
         emit(.outputFailed(error))
     }
 
     /// Moves on from a failed current item to the next one that has not failed.
     private mutating func advanceAfterFailure() {
-        var candidate = nextItemID(wrap: loopMode == .queue)
+        var candidate = nextItemID(wrap: settings.loopMode == .queue)
         var seen = Set<ItemID>()
         while let id = candidate, !seen.contains(id) {
             seen.insert(id)
@@ -764,14 +738,14 @@ public struct PlayerMachine: Sendable {
                 makeCurrent(id, load: true)
                 return
             }
-            candidate = playQueue.next(after: id, wrap: loopMode == .queue)
+            candidate = playQueue.next(after: id, wrap: settings.loopMode == .queue)
         }
         endOfQueue()
     }
 
     private mutating func updateTimeControl() {
         let status: TimeControlStatus
-        if intent != .playing {
+        if transportState.intent != .playing {
             status = .paused
         } else if loadState.isReconnecting {
             status = .waitingToPlay(.reconnecting)
@@ -781,7 +755,7 @@ public struct PlayerMachine: Sendable {
                 status = .waitingToPlay(.buffering)
             } else if item.status == .readyToPlay && (pipeline.state == .playing || target == .playing) {
                 status = .playing
-            } else if item.status == .readyToPlay && item.uri.isFile && timeControl == .playing
+            } else if item.status == .readyToPlay && item.uri.isFile && transportState.timeControl == .playing
                         && pipeline.state == .paused && pipeline.pending == .paused {
                 // a flushing seek takes the pipeline back to PAUSED until it prerolls at the target
                 // (its lost state: PAUSED, pending PAUSED, until ASYNC_DONE and the way back to
@@ -797,8 +771,8 @@ public struct PlayerMachine: Sendable {
         } else {
             status = .waitingToPlay(.evaluatingBuffering)
         }
-        if status != timeControl {
-            timeControl = status
+        if status != transportState.timeControl {
+            transportState.timeControl = status
             emit(.timeControlStatusChanged(status))
         }
     }
@@ -809,7 +783,7 @@ public struct PlayerMachine: Sendable {
     /// a network error that can go away, on an item that had played (or is being reconnected), with
     /// attempts left. Paused, the item is only released, to load again at Play where it was.
     private mutating func tryReconnect(_ id: ItemID, after error: ItemError, now: ContinuousClock.Instant) -> Bool {
-        guard error.kind == .network, intent != .stopped, let item = playQueue.item(id) else { return false }
+        guard error.kind == .network, transportState.intent != .stopped, let item = playQueue.item(id) else { return false }
         var attempts = 0
         let reconnect = loadState.reconnect
         if let reconnect {
@@ -828,7 +802,7 @@ public struct PlayerMachine: Sendable {
         emit(.itemStatusChanged(id, .unknown))
         // the load that follows (this reconnect's, or Play's) seeks back there after its preroll
         let start = resumeAt.map { SeekRequest(target: .position($0), mode: .exact) }
-        if intent == .paused {
+        if transportState.intent == .paused {
             // nothing plays: Play loads it again
             loadState = .idle(start: start)
             updateTimeControl()
@@ -851,7 +825,7 @@ public struct PlayerMachine: Sendable {
     /// The reconnect timer fired: the current item is loaded again, and seeks back where it was.
     private mutating func reconnectDue() {
         guard case .awaitingReconnect(let reconnect, let start) = loadState, let id = playQueue.currentID,
-              intent == .playing else { return }
+              transportState.intent == .playing else { return }
         loadState = .idle(start: start)  // the timer that fired needs no cancelling
         load(id, reconnect: reconnect)
     }
@@ -863,7 +837,7 @@ public struct PlayerMachine: Sendable {
     /// at 0% meanwhile (NetworkServiceTests on playbin3: three minutes before its error); a server
     /// can also send nothing at all while its connection stays open.
     private mutating func watchStall(moved: Bool, now: ContinuousClock.Instant) {
-        guard let pause = loadState.pipeline?.buffering.pause, intent == .playing else {
+        guard let pause = loadState.pipeline?.buffering.pause, transportState.intent == .playing else {
             stopStallWatch()
             return
         }
@@ -890,7 +864,7 @@ public struct PlayerMachine: Sendable {
     private mutating func bufferingStallDue(now: ContinuousClock.Instant) {
         guard let since = loadState.pipeline?.buffering.pause?.progressSince else { return }
         loadState.pipeline?.buffering.pause?.progressSince = nil  // the timer is spent
-        guard intent == .playing, let item = playQueue.current else { return }
+        guard transportState.intent == .playing, let item = playQueue.current else { return }
         let limit = configuration.reconnect.stallLimit
         if now - since < limit {
             loadState.pipeline?.buffering.pause?.progressSince = since
@@ -931,7 +905,7 @@ public struct PlayerMachine: Sendable {
             // live streams never buffer-pause (gstplay.c buffering_cb): a pause that BUFFERING
             // messages started before the stream was known to be live ends here
             endBufferingPause()
-            if intent == .playing { command(.setPlaying(true)) }
+            if transportState.intent == .playing { command(.setPlaying(true)) }
             updateTimeControl()
         case .streamStarted(let snapshot):
             if playQueue.item(id)?.isLive == true, loadState.loading != nil {
@@ -939,7 +913,7 @@ public struct PlayerMachine: Sendable {
             }
         case .endOfStream:
             emit(.playedToEnd(id))
-            if loopMode == .track {
+            if settings.loopMode == .track {
                 go(to: id)
             } else {
                 nextAfterEnd()
@@ -1076,12 +1050,12 @@ public struct PlayerMachine: Sendable {
                 return
             }
             if playQueue.item(id)!.isSeekable { run(seek, now: now) }
-        } else if rate != 1, Self.canChangeRate(playQueue.item(id)!) {
+        } else if settings.rate != 1, Self.canChangeRate(playQueue.item(id)!) {
             run(SeekRequest(target: .current, mode: .exact), now: now)
-        } else if rate != 1 {
+        } else if settings.rate != 1 {
             // a rate is a seek: one that cannot seek plays at 1.0, and says so rather than show a
             // rate it does not play
-            rate = 1
+            settings.rate = 1
             emit(.rateChanged(1, .refused))
         }
         applyTargetState()
@@ -1135,10 +1109,10 @@ public struct PlayerMachine: Sendable {
         guard let item = playQueue.item(id) else { return }
         let percent = min(max(percent, 0), 100)
         // live streams never buffer-pause; nor below PAUSED (gstplay.c buffering_cb)
-        if !item.isLive && intent != .stopped {
+        if !item.isLive && transportState.intent != .stopped {
             if percent < 100 && loadState.pipeline?.buffering.pause == nil {
                 loadState.pipeline?.buffering.pause = BufferingPause()
-                if intent == .playing { command(.setPlaying(false)) }
+                if transportState.intent == .playing { command(.setPlaying(false)) }
             } else if percent == 100 && loadState.pipeline?.buffering.pause != nil {
                 endBufferingPause()
                 applyTargetState()
@@ -1159,6 +1133,77 @@ public struct PlayerMachine: Sendable {
             emit(.bufferingChanged(id, percent: percent, loadedRanges: ranges))
         }
         updateTimeControl()
+    }
+}
+
+// MARK: The rest of the state, by concern
+
+extension PlayerMachine {
+    /// What the user asked of the transport (rule 4: kept apart from what the pipeline does), and
+    /// what it does.
+    struct TransportState {
+        var intent: TransportIntent = .stopped
+        var timeControl: TimeControlStatus = .paused
+        /// Paused by the sound server or by sleep, not by the user.
+        var interruptedBy: RateChangeReason?
+    }
+
+    /// What clients set that holds for every item, saved with the queue.
+    struct Settings {
+        var rate = 1.0
+        var volume = 1.0
+        var muted = false
+        var loopMode: LoopMode = .none
+    }
+
+    /// What `retry` needs: how often each item was retried, and the last that failed.
+    struct Failures {
+        var retries: [ItemID: Int] = [:]
+        var lastFailed: ItemID?
+    }
+
+    /// Tags of items that have not played are read lazily: for the items about to play (the
+    /// current one and the next `upcomingReads` in play order) and for those a client asks about
+    /// (`wantMetadata`), each item once, at most `maximumInFlight` at a time. Queueing a folder of
+    /// 10,000 files reads a handful, not 10,000 (issue 11: minutes of a whole core).
+    struct MetadataReads {
+        static let maximumInFlight = 2
+        /// A FIFO of the ids clients asked about, from `wantedStart`.
+        private var wanted: [ItemID] = []
+        private var wantedStart = 0
+        /// Every id asked for (read, being read or waiting), so that none is read twice.
+        private var asked: Set<ItemID> = []
+        var inFlight = 0
+
+        var canStart: Bool { inFlight < Self.maximumInFlight }
+
+        /// Marks `id` asked for; false when it was already.
+        mutating func ask(_ id: ItemID) -> Bool { asked.insert(id).inserted }
+
+        /// A client asked about `id`: it is read after those asked before, unless it was asked for already.
+        mutating func want(_ id: ItemID) {
+            if ask(id) { wanted.append(id) }
+        }
+
+        mutating func nextWanted() -> ItemID? {
+            guard wantedStart < wanted.count else { return nil }
+            defer { wantedStart += 1 }
+            return wanted[wantedStart]
+        }
+
+        /// `id` left the queue: asked for again, it is read again.
+        mutating func forget(_ id: ItemID) { asked.remove(id) }
+
+        /// The FIFO's read part is dropped once it is most of it: amortised O(1) per id.
+        mutating func compact() {
+            if wantedStart == wanted.count {
+                wanted.removeAll(keepingCapacity: wanted.count <= 1024)
+                wantedStart = 0
+            } else if wantedStart > 1024 && wantedStart * 2 > wanted.count {
+                wanted.removeFirst(wantedStart)
+                wantedStart = 0
+            }
+        }
     }
 }
 

@@ -277,7 +277,8 @@ final class ScriptedEngineContractTests: EngineContractTests {
     override func makeSubject() throws -> ContractSubject {
         let engine = ScriptedEngine(queue: DispatchQueue(label: "test.scripted"))
         engine.failingChecks[missing] = ItemError(.notFound, "no such file: missing.ogg")
-        return ScriptedSubject(engine: engine, events: EngineEventRecorder(engine), lengths: [second: .seconds(1), halfSecond: .milliseconds(500)])
+        return ScriptedSubject(engine: engine, events: EngineEventRecorder(engine),
+                               lengths: [second: .seconds(1), halfSecond: .milliseconds(500)])
     }
 
     struct ScriptedSubject: ContractSubject {
