@@ -50,6 +50,22 @@ class EngineContractTests: XCTestCase {
         }
     }
 
+    /// Asks for PLAYING and lets the pipeline get there.
+    func play(_ subject: ContractSubject) {
+        subject.perform(.setPlaying(true))
+        subject.pipelinePlays()
+    }
+
+    /// A new subject that loaded `uri` as generation 1, prerolled it and was asked to play it;
+    /// with the count of its events before that ask.
+    func playing(_ uri: MediaURI) throws -> (subject: ContractSubject, from: Int) {
+        let subject = try makeSubject()
+        try prerolled(subject, uri, Generation(1))
+        let from = subject.events.count
+        play(subject)
+        return (subject, from)
+    }
+
     // MARK: The cases
 
     func checkALoadPrerollsPausedWithItsDuration() throws {
@@ -66,13 +82,8 @@ class EngineContractTests: XCTestCase {
     }
 
     func checkPlayReachesPlaying() throws {
-        let subject = try makeSubject()
-        let generation = Generation(1)
-        try prerolled(subject, second, generation)
-        let from = subject.events.count
-        subject.perform(.setPlaying(true))
-        subject.pipelinePlays()
-        try subject.events.wait(for: "PLAYING", from: from) { $0.0 == generation && $0.1.isState(.playing, pending: nil) ? () : nil }
+        let (subject, from) = try playing(second)
+        try subject.events.wait(for: "PLAYING", from: from) { $0.0 == Generation(1) && $0.1.isState(.playing, pending: nil) ? () : nil }
     }
 
     func checkASeekWhilePausedStaysPausedAndReportsTheTarget() throws {
@@ -97,8 +108,7 @@ class EngineContractTests: XCTestCase {
         XCTAssertFalse(after.contains { $0.1.isState(.playing) }, "a seek while paused stays paused: \(after)")
         // what the pipeline reports next is from where the seek went
         let playing = subject.events.count
-        subject.perform(.setPlaying(true))
-        subject.pipelinePlays()
+        play(subject)
         let reported = try subject.events.wait(for: "PLAYING", from: playing) { event -> Duration? in
             guard event.0 == generation, case .stateChanged(.playing, nil, let sample) = event.1 else { return nil }
             return sample?.position ?? .zero
@@ -120,15 +130,10 @@ class EngineContractTests: XCTestCase {
     }
 
     func checkThePlayedEndIsAnEndOfStream() throws {
-        let subject = try makeSubject()
-        let generation = Generation(1)
-        try prerolled(subject, halfSecond, generation)
-        let from = subject.events.count
-        subject.perform(.setPlaying(true))
-        subject.pipelinePlays()
+        let (subject, from) = try playing(halfSecond)
         subject.pipelinePlaysToEnd()
         try subject.events.wait(for: "the end of stream", from: from) { event in
-            if event.0 == generation, case .endOfStream = event.1 { () } else { nil }
+            if event.0 == Generation(1), case .endOfStream = event.1 { () } else { nil }
         }
         let after = subject.events.all[from...]
         XCTAssertFalse(after.contains { if case .failed = $0.1 { true } else { false } }, "\(Array(after))")
@@ -137,12 +142,10 @@ class EngineContractTests: XCTestCase {
     func checkALoadLeftBehindSaysNothingMore() throws {
         let subject = try makeSubject()
         try prerolled(subject, second, Generation(1))
-        subject.perform(.setPlaying(true))
-        subject.pipelinePlays()
+        play(subject)
         // a new load replaces the playing one
         try prerolled(subject, halfSecond, Generation(2))
-        subject.perform(.setPlaying(true))
-        subject.pipelinePlays()
+        play(subject)
         subject.pipelinePlaysToEnd()
         try subject.events.wait(for: "the end of the second load") { event in
             if event.0 == Generation(2), case .endOfStream = event.1 { () } else { nil }
@@ -171,49 +174,14 @@ protocol ContractSubject {
     func pipelinePlaysToEnd()
 }
 
-/// Records an engine's events and lets a test wait for one (on a condition, never a sleep).
-final class EngineEventRecorder: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var recorded: [(Generation, EngineEvent)] = []
+/// An engine's events, tagged with their generation, as they came.
+typealias EngineEventRecorder = Recording<(Generation, EngineEvent)>
 
-    init(_ engine: PlaybackEngine) {
-        engine.setEventHandler { [weak self] generation, event in
-            guard let self else { return }
-            condition.lock()
-            recorded.append((generation, event))
-            condition.broadcast()
-            condition.unlock()
-        }
-    }
-
-    var all: [(Generation, EngineEvent)] {
-        condition.lock()
-        defer { condition.unlock() }
-        return recorded
-    }
-
-    var count: Int { all.count }
-
-    struct Timeout: Error, CustomStringConvertible {
-        var what: String
-        var events: [(Generation, EngineEvent)]
-        var description: String { "timed out waiting for \(what); events: \(events)" }
-    }
-
-    @discardableResult
-    func wait<T>(for what: String, from: Int = 0, timeout: TimeInterval = 20,
-                 _ match: ((Generation, EngineEvent)) -> T?) throws -> T {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        var next = from
-        while true {
-            while next < recorded.count {
-                if let found = match(recorded[next]) { return found }
-                next += 1
-            }
-            guard condition.wait(until: deadline) else { throw Timeout(what: what, events: recorded) }
-        }
+extension Recording<(Generation, EngineEvent)> {
+    /// Records what `engine` tells from now on.
+    convenience init(_ engine: PlaybackEngine) {
+        self.init()
+        engine.setEventHandler { [weak self] generation, event in self?.append((generation, event)) }
     }
 }
 
