@@ -972,11 +972,11 @@ public struct PlayerMachine: Sendable {
             loadState.ready?.pipeline.generation = generation
             loadState.ready?.next = nil
             loadState.ready?.pipeline.position = snapshot?.position ?? PositionSample(.zero, at: now)
-            if nextID != previous { loadState.ready?.reconnected = nil }  // it was of the item before
             if nextID == previous {
                 playQueue.update(nextID) { $0.status = .readyToPlay }
                 emit(.seeked(.zero))  // a looping track jumps back to 0 (MPRIS Seeked)
             } else {
+                loadState.ready?.reconnected = nil  // it was of the item before
                 playQueue.setCurrent(nextID)
                 playQueue.update(nextID) { $0.status = .readyToPlay }
                 emit(.currentItemChanged(playQueue.current))
