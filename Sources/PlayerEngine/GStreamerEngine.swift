@@ -331,7 +331,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 return pipeline.awaitedSeek
             }
             guard let awaited else { return false }
-            deliver(.seekDone(PositionSample(awaited.position)), awaited.generation)
+            deliver(.seekDone(PositionSample(awaited.position, at: .now)), awaited.generation)
             return true
         }
         source.setEventHandler { [weak self, weak pipeline] in
@@ -710,7 +710,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     // MARK: Queries, on the engine's queue
 
     private func positionSample() -> PositionSample? {
-        pipeline?.playbin.queryPosition().map { PositionSample(.nanoseconds($0)) }
+        pipeline?.playbin.queryPosition().map { PositionSample(.nanoseconds($0), at: .now) }
     }
 
     private var duration: Duration? { pipeline?.playbin.queryDuration().map { .nanoseconds($0) } }

@@ -20,11 +20,12 @@ public enum SeekTarget: Hashable, Sendable {
 
 /// A position read from the pipeline, and when: while playing, the position at a later instant is
 /// this one plus the time since, times the rate. The player reads positions from these samples, so
-/// a client reading `Position` never waits on the pipeline.
+/// a client reading `Position` never waits on the pipeline. The engine reads the instant from the
+/// clock the player is given (the real one outside tests); the player's machine never reads one.
 public struct PositionSample: Hashable, Sendable {
     public var position: Duration
     public var instant: ContinuousClock.Instant
-    public init(_ position: Duration, at instant: ContinuousClock.Instant = .now) {
+    public init(_ position: Duration, at instant: ContinuousClock.Instant) {
         self.position = position
         self.instant = instant
     }

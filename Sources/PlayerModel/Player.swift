@@ -11,6 +11,9 @@ public final class Player: @unchecked Sendable {
     public let queue: DispatchQueue
     private let engine: PlaybackEngine
     private let metadataReader: MetadataReader?
+    /// Tells the instant that goes with each input to the machine, which never reads a clock
+    /// itself (a test drives its own).
+    private let clock: @Sendable () -> ContinuousClock.Instant
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     // Guarded by `queue`.
@@ -34,15 +37,17 @@ public final class Player: @unchecked Sendable {
     deinit { timers.values.forEach { $0.cancel() } }
 
     public init(engine: PlaybackEngine, configuration: PlayerConfiguration = PlayerConfiguration(),
-                queue: DispatchQueue = DispatchQueue(label: "tonearm.player"), metadataReader: MetadataReader? = nil) {
+                queue: DispatchQueue = DispatchQueue(label: "tonearm.player"), metadataReader: MetadataReader? = nil,
+                clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         self.engine = engine
+        self.clock = clock
         self.metadataReader = metadataReader
         self.queue = queue
         machine = PlayerMachine(configuration: configuration, hasMetadataReader: metadataReader != nil)
         queue.setSpecific(key: Player.queueKey, value: ObjectIdentifier(queue))
         engine.setEventHandler { [weak self] generation, event in
             guard let self else { return }
-            self.queue.async { self.update { $0.handle(event, of: generation) } }
+            self.queue.async { self.update { $0.handle(event, of: generation, at: self.clock()) } }
         }
     }
 
@@ -104,7 +109,7 @@ public final class Player: @unchecked Sendable {
                 timer.setEventHandler { [weak self] in
                     guard let self else { return }
                     self.timers.removeValue(forKey: kind)?.cancel()
-                    self.update { $0.timerFired(kind) }
+                    self.update { $0.timerFired(kind, now: self.clock()) }
                 }
                 let (seconds, attoseconds) = delay.components
                 timer.schedule(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
@@ -204,7 +209,7 @@ public final class Player: @unchecked Sendable {
 
     /// The position of the current item now, from the pipeline's last report and the time since
     /// (rule 7: computed when read; never waits on the pipeline).
-    public var position: Duration { onQueue { machine.position(at: .now) } }
+    public var position: Duration { onQueue { machine.position(at: clock()) } }
 
     // MARK: The queue
 
@@ -266,15 +271,15 @@ public final class Player: @unchecked Sendable {
 
     /// Seeks the current item; see `PlayerMachine.seek(to:toleranceBefore:toleranceAfter:)`.
     public func seek(to position: Duration, toleranceBefore: Duration = .zero, toleranceAfter: Duration = .zero) {
-        update { $0.seek(to: position, toleranceBefore: toleranceBefore, toleranceAfter: toleranceAfter) }
+        update { $0.seek(to: position, toleranceBefore: toleranceBefore, toleranceAfter: toleranceAfter, now: clock()) }
     }
 
     /// Seeks by `offset` from the current position.
-    public func seek(by offset: Duration) { update { $0.seek(by: offset, now: .now) } }
+    public func seek(by offset: Duration) { update { $0.seek(by: offset, now: clock()) } }
 
     /// Sets the rate (pitch kept). Out of range, the rate stays and observers hear `refused`.
     public func setRate(_ rate: Double, reason: RateChangeReason = .client) throws(PlayerError) {
-        try update { m throws(PlayerError) in try m.setRate(rate, reason: reason) }
+        try update { m throws(PlayerError) in try m.setRate(rate, reason: reason, now: clock()) }
     }
 
     /// Linear volume 0...1 (values outside are clamped).

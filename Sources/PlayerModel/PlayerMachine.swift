@@ -30,69 +30,18 @@ public struct PlayerMachine: Sendable {
     public let hasMetadataReader: Bool
 
     private var playQueue = PlayQueue()
-    private var intent: TransportIntent = .stopped
-    private var timeControl: TimeControlStatus = .paused
-    private var rate = 1.0
-    private var volume = 1.0
-    private var muted = false
-    private var loopMode: LoopMode = .none
-    private var retries: [ItemID: Int] = [:]
-    private var lastFailed: ItemID?
-    /// Paused by the sound server or by sleep, not by the user.
-    private var interruptedBy: RateChangeReason?
+    /// What the user asked of the transport, and what it does.
+    private var transportState = TransportState()
+    /// What clients set that outlives an item (saved with the queue).
+    private var settings = Settings()
+    private var failures = Failures()
 
-    // The pipeline, as the engine reports it for the current load.
     private var generationCounter: UInt64 = 0
-    private var loaded: Generation?
-    private var prepared: (id: ItemID, generation: Generation)?
-    private var pipelineState: PipelineState = .null
-    private var pipelinePending: PipelineState?
-    /// A buffering pause is in force (BUFFERING < 100 while playing was wanted).
-    private var bufferingPaused = false
-    /// While a buffering pause waits with playing wanted: when its percent last moved, and whether
-    /// the stall timer runs.
-    private var bufferingProgress: ContinuousClock.Instant?
-    private var stallTimerRuns = false
-    /// The last percent BUFFERING said, announced or not.
-    private var lastBufferingPercent = 100
-    private var seekInFlight: SeekRequest?
-    private var pendingSeek: SeekRequest?
-    /// The engine was asked to play the load under way once prerolled (see `askPlayAfterPreroll`).
-    private var playsAfterPreroll = false
-    /// The last position read from the pipeline (or put there by a seek); nil is 0.
-    private var positionSample: PositionSample?
-    /// A reconnect of the current item under way (see `ReconnectPolicy`), kept until another item
-    /// becomes current, the player stops, or the attempts run out.
-    private var reconnect: Reconnect?
+    /// The current item's load, and what the engine said of it (see `LoadState`).
+    private var loadState: LoadState = .idle(start: nil)
 
-    private struct Reconnect {
-        var id: ItemID
-        /// Attempts made in a row.
-        var attempts: Int
-        /// Where to resume; nil: from the start (a live stream).
-        var resumeAt: Duration?
-        /// The timer runs (`scheduleReconnect`); false while the load is under way or after it played.
-        var waiting: Bool
-        /// When the last attempt prerolled; nil while one is under way.
-        var playingSince: ContinuousClock.Instant?
-    }
-
-    private struct SeekRequest {
-        var target: SeekTarget
-        var mode: SeekMode
-    }
-
-    /// Tags of items that have not played are read lazily: for the items about to play (the
-    /// current one and the next `upcomingReads` in play order) and for those a client asks about
-    /// (`wantMetadata`), each item once, at most `maximumReadsInFlight` at a time. Queueing a
-    /// folder of 10,000 files reads a handful, not 10,000 (issue 11: minutes of a whole core).
-    /// `wanted` is a FIFO of asked ids from `wantedStart`; `asked` holds every id asked for (read,
-    /// being read or waiting), so that none is read twice.
-    private var wanted: [ItemID] = []
-    private var wantedStart = 0
-    private var asked: Set<ItemID> = []
-    private var readsInFlight = 0
-    private static let maximumReadsInFlight = 2
+    /// Tag reads of items that have not played (see `MetadataReads`).
+    private var reads = MetadataReads()
     private static let upcomingReads = 3
     /// The smallest change of the buffering percent that is announced (see `buffering`).
     private static let bufferingStep = 5
@@ -115,7 +64,7 @@ public struct PlayerMachine: Sendable {
 
     private mutating func emit(_ event: PlayerEvent) { actions.append(.emit(event)) }
     private mutating func command(_ command: EngineCommand) {
-        if case .setPlaying = command { playsAfterPreroll = false }  // the engine drops it too
+        if case .setPlaying = command { loadState.loading?.playsAfterPreroll = false }  // the engine drops it too
         actions.append(.engine(command))
     }
 
@@ -129,10 +78,11 @@ public struct PlayerMachine: Sendable {
         // prerolled (prepareGaplessNext), and playing before then let a short or fast-draining
         // item reach about-to-finish with nothing armed (make test-tsan, GaplessTests: the
         // second half loaded afresh, the first missing from the capture)
-        let wanted = loaded != nil && playQueue.current?.status == .unknown && intent == .playing
-            && !bufferingPaused && pendingSeek == nil && rate == 1 && gaplessNext() == nil
-        guard wanted != playsAfterPreroll else { return }
-        playsAfterPreroll = wanted
+        guard let loading = loadState.loading else { return }  // once prerolled, the engine ignores it
+        let wanted = transportState.intent == .playing && loading.pipeline.buffering.pause == nil && loading.start == nil
+            && settings.rate == 1 && gaplessNext() == nil
+        guard wanted != loading.playsAfterPreroll else { return }
+        loadState.loading?.playsAfterPreroll = wanted
         command(.playAfterPreroll(wanted))
     }
 
@@ -143,11 +93,11 @@ public struct PlayerMachine: Sendable {
         var events: [PlayerEvent] = [
             .queueChanged(.replaced(playQueue.ids)),
             .currentItemChanged(playQueue.current),
-            .intentChanged(intent),
-            .timeControlStatusChanged(timeControl),
-            .rateChanged(rate, .initial),
-            .volumeChanged(volume, muted: muted),
-            .loopModeChanged(loopMode),
+            .intentChanged(transportState.intent),
+            .timeControlStatusChanged(transportState.timeControl),
+            .rateChanged(settings.rate, .initial),
+            .volumeChanged(settings.volume, muted: settings.muted),
+            .loopModeChanged(settings.loopMode),
             .shuffleChanged(playQueue.isShuffled),
         ]
         if let item = playQueue.current {
@@ -163,23 +113,24 @@ public struct PlayerMachine: Sendable {
     }
 
     public var state: Player.State {
-        Player.State(count: playQueue.count, current: playQueue.current, intent: intent, timeControlStatus: timeControl,
-                     rate: rate, volume: volume, isMuted: muted, loopMode: loopMode, isShuffled: playQueue.isShuffled,
+        Player.State(count: playQueue.count, current: playQueue.current, intent: transportState.intent,
+                     timeControlStatus: transportState.timeControl, rate: settings.rate, volume: settings.volume,
+                     isMuted: settings.muted, loopMode: settings.loopMode, isShuffled: playQueue.isShuffled,
                      canGoNext: canGoNext, canGoPrevious: canGoPrevious)
     }
 
     /// Whether Next would move (MPRIS CanGoNext), without building the whole `state`.
-    public var canGoNext: Bool { playQueue.currentID != nil && nextItemID(wrap: loopMode != .none) != nil }
+    public var canGoNext: Bool { playQueue.currentID != nil && nextItemID(wrap: settings.loopMode != .none) != nil }
     /// Whether Previous would move (MPRIS CanGoPrevious), without building the whole `state`.
     public var canGoPrevious: Bool {
-        playQueue.currentID != nil && playQueue.previous(before: playQueue.currentID, wrap: loopMode != .none) != nil
+        playQueue.currentID != nil && playQueue.previous(before: playQueue.currentID, wrap: settings.loopMode != .none) != nil
     }
 
     public var currentItem: Item? { playQueue.current }
     /// `state`'s intent, time control and whether there is a current item, without the rest of it
     /// (its canGoNext and canGoPrevious walk the queue, its current item is copied).
     public var transport: (intent: TransportIntent, timeControlStatus: TimeControlStatus, hasCurrentItem: Bool) {
-        (intent, timeControl, playQueue.currentID != nil)
+        (transportState.intent, transportState.timeControl, playQueue.currentID != nil)
     }
     /// Every item in order: O(n).
     public var items: [Item] { playQueue.items }
@@ -196,18 +147,18 @@ public struct PlayerMachine: Sendable {
     /// The position of the current item at `now`: the last sample read from the pipeline, moved on
     /// by the time since while the pipeline plays (rule 7: computed when read, never sampled on a timer).
     public func position(at now: ContinuousClock.Instant) -> Duration {
-        guard let item = playQueue.current, intent != .stopped else { return .zero }
+        guard let item = playQueue.current, transportState.intent != .stopped else { return .zero }
         // a seek not done yet is where the position is, within the length once that is known;
         // before, a target past the end (Seek(Int64.max) on a loading file) would show as is
-        if let seek = pendingSeek ?? seekInFlight, case .position(let target) = seek.target {
-            guard let duration = item.duration else { return loaded == nil ? target : .zero }
+        if let seek = loadState.newestSeek, case .position(let target) = seek.target {
+            guard let duration = item.duration else { return loadState.pipeline == nil ? target : .zero }
             return min(target, duration)
         }
-        guard loaded != nil, let sample = positionSample else { return .zero }
+        guard let pipeline = loadState.pipeline, let sample = pipeline.position else { return .zero }
         var position = sample.position
-        if pipelineState == .playing && pipelinePending == nil && now > sample.instant {
+        if pipeline.state == .playing && pipeline.pending == nil && now > sample.instant {
             // client numbers are at most Int64.max µs (about 3e5 years): Duration's 128 bits hold any sum
-            position = position + (now - sample.instant) * rate
+            position = position + (now - sample.instant) * settings.rate
         }
         if let duration = item.duration { position = min(position, duration) }
         return max(position, .zero)
@@ -229,7 +180,7 @@ public struct PlayerMachine: Sendable {
         guard let first = ids.first else { return ids }
         emit(.queueChanged(.inserted(ids, after: playQueue.id(before: first))))
         if playQueue.currentID == nil {
-            makeCurrent(first, load: intent != .stopped)
+            makeCurrent(first, load: transportState.intent != .stopped)
         } else {
             prepareGaplessNext()
         }
@@ -247,15 +198,15 @@ public struct PlayerMachine: Sendable {
                 let replacement = successor.flatMap { removing.contains($0) ? nil : $0 }
                 playQueue.remove(id)
                 if let replacement {
-                    makeCurrent(replacement, load: intent != .stopped)
+                    makeCurrent(replacement, load: transportState.intent != .stopped)
                 } else {
                     unloadCurrent()
                 }
             } else {
                 playQueue.remove(id)
             }
-            retries[id] = nil
-            asked.remove(id)
+            failures.retries[id] = nil
+            reads.forget(id)
         }
         emit(.queueChanged(.removed(ids)))
         prepareGaplessNext()
@@ -278,10 +229,8 @@ public struct PlayerMachine: Sendable {
     private mutating func empty() {
         unloadCurrent()
         playQueue.removeAll()
-        retries.removeAll()
-        wanted.removeAll()
-        wantedStart = 0
-        asked.removeAll()
+        failures.retries.removeAll()
+        reads = MetadataReads()
     }
 
     /// Replaces the whole queue with `uris` (a playlist activated) and plays the first: one
@@ -316,30 +265,30 @@ public struct PlayerMachine: Sendable {
         for entry in saved.items where entry.fileIsMissing && playQueue.contains(entry.id) {
             // the same words as a file that is missing when it is queued (LocalFiles)
             playQueue.update(entry.id) { $0.status = .failed(ItemError(.notFound, "no such file: \(entry.uri.displayPath)")) }
-            lastFailed = entry.id
+            failures.lastFailed = entry.id
         }
-        let settings = saved.settings
-        if settings.volume.isFinite, settings.volume != volume { setVolume(settings.volume) }
-        if settings.isMuted != muted { setMuted(settings.isMuted) }
-        loopMode = settings.loopMode
-        if settings.rate.isFinite, (configuration.minimumRate...configuration.maximumRate).contains(settings.rate) {
-            rate = settings.rate
+        let restored = saved.settings
+        if restored.volume.isFinite, restored.volume != settings.volume { setVolume(restored.volume) }
+        if restored.isMuted != settings.muted { setMuted(restored.isMuted) }
+        settings.loopMode = restored.loopMode
+        if restored.rate.isFinite, (configuration.minimumRate...configuration.maximumRate).contains(restored.rate) {
+            settings.rate = restored.rate
         }
-        if let id = settings.currentID, let item = playQueue.item(id) {
+        if let id = restored.currentID, let item = playQueue.item(id) {
             playQueue.setCurrent(id)
-            if item.error == nil, let duration = settings.currentDuration, duration > .zero {
+            if item.error == nil, let duration = restored.currentDuration, duration > .zero {
                 playQueue.update(id) { $0.duration = duration }
             }
         }
-        if settings.isShuffled {
+        if restored.isShuffled {
             // the same play order as before: Next walks on where it would have
             var keys: [ItemID: UInt64] = [:]
             for entry in saved.items { if let key = entry.shuffleKey { keys[entry.id] = key } }
-            playQueue.restoreShuffle(seed: settings.shuffleSeed, keys: keys)
+            playQueue.restoreShuffle(seed: restored.shuffleSeed, keys: keys)
         }
         for event in currentValues { emit(event) }
         guard let item = playQueue.current else { return }
-        let wanted: TransportIntent = resume == .play ? .playing : settings.intent == .stopped ? .stopped : .paused
+        let wanted: TransportIntent = resume == .play ? .playing : restored.intent == .stopped ? .stopped : .paused
         guard wanted != .stopped else { return }
         if item.error != nil {
             // a current item whose file is gone does not load; Play moves on from it
@@ -347,8 +296,8 @@ public struct PlayerMachine: Sendable {
             if wanted == .playing { play() }
             return
         }
-        if settings.position > .zero {
-            pendingSeek = SeekRequest(target: .position(settings.position), mode: .exact)
+        if restored.position > .zero {
+            loadState = .idle(start: SeekRequest(target: .position(restored.position), mode: .exact))
         }
         setIntent(wanted)
         load(item.id)
@@ -359,22 +308,22 @@ public struct PlayerMachine: Sendable {
     /// Plays the current item. With no item there is nothing to play: no effect (MPRIS Play).
     public mutating func play() {
         guard let current = playQueue.current else { return }
-        if case .failed = current.status, loaded == nil {
+        if case .failed = current.status, loadState.pipeline == nil {
             // a failed item does not play; the next one does
             setIntent(.playing)
             advanceAfterFailure()
             return
         }
         setIntent(.playing)
-        if loaded == nil { load(current.id) } else { applyTargetState() }
+        if loadState.pipeline == nil { load(current.id) } else { applyTargetState() }
     }
 
     public mutating func pause() {
         guard playQueue.current != nil else { return }
-        if intent == .stopped {
+        if transportState.intent == .stopped {
             // pausing a stopped player prerolls its item at the start
             setIntent(.paused)
-            if loaded == nil, let id = playQueue.currentID { load(id) }
+            if loadState.pipeline == nil, let id = playQueue.currentID { load(id) }
             return
         }
         setIntent(.paused)
@@ -384,22 +333,22 @@ public struct PlayerMachine: Sendable {
     /// Pauses because something outside asked (the sound server, the system going to sleep):
     /// observers hear the rate fall to 0 with the reason; `resume(because:)` undoes it.
     public mutating func interrupt(because reason: RateChangeReason) {
-        guard intent == .playing else { return }
+        guard transportState.intent == .playing else { return }
         pause()
-        interruptedBy = reason
+        transportState.interruptedBy = reason
         emit(.rateChanged(0, reason))
     }
 
     /// Plays again after `interrupt(because:)`, unless the user changed the transport meanwhile.
     public mutating func resume(because reason: RateChangeReason) {
-        guard interruptedBy == reason, intent == .paused else { return }
-        interruptedBy = nil
+        guard transportState.interruptedBy == reason, transportState.intent == .paused else { return }
+        transportState.interruptedBy = nil
         play()
-        emit(.rateChanged(rate, reason))
+        emit(.rateChanged(settings.rate, reason))
     }
 
     public mutating func togglePlayPause() {
-        if intent == .playing { pause() } else { play() }
+        if transportState.intent == .playing { pause() } else { play() }
     }
 
     /// To NULL (rule 6): the device and file are released; the position is 0.
@@ -410,7 +359,7 @@ public struct PlayerMachine: Sendable {
 
     /// The next item in play order (wrapping when looping the queue), keeping the intent.
     public mutating func next() {
-        guard let next = nextItemID(wrap: loopMode != .none) else { return }
+        guard let next = nextItemID(wrap: settings.loopMode != .none) else { return }
         go(to: next)
     }
 
@@ -419,14 +368,15 @@ public struct PlayerMachine: Sendable {
     /// nothing), and never a silent restart, which clients could not tell from a skip.
     public mutating func previous() {
         guard let current = playQueue.currentID,
-              let previous = playQueue.previous(before: current, wrap: loopMode != .none) else { return }
+              let previous = playQueue.previous(before: current, wrap: settings.loopMode != .none) else { return }
         go(to: previous)
     }
 
     /// Seeks the current item. Zero tolerances seek exactly; otherwise the fastest key-unit seek
     /// within them. Past the end goes to the next item; before 0 clamps to 0. Seeks coalesce:
     /// while one runs, only the newest pending one runs after it (rule 5).
-    public mutating func seek(to position: Duration, toleranceBefore: Duration = .zero, toleranceAfter: Duration = .zero) {
+    public mutating func seek(to position: Duration, toleranceBefore: Duration = .zero, toleranceAfter: Duration = .zero,
+                              now: ContinuousClock.Instant) {
         guard let item = playQueue.current else { return }
         let target = max(position, .zero)
         if let duration = item.duration, target >= duration {
@@ -435,53 +385,54 @@ public struct PlayerMachine: Sendable {
         }
         let mode: SeekMode = toleranceBefore <= .zero && toleranceAfter <= .zero
             ? .exact : .fast(before: max(toleranceBefore, .zero), after: max(toleranceAfter, .zero))
-        request(SeekRequest(target: .position(target), mode: mode))
+        request(SeekRequest(target: .position(target), mode: mode), now: now)
     }
 
     /// Seeks by `offset` from the position at `now`.
     public mutating func seek(by offset: Duration, now: ContinuousClock.Instant) {
-        seek(to: position(at: now) + offset)
+        seek(to: position(at: now) + offset, now: now)
     }
 
-    /// Sets the rate (pitch kept). Out of range, the rate stays and observers hear `refused`.
-    public mutating func setRate(_ newRate: Double, reason: RateChangeReason = .client) throws(PlayerError) {
+    /// Sets the rate (pitch kept) at `now`. Out of range, the rate stays and observers hear `refused`.
+    public mutating func setRate(_ newRate: Double, reason: RateChangeReason = .client,
+                                 now: ContinuousClock.Instant) throws(PlayerError) {
         guard newRate.isFinite, (configuration.minimumRate...configuration.maximumRate).contains(newRate) else {
-            emit(.rateChanged(rate, .refused))
+            emit(.rateChanged(settings.rate, .refused))
             throw PlayerError(.rateOutOfRange,
                               "rate \(newRate) is outside \(configuration.minimumRate)...\(configuration.maximumRate)")
         }
-        guard newRate != rate else { return }
+        guard newRate != settings.rate else { return }
         if newRate != 1, let item = playQueue.current, item.status == .readyToPlay, !Self.canChangeRate(item) {
-            emit(.rateChanged(rate, .refused))
+            emit(.rateChanged(settings.rate, .refused))
             throw PlayerError(.rateNotSupported, "\(item.displayTitle) \(item.isLive ? "is a live stream" : "cannot seek"): "
                               + "it plays only at rate 1.0")
         }
-        rate = newRate
+        settings.rate = newRate
         if let item = playQueue.current, item.status == .readyToPlay, item.isSeekable {
-            request(SeekRequest(target: .current, mode: .exact))
+            request(SeekRequest(target: .current, mode: .exact), now: now)
         }
-        emit(.rateChanged(rate, reason))
+        emit(.rateChanged(settings.rate, reason))
     }
 
     /// Linear volume 0...1 (values outside are clamped; NaN is ignored).
     public mutating func setVolume(_ newVolume: Double) {
-        let clamped = newVolume.isFinite ? min(max(newVolume, 0), 1) : volume
-        guard clamped != volume else { return }
-        volume = clamped
+        let clamped = newVolume.isFinite ? min(max(newVolume, 0), 1) : settings.volume
+        guard clamped != settings.volume else { return }
+        settings.volume = clamped
         command(.setVolume(clamped))
-        emit(.volumeChanged(volume, muted: muted))
+        emit(.volumeChanged(settings.volume, muted: settings.muted))
     }
 
     public mutating func setMuted(_ newMuted: Bool) {
-        guard newMuted != muted else { return }
-        muted = newMuted
+        guard newMuted != settings.muted else { return }
+        settings.muted = newMuted
         command(.setMuted(newMuted))
-        emit(.volumeChanged(volume, muted: muted))
+        emit(.volumeChanged(settings.volume, muted: settings.muted))
     }
 
     public mutating func setLoopMode(_ mode: LoopMode) {
-        guard mode != loopMode else { return }
-        loopMode = mode
+        guard mode != settings.loopMode else { return }
+        settings.loopMode = mode
         emit(.loopModeChanged(mode))
         prepareGaplessNext()
     }
@@ -498,15 +449,15 @@ public struct PlayerMachine: Sendable {
     public mutating func retry() throws(PlayerError) {
         let candidate: ItemID? = {
             if let current = playQueue.current, current.error != nil { return current.id }
-            return lastFailed.flatMap { playQueue.item($0)?.error != nil ? $0 : nil }
+            return failures.lastFailed.flatMap { playQueue.item($0)?.error != nil ? $0 : nil }
         }()
         guard let id = candidate else { throw PlayerError(.nothingToRetry, "no failed item to retry") }
-        let count = retries[id, default: 0]
+        let count = failures.retries[id, default: 0]
         guard count < configuration.maximumRetries else {
             throw PlayerError(.retryBudgetExhausted,
                               "\(playQueue.item(id)!.displayTitle) was already retried \(count) times")
         }
-        retries[id] = count + 1
+        failures.retries[id] = count + 1
         setIntent(.playing)
         makeCurrent(id, load: true, force: true)
     }
@@ -516,7 +467,7 @@ public struct PlayerMachine: Sendable {
         let ids = try enqueue(uris, at: playQueue.currentID.map { .after($0) } ?? .end)
         guard let first = ids.first else { return ids }
         setIntent(.playing)
-        if playQueue.currentID == first, loaded != nil {
+        if playQueue.currentID == first, loadState.pipeline != nil {
             applyTargetState()
         } else {
             makeCurrent(first, load: true, force: playQueue.currentID == first)
@@ -530,46 +481,36 @@ public struct PlayerMachine: Sendable {
     /// already; they are read after those asked before them.
     public mutating func wantMetadata(_ ids: [ItemID]) {
         guard hasMetadataReader else { return }
-        for id in ids where playQueue.contains(id) && asked.insert(id).inserted { wanted.append(id) }
+        for id in ids where playQueue.contains(id) { reads.want(id) }
         readMetadata()
     }
 
-    /// Starts tag reads while fewer than `maximumReadsInFlight` run: first for the items about to
-    /// play, then for those clients asked about. Nothing runs when nothing is wanted.
+    /// Starts tag reads while fewer than `MetadataReads.maximumInFlight` run: first for the items
+    /// about to play, then for those clients asked about. Nothing runs when nothing is wanted.
     private mutating func readMetadata() {
-        guard hasMetadataReader, readsInFlight < Self.maximumReadsInFlight else { return }
+        guard hasMetadataReader, reads.canStart else { return }
         var cursor = playQueue.currentID
         for _ in 0...Self.upcomingReads {
-            guard readsInFlight < Self.maximumReadsInFlight, let id = cursor else { break }
-            if asked.insert(id).inserted { startRead(id) }
-            cursor = playQueue.next(after: id, wrap: loopMode == .queue)
+            guard reads.canStart, let id = cursor else { break }
+            if reads.ask(id) { startRead(id) }
+            cursor = playQueue.next(after: id, wrap: settings.loopMode == .queue)
         }
-        while readsInFlight < Self.maximumReadsInFlight, wantedStart < wanted.count {
-            let id = wanted[wantedStart]
-            wantedStart += 1
-            startRead(id)
-        }
-        // the FIFO's read part is dropped once it is most of it: amortised O(1) per id
-        if wantedStart == wanted.count {
-            wanted.removeAll(keepingCapacity: wanted.count <= 1024)
-            wantedStart = 0
-        } else if wantedStart > 1024 && wantedStart * 2 > wanted.count {
-            wanted.removeFirst(wantedStart)
-            wantedStart = 0
-        }
+        while reads.canStart, let id = reads.nextWanted() { startRead(id) }
+        reads.compact()
     }
 
     /// Reads the tags of `id` unless it is gone, has tags already, or is loaded (the pipeline
     /// reports its tags).
     private mutating func startRead(_ id: ItemID) {
-        guard let item = playQueue.item(id), item.metadata.isEmpty, loaded == nil || id != playQueue.currentID else { return }
-        readsInFlight += 1
+        guard let item = playQueue.item(id), item.metadata.isEmpty, loadState.pipeline == nil || id != playQueue.currentID
+        else { return }
+        reads.inFlight += 1
         actions.append(.readMetadata(id, item.uri))
     }
 
     /// A tag read asked for by `.readMetadata` finished.
     public mutating func metadataRead(_ id: ItemID, _ result: Result<DiscoveredMedia, ItemError>) {
-        readsInFlight = max(readsInFlight - 1, 0)
+        reads.inFlight = max(reads.inFlight - 1, 0)
         defer { readMetadata() }
         guard case .success(let found) = result, let item = playQueue.item(id) else { return }
         var metadata = item.metadata
@@ -581,7 +522,7 @@ public struct PlayerMachine: Sendable {
         if item.duration == nil, let duration = found.duration, !found.isLive {
             setDuration(id, duration)
         }
-        if item.status == .unknown, loaded == nil || id != playQueue.currentID, found.isSeekable != item.isSeekable {
+        if item.status == .unknown, loadState.pipeline == nil || id != playQueue.currentID, found.isSeekable != item.isSeekable {
             playQueue.update(id) { $0.isSeekable = found.isSeekable }
             emitCapabilities(id)
         }
@@ -593,7 +534,7 @@ public struct PlayerMachine: Sendable {
     /// one looping a track, else the next (wrapping when looping the queue), unless it failed.
     private func gaplessNext() -> (ItemID, Item)? {
         guard let current = playQueue.currentID else { return nil }
-        let nextID: ItemID? = loopMode == .track ? current : nextItemID(wrap: loopMode == .queue)
+        let nextID: ItemID? = settings.loopMode == .track ? current : nextItemID(wrap: settings.loopMode == .queue)
         guard let nextID, let next = playQueue.item(nextID), next.error == nil else { return nil }
         return (nextID, next)
     }
@@ -603,9 +544,9 @@ public struct PlayerMachine: Sendable {
     }
 
     private mutating func setIntent(_ newIntent: TransportIntent) {
-        interruptedBy = nil
-        if newIntent != intent {
-            intent = newIntent
+        transportState.interruptedBy = nil
+        if newIntent != transportState.intent {
+            transportState.intent = newIntent
             emit(.intentChanged(newIntent))
         }
         updateTimeControl()
@@ -615,10 +556,10 @@ public struct PlayerMachine: Sendable {
     /// a looping queue) starts it over, and the jump to 0 is a `seeked` (MPRIS Seeked).
     private mutating func go(to id: ItemID) {
         if id == playQueue.currentID {
-            makeCurrent(id, load: intent != .stopped, force: true)
+            makeCurrent(id, load: transportState.intent != .stopped, force: true)
             emit(.seeked(.zero))
         } else {
-            makeCurrent(id, load: intent != .stopped)
+            makeCurrent(id, load: transportState.intent != .stopped)
         }
     }
 
@@ -640,29 +581,17 @@ public struct PlayerMachine: Sendable {
         let hadCurrent = playQueue.currentID != nil
         playQueue.setCurrent(nil)
         if hadCurrent { emit(.currentItemChanged(nil)) }
-        if intent == .paused { setIntent(.stopped) } else { updateTimeControl() }
+        if transportState.intent == .paused { setIntent(.stopped) } else { updateTimeControl() }
     }
 
     /// Takes the pipeline to NULL (device and file released) and forgets the current load: its
-    /// generation, the prepared next item, what the pipeline reported, and the position (rule 6).
+    /// generation, the prepared next item, what the pipeline reported, its seeks, a reconnect, and
+    /// the position (rule 6).
     private mutating func release() {
-        if loaded != nil { command(.release) }
-        loaded = nil
-        prepared = nil
-        if let reconnect, reconnect.waiting { actions.append(.cancelTimer(.reconnect)) }
-        reconnect = nil
-        resetPipelineTracking()
-    }
-
-    private mutating func resetPipelineTracking() {
-        pipelineState = .null
-        pipelinePending = nil
-        bufferingPaused = false
+        if loadState.pipeline != nil { command(.release) }
+        if case .awaitingReconnect = loadState { actions.append(.cancelTimer(.reconnect)) }
         stopStallWatch()
-        seekInFlight = nil
-        pendingSeek = nil
-        positionSample = nil
-        playsAfterPreroll = false  // the engine forgets it with the load
+        loadState = .idle(start: nil)
     }
 
     private mutating func newGeneration() -> Generation {
@@ -670,20 +599,26 @@ public struct PlayerMachine: Sendable {
         return Generation(generationCounter)
     }
 
-    private mutating func load(_ id: ItemID) {
+    /// Loads `id`, as an attempt of `reconnect` when it is one.
+    private mutating func load(_ id: ItemID, reconnect: Reconnect? = nil) {
         guard let item = playQueue.item(id) else { return }
         let generation = newGeneration()
         // a seek asked while nothing was loaded runs after this preroll; a switch to another item
         // released first, which dropped it
-        let seek = pendingSeek
-        resetPipelineTracking()
-        pendingSeek = seek
+        let start = loadState.pendingSeek
+        var reconnect = reconnect
+        if case .awaitingReconnect(let waiting, _) = loadState {
+            // Play while the reconnect waits: this load is its attempt, and its timer is not wanted
+            actions.append(.cancelTimer(.reconnect))
+            reconnect = waiting
+        }
+        stopStallWatch()
+        // the engine forgets a playAfterPreroll with the load it was for
+        loadState = .loading(Loading(pipeline: LoadedPipeline(generation: generation), start: start, reconnect: reconnect))
         playQueue.update(id) {
             $0.status = .unknown
             $0.bufferingPercent = 100
         }
-        loaded = generation
-        prepared = nil
         // a missing file comes back as this generation's failure: a run of them is a chain of
         // events, never a recursion on this queue
         command(.load(item.uri, generation))
@@ -698,53 +633,49 @@ public struct PlayerMachine: Sendable {
         // its own error, not in a switch that would call it played; and playbin3 1.22.0 aborts
         // (reconfigure_output assertion) when about-to-finish switches away from such a stream.
         // An item shorter than the pipeline's queues may drain before preroll and end with EOS.
-        guard loaded != nil, playQueue.current?.status == .readyToPlay else {
-            if prepared != nil { command(.prepareNext(nil, nil)) }
-            prepared = nil
+        guard let ready = loadState.ready else { return }  // nothing is armed before
+        guard playQueue.current?.status == .readyToPlay, let (nextID, next) = gaplessNext() else {
+            if ready.next != nil { command(.prepareNext(nil, nil)) }
+            loadState.ready?.next = nil
             return
         }
-        guard let (nextID, next) = gaplessNext() else {
-            if prepared != nil { command(.prepareNext(nil, nil)) }
-            prepared = nil
-            return
-        }
-        if let prepared, prepared.id == nextID { return }
+        if let armed = ready.next, armed.id == nextID { return }
         let generation = newGeneration()
-        prepared = (nextID, generation)
+        loadState.ready?.next = (nextID, generation)
         command(.prepareNext(next.uri, generation))
     }
 
     private mutating func applyTargetState() {
-        guard loaded != nil else { return }
+        guard let pipeline = loadState.pipeline else { return }
         // a buffering pause holds until 100% (gstplay.c buffering_cb)
-        command(.setPlaying(intent == .playing && !bufferingPaused && playQueue.current?.status == .readyToPlay))
+        command(.setPlaying(transportState.intent == .playing && pipeline.buffering.pause == nil && loadState.ready != nil))
         updateTimeControl()
     }
 
-    private mutating func request(_ seek: SeekRequest) {
+    private mutating func request(_ seek: SeekRequest, now: ContinuousClock.Instant) {
         guard let item = playQueue.current else { return }
-        // seeks asked before preroll run after it; while one runs, the newest waits (rule 5)
-        if item.status != .readyToPlay || seekInFlight != nil || loaded == nil {
-            if loaded == nil, intent == .stopped {
-                // a seek on a stopped player prerolls paused at the target
-                setIntent(.paused)
-                load(item.id)
-            }
-            pendingSeek = seek
+        if let ready = loadState.ready, ready.seek == nil {
+            guard item.isSeekable else { return }
+            run(seek, now: now)
             return
         }
-        guard item.isSeekable else { return }
-        run(seek)
+        // seeks asked before preroll run after it; while one runs, the newest waits (rule 5)
+        if loadState.pipeline == nil, transportState.intent == .stopped {
+            // a seek on a stopped player prerolls paused at the target
+            setIntent(.paused)
+            load(item.id)
+        }
+        loadState.pendingSeek = seek
     }
 
-    private mutating func run(_ seek: SeekRequest) {
-        command(.seek(seek.target, seek.mode, rate: rate))
-        seekInFlight = seek
-        if case .position(let position) = seek.target { positionSample = PositionSample(position) }
+    private mutating func run(_ seek: SeekRequest, now: ContinuousClock.Instant) {
+        command(.seek(seek.target, seek.mode, rate: settings.rate))
+        loadState.ready?.seek = SeekState(running: seek)
+        if case .position(let position) = seek.target { loadState.pipeline?.position = PositionSample(position, at: now) }
     }
 
     private mutating func nextAfterEnd() {
-        if let next = nextItemID(wrap: loopMode != .none) {
+        if let next = nextItemID(wrap: settings.loopMode != .none) {
             go(to: next)
         } else {
             endOfQueue()
@@ -759,23 +690,23 @@ public struct PlayerMachine: Sendable {
     /// The item's status becomes failed; observers hear the state and the moment.
     private mutating func markFailed(_ id: ItemID, _ error: ItemError) {
         playQueue.update(id) { $0.status = .failed(error) }
-        lastFailed = id
+        failures.lastFailed = id
         emit(.itemStatusChanged(id, .failed(error)))
         emit(.itemFailed(id, error))
     }
 
-    private mutating func fail(_ id: ItemID, _ error: ItemError) {
+    private mutating func fail(_ id: ItemID, now: ContinuousClock.Instant, _ error: ItemError) {
         // an output that cannot open or fails is never the item's fault: failing every item in
         // turn would wipe out a queue while the sound server restarts
         if error.kind == .output, id == playQueue.currentID {
-            outputFailed(error)
+            outputFailed(error, now: now)
             return
         }
-        if id == playQueue.currentID, tryReconnect(id, after: error) { return }
+        if id == playQueue.currentID, tryReconnect(id, after: error, now: now) { return }
         markFailed(id, error)
         if id == playQueue.currentID {
             release()
-            if configuration.advanceOnFailure && intent == .playing {
+            if configuration.advanceOnFailure && transportState.intent == .playing {
                 advanceAfterFailure()
             } else {
                 updateTimeControl()
@@ -785,21 +716,21 @@ public struct PlayerMachine: Sendable {
 
     /// The output failed under a playing item: the item is not to blame. It stays current, the
     /// player pauses where it was and says why; Play loads it again and seeks back there.
-    private mutating func outputFailed(_ error: ItemError) {
-        let resumeAt = position(at: .now)
+    private mutating func outputFailed(_ error: ItemError, now: ContinuousClock.Instant) {
+        let resumeAt = position(at: now)
         release()
         if playQueue.current?.status != .readyToPlay, let id = playQueue.currentID {
             playQueue.update(id) { $0.status = .unknown }
         }
-        pendingSeek = SeekRequest(target: .position(resumeAt), mode: .exact)
-        if intent == .playing { setIntent(.paused) } else { updateTimeControl() }
+        loadState = .idle(start: SeekRequest(target: .position(resumeAt), mode: .exact))
+        if transportState.intent == .playing { setIntent(.paused) } else { updateTimeControl() }
         emit(.rateChanged(0, .output))
         emit(.outputFailed(error))
     }
 
     /// Moves on from a failed current item to the next one that has not failed.
     private mutating func advanceAfterFailure() {
-        var candidate = nextItemID(wrap: loopMode == .queue)
+        var candidate = nextItemID(wrap: settings.loopMode == .queue)
         var seen = Set<ItemID>()
         while let id = candidate, !seen.contains(id) {
             seen.insert(id)
@@ -807,25 +738,25 @@ public struct PlayerMachine: Sendable {
                 makeCurrent(id, load: true)
                 return
             }
-            candidate = playQueue.next(after: id, wrap: loopMode == .queue)
+            candidate = playQueue.next(after: id, wrap: settings.loopMode == .queue)
         }
         endOfQueue()
     }
 
     private mutating func updateTimeControl() {
         let status: TimeControlStatus
-        if intent != .playing {
+        if transportState.intent != .playing {
             status = .paused
-        } else if let reconnect, reconnect.playingSince == nil {
+        } else if loadState.isReconnecting {
             status = .waitingToPlay(.reconnecting)
-        } else if let item = playQueue.current, loaded != nil {
-            let target = pipelinePending ?? pipelineState
-            if bufferingPaused && !item.isLive {
+        } else if let item = playQueue.current, let pipeline = loadState.pipeline {
+            let target = pipeline.pending ?? pipeline.state
+            if pipeline.buffering.pause != nil && !item.isLive {
                 status = .waitingToPlay(.buffering)
-            } else if item.status == .readyToPlay && (pipelineState == .playing || target == .playing) {
+            } else if item.status == .readyToPlay && (pipeline.state == .playing || target == .playing) {
                 status = .playing
-            } else if item.status == .readyToPlay && item.uri.isFile && timeControl == .playing
-                        && pipelineState == .paused && pipelinePending == .paused {
+            } else if item.status == .readyToPlay && item.uri.isFile && transportState.timeControl == .playing
+                        && pipeline.state == .paused && pipeline.pending == .paused {
                 // a flushing seek takes the pipeline back to PAUSED until it prerolls at the target
                 // (its lost state: PAUSED, pending PAUSED, until ASYNC_DONE and the way back to
                 // PLAYING); a local file's is a millisecond of decoding, not a wait, and playing
@@ -840,8 +771,8 @@ public struct PlayerMachine: Sendable {
         } else {
             status = .waitingToPlay(.evaluatingBuffering)
         }
-        if status != timeControl {
-            timeControl = status
+        if status != transportState.timeControl {
+            transportState.timeControl = status
             emit(.timeControlStatusChanged(status))
         }
     }
@@ -851,38 +782,40 @@ public struct PlayerMachine: Sendable {
     /// Starts or continues a reconnect of the current item after `error`, if the policy allows:
     /// a network error that can go away, on an item that had played (or is being reconnected), with
     /// attempts left. Paused, the item is only released, to load again at Play where it was.
-    private mutating func tryReconnect(_ id: ItemID, after error: ItemError) -> Bool {
-        guard error.kind == .network, intent != .stopped, let item = playQueue.item(id) else { return false }
+    private mutating func tryReconnect(_ id: ItemID, after error: ItemError, now: ContinuousClock.Instant) -> Bool {
+        guard error.kind == .network, transportState.intent != .stopped, let item = playQueue.item(id) else { return false }
         var attempts = 0
-        if let reconnect, reconnect.id == id {
+        let reconnect = loadState.reconnect
+        if let reconnect {
             // a reconnect that has played steadily since is a new outage, not the same one
-            let steady = reconnect.playingSince.map { ContinuousClock.now - $0 >= configuration.reconnect.steadyAfter } ?? false
-            attempts = steady ? 0 : reconnect.attempts
+            let steady = reconnect.playingSince.map { now - $0 >= configuration.reconnect.steadyAfter } ?? false
+            attempts = steady ? 0 : reconnect.attempt.attempts
         } else {
             // a first failure: only an item that played, and only what can go away (not a 404)
             guard item.status == .readyToPlay, error.isTransient else { return false }
         }
         guard attempts < configuration.reconnect.attempts else { return false }
         let resumeAt: Duration? = item.isSeekable && !item.isLive
-            ? (reconnect?.playingSince == nil ? reconnect?.resumeAt : nil) ?? position(at: .now) : nil
+            ? (reconnect?.playingSince == nil ? reconnect?.attempt.resumeAt : nil) ?? position(at: now) : nil
         release()
         playQueue.update(id) { $0.status = .unknown }
         emit(.itemStatusChanged(id, .unknown))
         // the load that follows (this reconnect's, or Play's) seeks back there after its preroll
-        if let resumeAt { pendingSeek = SeekRequest(target: .position(resumeAt), mode: .exact) }
-        if intent == .paused {
+        let start = resumeAt.map { SeekRequest(target: .position($0), mode: .exact) }
+        if transportState.intent == .paused {
             // nothing plays: Play loads it again
+            loadState = .idle(start: start)
             updateTimeControl()
             return true
         }
-        reconnect = Reconnect(id: id, attempts: attempts + 1, resumeAt: resumeAt, waiting: true, playingSince: nil)
+        loadState = .awaitingReconnect(Reconnect(attempts: attempts + 1, resumeAt: resumeAt), start: start)
         actions.append(.startTimer(.reconnect, after: configuration.reconnect.delay(before: attempts + 1)))
         updateTimeControl()
         return true
     }
 
-    /// A timer asked for with `.startTimer` fired.
-    public mutating func timerFired(_ timer: PlayerTimer, now: ContinuousClock.Instant = .now) {
+    /// A timer asked for with `.startTimer` fired at `now`.
+    public mutating func timerFired(_ timer: PlayerTimer, now: ContinuousClock.Instant) {
         switch timer {
         case .reconnect: reconnectDue()
         case .bufferingStall: bufferingStallDue(now: now)
@@ -891,12 +824,10 @@ public struct PlayerMachine: Sendable {
 
     /// The reconnect timer fired: the current item is loaded again, and seeks back where it was.
     private mutating func reconnectDue() {
-        guard var pending = reconnect, pending.waiting, pending.id == playQueue.currentID, loaded == nil,
-              intent == .playing else { return }
-        pending.waiting = false
-        load(pending.id)
-        reconnect = pending
-        updateTimeControl()
+        guard case .awaitingReconnect(let reconnect, let start) = loadState, let id = playQueue.currentID,
+              transportState.intent == .playing else { return }
+        loadState = .idle(start: start)  // the timer that fired needs no cancelling
+        load(id, reconnect: reconnect)
     }
 
     // MARK: Buffering that makes no progress
@@ -905,40 +836,43 @@ public struct PlayerMachine: Sendable {
     /// progress. hlsdemux2 (1.22.0) keeps retrying a segment that answers 500 for minutes, buffering
     /// at 0% meanwhile (NetworkServiceTests on playbin3: three minutes before its error); a server
     /// can also send nothing at all while its connection stays open.
-    private mutating func watchStall(moved: Bool) {
-        guard bufferingPaused && intent == .playing else {
+    private mutating func watchStall(moved: Bool, now: ContinuousClock.Instant) {
+        guard let pause = loadState.pipeline?.buffering.pause, transportState.intent == .playing else {
             stopStallWatch()
             return
         }
-        if moved || bufferingProgress == nil { bufferingProgress = .now }
-        if !stallTimerRuns {
-            stallTimerRuns = true
+        if pause.progressSince == nil {
             actions.append(.startTimer(.bufferingStall, after: configuration.reconnect.stallLimit))
         }
+        if moved || pause.progressSince == nil { loadState.pipeline?.buffering.pause?.progressSince = now }
     }
 
     private mutating func stopStallWatch() {
-        if stallTimerRuns { actions.append(.cancelTimer(.bufferingStall)) }
-        stallTimerRuns = false
-        bufferingProgress = nil
+        guard loadState.pipeline?.buffering.pause?.progressSince != nil else { return }
+        actions.append(.cancelTimer(.bufferingStall))
+        loadState.pipeline?.buffering.pause?.progressSince = nil
+    }
+
+    /// The buffering pause ends (100%, or the stream turned out live), and its stall timer with it.
+    private mutating func endBufferingPause() {
+        stopStallWatch()
+        loadState.pipeline?.buffering.pause = nil
     }
 
     /// The stall timer fired: with no progress for the limit, the item failed as a network error
     /// that may go away (so it reconnects, where that can succeed); with some, it waits on.
     private mutating func bufferingStallDue(now: ContinuousClock.Instant) {
-        stallTimerRuns = false
-        guard bufferingPaused, intent == .playing, let since = bufferingProgress, let item = playQueue.current else {
-            bufferingProgress = nil
-            return
-        }
+        guard let since = loadState.pipeline?.buffering.pause?.progressSince else { return }
+        loadState.pipeline?.buffering.pause?.progressSince = nil  // the timer is spent
+        guard transportState.intent == .playing, let item = playQueue.current else { return }
         let limit = configuration.reconnect.stallLimit
         if now - since < limit {
-            stallTimerRuns = true
+            loadState.pipeline?.buffering.pause?.progressSince = since
             actions.append(.startTimer(.bufferingStall, after: limit - (now - since)))
             return
         }
         // failing releases the pipeline that waits (or reconnects with a fresh one)
-        fail(item.id, ItemError(.network, "network error: no data from \(item.uri.displayPath) for \(Self.seconds(limit)) "
+        fail(item.id, now: now, ItemError(.network, "network error: no data from \(item.uri.displayPath) for \(Self.seconds(limit)) "
                                 + "while buffering", isTransient: true))
     }
 
@@ -949,43 +883,43 @@ public struct PlayerMachine: Sendable {
 
     // MARK: Engine events
 
-    /// An event of the engine, for the load `generation`.
-    public mutating func handle(_ event: EngineEvent, of generation: Generation) {
-        if let prepared, generation == prepared.generation {
-            handlePrepared(event, id: prepared.id)
+    /// An event of the engine, for the load `generation`, handed to the machine at `now`.
+    public mutating func handle(_ event: EngineEvent, of generation: Generation, at now: ContinuousClock.Instant) {
+        if let next = loadState.ready?.next, generation == next.generation {
+            handlePrepared(event, id: next.id, now: now)
             return
         }
         // stale messages die (rule 3)
-        guard generation == loaded, let id = playQueue.currentID else { return }
+        guard generation == loadState.pipeline?.generation, let id = playQueue.currentID else { return }
         switch event {
         case .stateChanged(let state, let pending, let sample):
-            pipelineState = state
-            pipelinePending = pending
-            if let sample, seekInFlight == nil { positionSample = sample }
+            loadState.pipeline?.state = state
+            loadState.pipeline?.pending = pending
+            if let sample, loadState.ready?.seek == nil { loadState.pipeline?.position = sample }
             updateTimeControl()
         case .asyncDone(let snapshot):
-            asyncDone(id, snapshot)
+            asyncDone(id, snapshot, now: now)
         case .live:
             playQueue.update(id) { $0.isLive = true }
             emitCapabilities(id)
             // live streams never buffer-pause (gstplay.c buffering_cb): a pause that BUFFERING
             // messages started before the stream was known to be live ends here
-            bufferingPaused = false
-            if intent == .playing { command(.setPlaying(true)) }
+            endBufferingPause()
+            if transportState.intent == .playing { command(.setPlaying(true)) }
             updateTimeControl()
         case .streamStarted(let snapshot):
-            if playQueue.item(id)?.isLive == true, playQueue.item(id)?.status == .unknown {
-                becameReady(id, snapshot)
+            if playQueue.item(id)?.isLive == true, loadState.loading != nil {
+                becameReady(id, snapshot, now: now)
             }
         case .endOfStream:
             emit(.playedToEnd(id))
-            if loopMode == .track {
+            if settings.loopMode == .track {
                 go(to: id)
             } else {
                 nextAfterEnd()
             }
         case .failed(let error):
-            fail(id, error)
+            fail(id, now: now, error)
         case .tags(let metadata):
             var merged = playQueue.item(id)!.metadata
             merged.merge(metadata)
@@ -996,7 +930,7 @@ public struct PlayerMachine: Sendable {
             playQueue.update(id) { $0.metadata = merged }
             emit(.metadataChanged(id, merged))
         case .buffering(let percent, let ranges):
-            buffering(id, percent, ranges)
+            buffering(id, percent, ranges, now: now)
         case .loaded(let ranges):
             setLoadedRanges(id, ranges)
         case .durationChanged(let duration):
@@ -1009,12 +943,12 @@ public struct PlayerMachine: Sendable {
             emit(.gapSkipped(id, at: at, length: length))
         case .seekDone(let sample):
             // none in flight: an ASYNC_DONE that came first through the bus already finished it
-            if seekInFlight != nil { finishSeek(at: sample) }
+            if loadState.ready?.seek != nil { finishSeek(at: sample, now: now) }
         case .seekRefused:
-            seekInFlight = nil
-            if let next = pendingSeek {
-                pendingSeek = nil
-                run(next)
+            let next = loadState.ready?.seek?.next
+            loadState.ready?.seek = nil
+            if let next {
+                run(next, now: now)
             } else {
                 updateTimeControl()
             }
@@ -1022,8 +956,8 @@ public struct PlayerMachine: Sendable {
     }
 
     /// Events of the gapless next item before or at its boundary.
-    private mutating func handlePrepared(_ event: EngineEvent, id nextID: ItemID) {
-        guard let previous = playQueue.currentID, let generation = prepared?.generation else { return }
+    private mutating func handlePrepared(_ event: EngineEvent, id nextID: ItemID, now: ContinuousClock.Instant) {
+        guard let previous = playQueue.currentID, let generation = loadState.ready?.next?.generation else { return }
         switch event {
         case .streamStarted(let snapshot):
             // the real boundary: the previous item played to its end
@@ -1034,13 +968,15 @@ public struct PlayerMachine: Sendable {
                 let name = playQueue.item(previous)!.uri.displayPath
                 markFailed(previous, ItemError(.decode, "cannot decode \(name): it holds no playable audio"))
             }
-            loaded = generation
-            prepared = nil
-            positionSample = snapshot?.position ?? PositionSample(.zero)
+            // the same pipeline plays on: its state, buffering and seeks carry over to the new load
+            loadState.ready?.pipeline.generation = generation
+            loadState.ready?.next = nil
+            loadState.ready?.pipeline.position = snapshot?.position ?? PositionSample(.zero, at: now)
             if nextID == previous {
                 playQueue.update(nextID) { $0.status = .readyToPlay }
                 emit(.seeked(.zero))  // a looping track jumps back to 0 (MPRIS Seeked)
             } else {
+                loadState.ready?.reconnected = nil  // it was of the item before
                 playQueue.setCurrent(nextID)
                 playQueue.update(nextID) { $0.status = .readyToPlay }
                 emit(.currentItemChanged(playQueue.current))
@@ -1053,73 +989,73 @@ public struct PlayerMachine: Sendable {
             // the engine already switched to the next item when it failed (after about-to-finish):
             // the previous one played to its end, the failed one becomes current and is moved on
             // from like any failed item
-            prepared = nil
+            loadState.ready?.next = nil
             emit(.playedToEnd(previous))
-            loaded = generation
+            loadState.ready?.pipeline.generation = generation
             if nextID != previous {
+                loadState.ready?.reconnected = nil
                 playQueue.setCurrent(nextID)
                 emit(.currentItemChanged(playQueue.current))
             }
-            fail(nextID, error)
+            fail(nextID, now: now, error)
         default:
             break
         }
     }
 
-    private mutating func asyncDone(_ id: ItemID, _ snapshot: EngineSnapshot) {
-        guard let item = playQueue.item(id) else { return }
-        if item.status == .unknown {
-            becameReady(id, snapshot)
+    private mutating func asyncDone(_ id: ItemID, _ snapshot: EngineSnapshot, now: ContinuousClock.Instant) {
+        guard playQueue.item(id) != nil else { return }
+        if loadState.loading != nil {
+            becameReady(id, snapshot, now: now)
             return
         }
-        if seekInFlight != nil {
-            finishSeek(at: snapshot.position)
+        if loadState.ready?.seek != nil {
+            finishSeek(at: snapshot.position, now: now)
         } else if let sample = snapshot.position {
-            positionSample = sample
+            loadState.pipeline?.position = sample
         }
     }
 
     /// The seek in flight finished with the position at `sample` (nil: unknown): the newest
     /// pending one runs now (rule 5), else a seek to a position is announced.
-    private mutating func finishSeek(at sample: PositionSample?) {
-        guard let finished = seekInFlight else { return }
-        seekInFlight = nil
-        if let sample { positionSample = sample }
-        if let next = pendingSeek {
-            pendingSeek = nil
-            run(next)
+    private mutating func finishSeek(at sample: PositionSample?, now: ContinuousClock.Instant) {
+        guard let finished = loadState.ready?.seek else { return }
+        loadState.ready?.seek = nil
+        if let sample { loadState.pipeline?.position = sample }
+        if let next = finished.next {
+            run(next, now: now)
             return
         }
-        if case .position(let target) = finished.target {
+        if case .position(let target) = finished.running.target {
             emit(.seeked(sample?.position ?? target))
         }
         updateTimeControl()
     }
 
-    private mutating func becameReady(_ id: ItemID, _ snapshot: EngineSnapshot?) {
-        if reconnect?.id == id, reconnect?.playingSince == nil { reconnect?.playingSince = .now }
-        playsAfterPreroll = false  // done (or dropped) by the engine at this preroll
+    private mutating func becameReady(_ id: ItemID, _ snapshot: EngineSnapshot?, now: ContinuousClock.Instant) {
+        guard let loading = loadState.loading else { return }
+        // its playAfterPreroll is done (or dropped) by the engine at this preroll
+        loadState = .ready(Ready(pipeline: loading.pipeline, reconnected: loading.reconnect.map { ($0, since: now) }))
         playQueue.update(id) { $0.status = .readyToPlay }
         emit(.itemStatusChanged(id, .readyToPlay))
         if let snapshot {
-            if let sample = snapshot.position { positionSample = sample }
+            if let sample = snapshot.position { loadState.pipeline?.position = sample }
             refreshCapabilities(id, snapshot)
         }
         prepareGaplessNext()
-        if let seek = pendingSeek {
-            pendingSeek = nil
+        if let seek = loading.start {
             if case .position(let target) = seek.target, let duration = playQueue.item(id)!.duration, target >= duration {
                 // a seek past the end asked before the length was known goes on, as it would have
                 nextAfterEnd()
                 return
             }
-            if playQueue.item(id)!.isSeekable { run(seek) }
-        } else if rate != 1, Self.canChangeRate(playQueue.item(id)!) {
-            run(SeekRequest(target: .current, mode: .exact))
-        } else if rate != 1 {
+            if playQueue.item(id)!.isSeekable { run(seek, now: now) }
+        } else if settings.rate != 1, Self.canChangeRate(playQueue.item(id)!) {
+            run(SeekRequest(target: .current, mode: .exact), now: now)
+        } else if settings.rate != 1 {
             // a rate is a seek: one that cannot seek plays at 1.0, and says so rather than show a
             // rate it does not play
-            rate = 1
+            settings.rate = 1
             emit(.rateChanged(1, .refused))
         }
         applyTargetState()
@@ -1169,21 +1105,21 @@ public struct PlayerMachine: Sendable {
         emit(.durationChanged(id, duration))
     }
 
-    private mutating func buffering(_ id: ItemID, _ percent: Int, _ ranges: [TimeRange]) {
+    private mutating func buffering(_ id: ItemID, _ percent: Int, _ ranges: [TimeRange], now: ContinuousClock.Instant) {
         guard let item = playQueue.item(id) else { return }
         let percent = min(max(percent, 0), 100)
         // live streams never buffer-pause; nor below PAUSED (gstplay.c buffering_cb)
-        if !item.isLive && intent != .stopped {
-            if percent < 100 && !bufferingPaused {
-                bufferingPaused = true
-                if intent == .playing { command(.setPlaying(false)) }
-            } else if percent == 100 && bufferingPaused {
-                bufferingPaused = false
+        if !item.isLive && transportState.intent != .stopped {
+            if percent < 100 && loadState.pipeline?.buffering.pause == nil {
+                loadState.pipeline?.buffering.pause = BufferingPause()
+                if transportState.intent == .playing { command(.setPlaying(false)) }
+            } else if percent == 100 && loadState.pipeline?.buffering.pause != nil {
+                endBufferingPause()
                 applyTargetState()
             }
         }
-        watchStall(moved: percent != lastBufferingPercent)
-        lastBufferingPercent = percent
+        watchStall(moved: percent != loadState.pipeline?.buffering.lastPercent, now: now)
+        loadState.pipeline?.buffering.lastPercent = percent
         // Clients hear steps of at least `bufferingStep` points, and 100 always: queue2 (1.22.0)
         // posts BUFFERING at every point and flaps between 0 and 1 while wavparse reads a header
         // over HTTP (50 messages in a second, gst-launch-1.0 -m playbin on a WAV served at
@@ -1198,4 +1134,249 @@ public struct PlayerMachine: Sendable {
         }
         updateTimeControl()
     }
+}
+
+// MARK: The rest of the state, by concern
+
+extension PlayerMachine {
+    /// What the user asked of the transport (rule 4: kept apart from what the pipeline does), and
+    /// what it does.
+    struct TransportState {
+        var intent: TransportIntent = .stopped
+        var timeControl: TimeControlStatus = .paused
+        /// Paused by the sound server or by sleep, not by the user.
+        var interruptedBy: RateChangeReason?
+    }
+
+    /// What clients set that holds for every item, saved with the queue.
+    struct Settings {
+        var rate = 1.0
+        var volume = 1.0
+        var muted = false
+        var loopMode: LoopMode = .none
+    }
+
+    /// What `retry` needs: how often each item was retried, and the last that failed.
+    struct Failures {
+        var retries: [ItemID: Int] = [:]
+        var lastFailed: ItemID?
+    }
+
+    /// Tags of items that have not played are read lazily: for the items about to play (the
+    /// current one and the next `upcomingReads` in play order) and for those a client asks about
+    /// (`wantMetadata`), each item once, at most `maximumInFlight` at a time. Queueing a folder of
+    /// 10,000 files reads a handful, not 10,000 (issue 11: minutes of a whole core).
+    struct MetadataReads {
+        static let maximumInFlight = 2
+        /// A FIFO of the ids clients asked about, from `wantedStart`.
+        private var wanted: [ItemID] = []
+        private var wantedStart = 0
+        /// Every id asked for (read, being read or waiting), so that none is read twice.
+        private var asked: Set<ItemID> = []
+        var inFlight = 0
+
+        var canStart: Bool { inFlight < Self.maximumInFlight }
+
+        /// Marks `id` asked for; false when it was already.
+        mutating func ask(_ id: ItemID) -> Bool { asked.insert(id).inserted }
+
+        /// A client asked about `id`: it is read after those asked before, unless it was asked for already.
+        mutating func want(_ id: ItemID) {
+            if ask(id) { wanted.append(id) }
+        }
+
+        mutating func nextWanted() -> ItemID? {
+            guard wantedStart < wanted.count else { return nil }
+            defer { wantedStart += 1 }
+            return wanted[wantedStart]
+        }
+
+        /// `id` left the queue: asked for again, it is read again.
+        mutating func forget(_ id: ItemID) { asked.remove(id) }
+
+        /// The FIFO's read part is dropped once it is most of it: amortised O(1) per id.
+        mutating func compact() {
+            if wantedStart == wanted.count {
+                wanted.removeAll(keepingCapacity: wanted.count <= 1024)
+                wantedStart = 0
+            } else if wantedStart > 1024 && wantedStart * 2 > wanted.count {
+                wanted.removeFirst(wantedStart)
+                wantedStart = 0
+            }
+        }
+    }
+}
+
+// MARK: The load's state
+
+extension PlayerMachine {
+    /// A seek a client (or a restore, a reconnect) asked for.
+    struct SeekRequest {
+        var target: SeekTarget
+        var mode: SeekMode
+    }
+
+    /// The current item's load, from nothing loaded to prerolled. Each case holds what exists in it
+    /// and nothing else: a pipeline only once a load was asked for; a seek runs, and a gapless next
+    /// item is armed, only once it prerolled (trap 5; `prepareGaplessNext`); the engine is asked to
+    /// play by itself only before (`askPlayAfterPreroll`). While loaded, the current item's status
+    /// is `.unknown` when `loading` and `.readyToPlay` when `ready`; a failure releases the load.
+    enum LoadState {
+        /// Nothing loaded: the pipeline is at NULL (rule 6). `start` is the seek the next load runs
+        /// once it prerolled: a restored position, a seek asked meanwhile, where a failed output or
+        /// a reconnect paused by the user left off.
+        case idle(start: SeekRequest?)
+        /// Nothing loaded while the reconnect timer runs (`ReconnectPolicy`); its load follows.
+        case awaitingReconnect(Reconnect, start: SeekRequest?)
+        /// The engine prerolls the load.
+        case loading(Loading)
+        /// The load prerolled: the item is ready to play.
+        case ready(Ready)
+    }
+
+    struct Loading {
+        var pipeline: LoadedPipeline
+        /// The seek to run once prerolled (rule 5: seeks asked before preroll are applied after it).
+        var start: SeekRequest?
+        /// The engine was asked to play once prerolled (see `askPlayAfterPreroll`).
+        var playsAfterPreroll = false
+        /// The reconnect this load is an attempt of.
+        var reconnect: Reconnect?
+    }
+
+    struct Ready {
+        var pipeline: LoadedPipeline
+        /// The flushing seek in flight, and the newest asked after it (rule 5); nil: none runs.
+        var seek: SeekState?
+        /// The item the engine continues with gaplessly, and the generation of its load.
+        var next: (id: ItemID, generation: Generation)?
+        /// This load is a reconnect that prerolled at `since`: a failure soon after is the same
+        /// outage; one after `ReconnectPolicy.steadyAfter` starts the count again.
+        var reconnected: (attempt: Reconnect, since: ContinuousClock.Instant)?
+    }
+
+    struct SeekState {
+        var running: SeekRequest
+        var next: SeekRequest?
+    }
+
+    /// What the engine reported of the load's pipeline.
+    struct LoadedPipeline {
+        /// Bus messages of other generations are stale (rule 3).
+        var generation: Generation
+        var state: PipelineState = .null
+        var pending: PipelineState?
+        var buffering = Buffering()
+        /// The last position read from the pipeline (or put there by a seek); nil is 0.
+        var position: PositionSample?
+    }
+
+    struct Buffering {
+        /// The last percent BUFFERING said, announced or not.
+        var lastPercent = 100
+        /// A buffering pause in force: BUFFERING < 100 on a stream that is not live (gstplay.c buffering_cb).
+        var pause: BufferingPause?
+    }
+
+    struct BufferingPause {
+        /// While playing waits on this pause: when its percent last moved. Set exactly while the
+        /// stall timer runs (`watchStall`).
+        var progressSince: ContinuousClock.Instant?
+    }
+
+    /// A reconnect of the current item (see `ReconnectPolicy`), kept with the load it concerns
+    /// until another item becomes current, the player stops, or the attempts run out.
+    struct Reconnect {
+        /// Attempts made in a row.
+        var attempts: Int
+        /// Where to resume; nil: from the start (a live stream).
+        var resumeAt: Duration?
+    }
+}
+
+extension PlayerMachine.LoadState {
+    typealias LoadedPipeline = PlayerMachine.LoadedPipeline
+
+    /// The pipeline of the load under way or prerolled; nil when nothing is loaded.
+    var pipeline: LoadedPipeline? {
+        get {
+            switch self {
+            case .idle, .awaitingReconnect: nil
+            case .loading(let loading): loading.pipeline
+            case .ready(let ready): ready.pipeline
+            }
+        }
+        set {
+            // `loadState.pipeline?.x = y` writes nil back when there is none: nothing changes
+            guard let newValue else { return }
+            switch self {
+            case .idle, .awaitingReconnect: preconditionFailure("no load to update")
+            case .loading(var loading):
+                loading.pipeline = newValue
+                self = .loading(loading)
+            case .ready(var ready):
+                ready.pipeline = newValue
+                self = .ready(ready)
+            }
+        }
+    }
+
+    var loading: PlayerMachine.Loading? {
+        get { if case .loading(let loading) = self { loading } else { nil } }
+        set {
+            guard let newValue else { return }
+            guard case .loading = self else { preconditionFailure("not loading") }
+            self = .loading(newValue)
+        }
+    }
+
+    var ready: PlayerMachine.Ready? {
+        get { if case .ready(let ready) = self { ready } else { nil } }
+        set {
+            guard let newValue else { return }
+            guard case .ready = self else { preconditionFailure("not prerolled") }
+            self = .ready(newValue)
+        }
+    }
+
+    /// The seek not handed to the engine yet: it runs after the preroll, or after the seek in flight.
+    /// Set only where it cannot run at once (not prerolled, or a seek in flight).
+    var pendingSeek: PlayerMachine.SeekRequest? {
+        get {
+            switch self {
+            case .idle(let start), .awaitingReconnect(_, let start): start
+            case .loading(let loading): loading.start
+            case .ready(let ready): ready.seek?.next
+            }
+        }
+        set {
+            switch self {
+            case .idle: self = .idle(start: newValue)
+            case .awaitingReconnect(let reconnect, _): self = .awaitingReconnect(reconnect, start: newValue)
+            case .loading(var loading):
+                loading.start = newValue
+                self = .loading(loading)
+            case .ready(var ready):
+                guard ready.seek != nil else { preconditionFailure("with no seek in flight a seek runs at once") }
+                ready.seek?.next = newValue
+                self = .ready(ready)
+            }
+        }
+    }
+
+    /// Where the position goes: the newest seek asked and not finished.
+    var newestSeek: PlayerMachine.SeekRequest? { pendingSeek ?? ready?.seek?.running }
+
+    /// The reconnect this load belongs to, and when it prerolled (nil: not yet).
+    var reconnect: (attempt: PlayerMachine.Reconnect, playingSince: ContinuousClock.Instant?)? {
+        switch self {
+        case .idle: nil
+        case .awaitingReconnect(let reconnect, _): (reconnect, nil)
+        case .loading(let loading): loading.reconnect.map { ($0, nil) }
+        case .ready(let ready): ready.reconnected.map { ($0.attempt, $0.since) }
+        }
+    }
+
+    /// Playing waits on a reconnect: its timer runs, or its load has not prerolled.
+    var isReconnecting: Bool { reconnect.map { $0.playingSince == nil } ?? false }
 }

@@ -8,6 +8,8 @@ final class PlayerMachineTests: XCTestCase {
     let a = MediaURI(fileURL: URL(fileURLWithPath: "/music/a.flac"))
     let b = MediaURI(fileURL: URL(fileURLWithPath: "/music/b.flac"))
     let c = MediaURI(fileURL: URL(fileURLWithPath: "/music/c.flac"))
+    /// The instant the tests' inputs happen at, unless a test moves time on from it by hand.
+    let t0 = ContinuousClock.now
 
     func loads(_ actions: [PlayerAction]) -> [(MediaURI, Generation)] {
         actions.compactMap { if case .engine(.load(let uri, let generation)) = $0 { (uri, generation) } else { nil } }
@@ -17,7 +19,7 @@ final class PlayerMachineTests: XCTestCase {
         actions.compactMap { if case .emit(let event) = $0 { event } else { nil } }
     }
 
-    func snapshot(at position: Duration, _ instant: ContinuousClock.Instant = .now) -> EngineSnapshot {
+    func snapshot(at position: Duration, _ instant: ContinuousClock.Instant) -> EngineSnapshot {
         EngineSnapshot(position: PositionSample(position, at: instant), duration: .seconds(60), isSeekable: true,
                        loadedRanges: [])
     }
@@ -28,31 +30,32 @@ final class PlayerMachineTests: XCTestCase {
         let ids = try machine.enqueue(uris, at: .end)
         machine.play()
         let generation = try XCTUnwrap(loads(machine.takeActions()).first?.1)
-        machine.handle(.stateChanged(.paused, pending: nil, position: nil), of: generation)
-        machine.handle(.asyncDone(snapshot(at: .zero)), of: generation)
-        machine.handle(.stateChanged(.playing, pending: nil, position: PositionSample(.zero)), of: generation)
+        machine.handle(.stateChanged(.paused, pending: nil, position: nil), of: generation, at: t0)
+        machine.handle(.asyncDone(snapshot(at: .zero, t0)), of: generation, at: t0)
+        machine.handle(.stateChanged(.playing, pending: nil, position: PositionSample(.zero, at: t0)), of: generation, at: t0)
         _ = machine.takeActions()
         return (machine, ids, generation)
     }
 
     func testPositionMovesOnFromTheLastSampleOnlyWhilePlaying() throws {
         var (machine, _, generation) = try playing([a])
-        let start = ContinuousClock.now
-        machine.handle(.stateChanged(.playing, pending: nil, position: PositionSample(.seconds(2), at: start)), of: generation)
+        let start = t0
+        machine.handle(.stateChanged(.playing, pending: nil, position: PositionSample(.seconds(2), at: start)), of: generation, at: start)
         XCTAssertEqual(machine.position(at: start + .milliseconds(1500)), .milliseconds(3500))
-        try machine.setRate(2)
-        machine.handle(.asyncDone(snapshot(at: .seconds(4), start + .seconds(2))), of: generation)
+        try machine.setRate(2, now: start + .seconds(2))
+        machine.handle(.asyncDone(snapshot(at: .seconds(4), start + .seconds(2))), of: generation, at: start + .seconds(2))
         XCTAssertEqual(machine.position(at: start + .seconds(3)), .seconds(6), "at rate 2 a second is two")
         machine.pause()
-        machine.handle(.stateChanged(.paused, pending: nil, position: PositionSample(.seconds(5), at: start + .seconds(3))), of: generation)
+        machine.handle(.stateChanged(.paused, pending: nil, position: PositionSample(.seconds(5), at: start + .seconds(3))), of: generation,
+                       at: start + .seconds(3))
         XCTAssertEqual(machine.position(at: start + .seconds(30)), .seconds(5), "paused, the position holds")
         XCTAssertEqual(machine.position(at: start + .seconds(3000)), .seconds(5))
     }
 
     func testPositionNeverPassesTheDuration() throws {
         var (machine, _, generation) = try playing([a])
-        let start = ContinuousClock.now
-        machine.handle(.stateChanged(.playing, pending: nil, position: PositionSample(.seconds(59), at: start)), of: generation)
+        let start = t0
+        machine.handle(.stateChanged(.playing, pending: nil, position: PositionSample(.seconds(59), at: start)), of: generation, at: t0)
         XCTAssertEqual(machine.position(at: start + .seconds(10)), .seconds(60))
     }
 
@@ -61,16 +64,16 @@ final class PlayerMachineTests: XCTestCase {
         _ = try machine.enqueue([a], at: .end)
         machine.play()
         // before preroll the seek waits; the engine gets it after
-        machine.seek(to: .microseconds(Int64.max))
-        machine.seek(by: .microseconds(Int64.max), now: .now)
-        machine.seek(by: .microseconds(Int64.min), now: .now)
-        XCTAssertEqual(machine.position(at: .now), .zero, "a pending seek past a length not known yet does not show")
-        machine.seek(by: .microseconds(Int64.min), now: .now)
-        XCTAssertEqual(machine.position(at: .now), .zero, "before 0 clamps to 0")
+        machine.seek(to: .microseconds(Int64.max), now: t0)
+        machine.seek(by: .microseconds(Int64.max), now: t0)
+        machine.seek(by: .microseconds(Int64.min), now: t0)
+        XCTAssertEqual(machine.position(at: t0), .zero, "a pending seek past a length not known yet does not show")
+        machine.seek(by: .microseconds(Int64.min), now: t0)
+        XCTAssertEqual(machine.position(at: t0), .zero, "before 0 clamps to 0")
         // a pending seek past the end, once the length is known, goes on to what follows
-        machine.seek(to: .microseconds(Int64.max))
+        machine.seek(to: .microseconds(Int64.max), now: t0)
         let generation = try XCTUnwrap(loads(machine.takeActions()).first?.1)
-        machine.handle(.asyncDone(snapshot(at: .zero)), of: generation)
+        machine.handle(.asyncDone(snapshot(at: .zero, t0)), of: generation, at: t0)
         XCTAssertEqual(machine.state.intent, .stopped, "the only item: past its end the queue ends")
         XCTAssertFalse(machine.takeActions().contains { if case .engine(.seek) = $0 { true } else { false } })
     }
@@ -85,14 +88,14 @@ final class PlayerMachineTests: XCTestCase {
         XCTAssertNotEqual(loads(actions).first?.1, generation)
         XCTAssertTrue(events(actions).contains(.seeked(.zero)))
         XCTAssertEqual(machine.currentItem?.id, ids[0])
-        XCTAssertEqual(machine.position(at: .now), .zero)
+        XCTAssertEqual(machine.position(at: t0), .zero)
     }
 
     func testEndOfTheOnlyItemOfALoopingQueueSaysSeeked() throws {
         var (machine, _, generation) = try playing([a])
         machine.setLoopMode(.queue)
         _ = machine.takeActions()
-        machine.handle(.endOfStream, of: generation)
+        machine.handle(.endOfStream, of: generation, at: t0)
         let actions = machine.takeActions()
         XCTAssertEqual(loads(actions).map(\.0), [a])
         XCTAssertTrue(events(actions).contains(.seeked(.zero)))
@@ -103,14 +106,14 @@ final class PlayerMachineTests: XCTestCase {
         let ids = try machine.enqueue([a, b, c], at: .end)
         machine.play()
         let generation = try XCTUnwrap(loads(machine.takeActions()).first?.1)
-        machine.handle(.asyncDone(snapshot(at: .zero)), of: generation)
+        machine.handle(.asyncDone(snapshot(at: .zero, t0)), of: generation, at: t0)
         // once a prerolled, the player prepares b for about-to-finish
         let prepared = machine.takeActions().compactMap { action -> Generation? in
             if case .engine(.prepareNext(b, let next?)) = action { next } else { nil }
         }
         let next = try XCTUnwrap(prepared.first)
         // the engine switched to b, and b fails
-        machine.handle(.failed(ItemError(.decode, "cannot decode b.flac")), of: next)
+        machine.handle(.failed(ItemError(.decode, "cannot decode b.flac")), of: next, at: t0)
         let actions = machine.takeActions()
         XCTAssertTrue(events(actions).contains(.playedToEnd(ids[0])))
         XCTAssertTrue(events(actions).contains(.itemFailed(ids[1], ItemError(.decode, "cannot decode b.flac"))))

@@ -44,6 +44,26 @@ final class PlayerRulesTests: XCTestCase {
     }
 
     // Rule 1: subscribe, then act.
+    /// The player reads the time from the clock it is given: with a test's, the position moves
+    /// exactly as far as the test moves the clock, and only while the pipeline plays.
+    func testThePositionFollowsTheClockThePlayerIsGiven() throws {
+        let clock = TestClock()
+        queue = DispatchQueue(label: "test.player")
+        engine = ScriptedEngine(queue: queue)
+        engine.clock = clock.read
+        player = Player(engine: engine, queue: queue, clock: clock.read)
+        events = EventRecorder(player)
+        try startPlaying([a])
+        XCTAssertEqual(player.position, .zero)
+        clock.advance(by: .milliseconds(1500))
+        XCTAssertEqual(player.position, .milliseconds(1500))
+        player.pause()
+        engine.position = .milliseconds(1500)
+        engine.send(.stateChanged(.paused, pending: nil))
+        clock.advance(by: .seconds(60))
+        XCTAssertEqual(player.position, .milliseconds(1500), "paused, the position holds")
+    }
+
     func testSubscriptionStartsWithCurrentValues() throws {
         let ids = try player.enqueue([a, b])
         let late = EventRecorder(player)

@@ -8,6 +8,8 @@ final class RestoreTests: XCTestCase {
     let a = MediaURI(fileURL: URL(fileURLWithPath: "/music/a.flac"))
     let b = MediaURI(fileURL: URL(fileURLWithPath: "/music/b.flac"))
     let c = MediaURI(fileURL: URL(fileURLWithPath: "/music/c.flac"))
+    /// The instant the machine tests start at; they move time on from it by hand.
+    let t0 = ContinuousClock.now
 
     func saved(intent: TransportIntent = .playing, missing: Set<UInt64> = []) -> SavedState {
         SavedState(items: [(7, a), (3, b), (9, c)].map { SavedState.Entry(id: ItemID($0.0), uri: $0.1, fileIsMissing: missing.contains($0.0)) },
@@ -36,10 +38,10 @@ final class RestoreTests: XCTestCase {
             return XCTFail("no load in \(actions)")
         }
         XCTAssertEqual(uri, b)
-        XCTAssertEqual(machine.position(at: .now), .seconds(12), "the saved position shows before preroll")
+        XCTAssertEqual(machine.position(at: t0), .seconds(12), "the saved position shows before preroll")
         XCTAssertEqual(machine.currentItem?.duration, .seconds(30))
-        machine.handle(.asyncDone(EngineSnapshot(position: PositionSample(.zero), duration: .seconds(30), isSeekable: true,
-                                                 loadedRanges: [])), of: generation)
+        machine.handle(.asyncDone(EngineSnapshot(position: PositionSample(.zero, at: t0), duration: .seconds(30),
+                                                 isSeekable: true, loadedRanges: [])), of: generation, at: t0)
         let afterPreroll = commands(machine.takeActions())
         XCTAssertTrue(afterPreroll.contains(.seek(.position(.seconds(12)), .exact, rate: 1.25)), "\(afterPreroll)")
         XCTAssertTrue(afterPreroll.contains(.setPlaying(false)), "paused: \(afterPreroll)")

@@ -140,10 +140,13 @@ final class StreamRulesTests: XCTestCase {
 
     // MARK: Reconnecting, on the machine itself (its timer is an action)
 
+    /// The machine with a clock that moves only when the test says so.
     struct Machine {
         var machine: PlayerMachine
         var generation = Generation(0)
         var actions: [PlayerAction] = []
+        /// The instant of the next input.
+        var now = ContinuousClock.now
 
         init(_ policy: ReconnectPolicy) {
             var configuration = PlayerConfiguration()
@@ -159,9 +162,21 @@ final class StreamRulesTests: XCTestCase {
         }
 
         mutating func send(_ event: EngineEvent) {
-            machine.handle(event, of: generation)
+            machine.handle(event, of: generation, at: now)
             _ = take()
         }
+
+        mutating func advance(by duration: Duration) { now += duration }
+
+        /// `timer` fires now; returns the actions it left.
+        @discardableResult
+        mutating func fire(_ timer: PlayerTimer) -> [PlayerAction] {
+            machine.timerFired(timer, now: now)
+            return take()
+        }
+
+        /// A position sample taken now.
+        func sample(_ position: Duration) -> PositionSample { PositionSample(position, at: now) }
 
         var failures: [ItemError] { actions.compactMap { if case .emit(.itemFailed(_, let error)) = $0 { error } else { nil } } }
         var delays: [Duration] { actions.compactMap { if case .startTimer(.reconnect, let delay) = $0 { delay } else { nil } } }
@@ -172,8 +187,8 @@ final class StreamRulesTests: XCTestCase {
         _ = try m.machine.enqueue([radio], at: .end)
         m.machine.play()
         _ = m.take()
-        m.send(.asyncDone(EngineSnapshot(position: PositionSample(.seconds(3)), duration: .seconds(60), isSeekable: true, loadedRanges: [])))
-        m.send(.stateChanged(.playing, pending: nil, position: PositionSample(.seconds(3))))
+        m.send(.asyncDone(EngineSnapshot(position: m.sample(.seconds(3)), duration: .seconds(60), isSeekable: true, loadedRanges: [])))
+        m.send(.stateChanged(.playing, pending: nil, position: m.sample(.seconds(3))))
         XCTAssertEqual(m.machine.state.timeControlStatus, .playing)
         return m
     }
@@ -189,14 +204,12 @@ final class StreamRulesTests: XCTestCase {
         XCTAssertEqual(m.machine.state.intent, .playing)
         var expected: [Duration] = [.seconds(2), .seconds(3)]
         for _ in 0..<2 {
-            m.machine.timerFired(.reconnect)
-            XCTAssertTrue(m.take().contains { if case .engine(.load) = $0 { true } else { false } })
+            XCTAssertTrue(m.fire(.reconnect).contains { if case .engine(.load) = $0 { true } else { false } })
             // while the server is down, even a refused connection is part of the same outage
             m.send(.failed(ItemError(.network, "connection refused")))
             XCTAssertEqual(m.delays, [expected.removeFirst()])
         }
-        m.machine.timerFired(.reconnect)
-        _ = m.take()
+        m.fire(.reconnect)
         m.send(.failed(dropped))
         XCTAssertEqual(m.failures, [dropped], "after the attempts the item fails")
         XCTAssertTrue(m.delays.isEmpty)
@@ -205,9 +218,8 @@ final class StreamRulesTests: XCTestCase {
     func testAReconnectResumesWhereItWas() throws {
         var m = try playing(ReconnectPolicy(attempts: 3))
         m.send(.failed(dropped))
-        m.machine.timerFired(.reconnect)
-        _ = m.take()
-        m.send(.asyncDone(EngineSnapshot(position: PositionSample(.zero), duration: .seconds(60), isSeekable: true, loadedRanges: [])))
+        m.fire(.reconnect)
+        m.send(.asyncDone(EngineSnapshot(position: m.sample(.zero), duration: .seconds(60), isSeekable: true, loadedRanges: [])))
         let seeks = m.actions.compactMap { if case .engine(.seek(.position(let at), _, _)) = $0 { at } else { nil } }
         XCTAssertEqual(seeks.count, 1)
         XCTAssertGreaterThanOrEqual(seeks.first ?? .zero, .seconds(3))
@@ -228,8 +240,7 @@ final class StreamRulesTests: XCTestCase {
         m.machine.stop()
         XCTAssertTrue(m.take().contains(.cancelTimer(.reconnect)))
         XCTAssertEqual(m.machine.state.timeControlStatus, .paused)
-        m.machine.timerFired(.reconnect)
-        XCTAssertFalse(m.take().contains { if case .engine(.load) = $0 { true } else { false } }, "a late timer loads nothing")
+        XCTAssertFalse(m.fire(.reconnect).contains { if case .engine(.load) = $0 { true } else { false } }, "a late timer loads nothing")
     }
 
     func testPolicyFromTheEnvironment() throws {
@@ -252,15 +263,98 @@ final class StreamRulesTests: XCTestCase {
         // progress since the timer started: it waits on for what is left of the limit
         m.send(.buffering(percent: 20, loadedRanges: []))
         XCTAssertFalse(m.actions.contains { if case .startTimer(.bufferingStall, _) = $0 { true } else { false } }, "one timer, not one per message")
-        m.machine.timerFired(.bufferingStall, now: .now + .seconds(20))
-        let rearmed = m.take().compactMap { if case .startTimer(.bufferingStall, let after) = $0 { after } else { nil } }
+        m.advance(by: .seconds(20))
+        let rearmed = m.fire(.bufferingStall).compactMap { if case .startTimer(.bufferingStall, let after) = $0 { after } else { nil } }
         XCTAssertEqual(rearmed.count, 1)
-        XCTAssertLessThanOrEqual(rearmed.first ?? .zero, .seconds(10) + .milliseconds(100))
+        XCTAssertEqual(rearmed, [.seconds(10)], "what is left of the limit since the progress")
         // no progress for the whole limit: a lost connection, which reconnects
-        m.machine.timerFired(.bufferingStall, now: .now + .seconds(31))
-        _ = m.take()
+        m.advance(by: .seconds(10))
+        m.fire(.bufferingStall)
         XCTAssertEqual(m.machine.state.timeControlStatus, .waitingToPlay(.reconnecting))
         XCTAssertTrue(m.failures.isEmpty)
+    }
+
+    /// Fails `m`'s playing item with a dropped connection, lets the reconnect delay pass, and
+    /// prerolls the attempt; returns the delay it waited.
+    func reconnectAfterADrop(_ m: inout Machine) throws -> Duration {
+        m.send(.failed(dropped))
+        let delay = try XCTUnwrap(m.delays.first, "no reconnect after \(m.actions)")
+        m.advance(by: delay)
+        XCTAssertTrue(m.fire(.reconnect).contains { if case .engine(.load) = $0 { true } else { false } })
+        m.send(.asyncDone(EngineSnapshot(position: m.sample(.seconds(3)), duration: .seconds(60), isSeekable: true, loadedRanges: [])))
+        m.send(.stateChanged(.playing, pending: nil, position: m.sample(.seconds(3))))
+        XCTAssertEqual(m.machine.state.timeControlStatus, .playing)
+        return delay
+    }
+
+    /// A drop soon after a reconnect played is the same outage and spends the same budget; one
+    /// after `steadyAfter` of playing is a new outage, with the whole budget and the first delay.
+    func testAReconnectThatPlaysAMinuteStartsTheCountAgain() throws {
+        let policy = ReconnectPolicy(attempts: 2, firstDelay: .seconds(1), maximumDelay: .seconds(8))
+        for (played, budgetLeft) in [(policy.steadyAfter - .seconds(1), false), (policy.steadyAfter, true)] {
+            var m = try playing(policy)
+            XCTAssertEqual(try reconnectAfterADrop(&m), .seconds(1))
+            XCTAssertEqual(try reconnectAfterADrop(&m), .seconds(2), "the same outage: the delay doubles")
+            m.advance(by: played)
+            m.send(.failed(dropped))
+            if budgetLeft {
+                XCTAssertEqual(m.delays, [.seconds(1)], "after \(played) of playing: a new outage")
+                XCTAssertTrue(m.failures.isEmpty)
+            } else {
+                XCTAssertEqual(m.failures, [dropped], "after \(played): the same outage, out of attempts")
+                XCTAssertTrue(m.delays.isEmpty)
+            }
+        }
+    }
+
+    /// The stall limit counts from the last move of the percent: a pause that keeps moving waits
+    /// on, each timer asking for what is left; the same percent again is no progress.
+    func testTheStallLimitCountsFromTheLastProgress() throws {
+        var policy = ReconnectPolicy(attempts: 2)
+        policy.stallLimit = .seconds(30)
+        var m = try playing(policy)
+        func rearmed(_ actions: [PlayerAction]) -> [Duration] {
+            actions.compactMap { if case .startTimer(.bufferingStall, let after) = $0 { after } else { nil } }
+        }
+        m.send(.buffering(percent: 10, loadedRanges: []))
+        XCTAssertEqual(rearmed(m.actions), [.seconds(30)])
+        m.advance(by: .seconds(25))
+        m.send(.buffering(percent: 12, loadedRanges: []))
+        m.advance(by: .seconds(5))
+        XCTAssertEqual(rearmed(m.fire(.bufferingStall)), [.seconds(25)], "30 s from the move at 25 s")
+        m.advance(by: .seconds(20))
+        m.send(.buffering(percent: 12, loadedRanges: []))  // the same percent: no progress
+        m.advance(by: .seconds(5))
+        XCTAssertEqual(m.fire(.bufferingStall).filter { if case .emit(.itemFailed) = $0 { true } else { false } }, [])
+        XCTAssertEqual(m.machine.state.timeControlStatus, .waitingToPlay(.reconnecting), "30 s without progress: a lost connection")
+        XCTAssertEqual(m.delays, [.seconds(1)])
+    }
+
+    /// A buffering pause while the user paused is not a stall: its timer, when it fires, does nothing.
+    func testAStallTimerFiringWhilePausedDoesNothing() throws {
+        var m = try playing(ReconnectPolicy())
+        m.send(.buffering(percent: 10, loadedRanges: []))
+        m.machine.pause()
+        _ = m.take()
+        m.advance(by: .seconds(60))
+        XCTAssertEqual(m.fire(.bufferingStall), [])
+        XCTAssertEqual(m.machine.state.timeControlStatus, .paused)
+    }
+
+    /// Play while a reconnect waits for its timer (the user paused meanwhile) loads at once, as
+    /// that reconnect's attempt: its timer is cancelled, and the wait still says reconnecting.
+    func testPlayDuringAReconnectWaitLoadsAtOnce() throws {
+        var m = try playing(ReconnectPolicy())
+        m.send(.failed(dropped))
+        m.machine.pause()
+        _ = m.take()
+        m.machine.play()
+        let actions = m.take()
+        XCTAssertTrue(actions.contains(.cancelTimer(.reconnect)), "\(actions)")
+        XCTAssertTrue(actions.contains { if case .engine(.load) = $0 { true } else { false } }, "\(actions)")
+        XCTAssertEqual(m.machine.state.timeControlStatus, .waitingToPlay(.reconnecting))
+        XCTAssertEqual(m.fire(.reconnect).filter { if case .engine(.load) = $0 { true } else { false } }, [],
+                       "a late timer loads nothing more")
     }
 
     func testBufferingThatReachesAHundredStopsTheStallTimer() throws {

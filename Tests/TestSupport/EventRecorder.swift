@@ -4,43 +4,72 @@ import PlayerModel
 /// Records a player's events and lets a test wait for one: waiting is on a condition that the
 /// player's queue signals, never a sleep.
 public final class EventRecorder: @unchecked Sendable {
+    // @unchecked: `recording` is thread-safe; `subscription` is written once, in init.
+    private let recording = Recording<PlayerEvent>()
+    private var subscription: Subscription?
+
+    public init(_ player: Player) {
+        subscription = player.subscribe { [recording] event in recording.append(event) }
+    }
+
+    public var events: [PlayerEvent] { recording.all }
+
+    /// Forgets what was recorded so far.
+    public func reset() { recording.removeAll() }
+
+    /// Waits until an event recorded at or after index `from` matches, and returns what `match` made of it.
+    @discardableResult
+    public func wait<T>(for what: String, from start: Int = 0, timeout: TimeInterval = 20,
+                        _ match: (PlayerEvent) -> T?) throws -> T {
+        try recording.wait(for: what, from: start, timeout: timeout, match)
+    }
+
+    public var count: Int { recording.count }
+}
+
+/// Events as they came, in order, from any thread, and a wait for one of them: on a condition the
+/// recording thread signals, never a sleep.
+public final class Recording<Event>: @unchecked Sendable {
+    // @unchecked: `recorded` is guarded by `condition`.
     public struct Timeout: Error, CustomStringConvertible {
         public var what: String
-        public var events: [PlayerEvent]
+        public var events: [Event]
         public var description: String { "timed out waiting for \(what); events: \(events)" }
     }
 
     private let condition = NSCondition()
-    private var recorded: [PlayerEvent] = []
-    private var subscription: Subscription?
+    private var recorded: [Event] = []
 
-    public init(_ player: Player) {
-        subscription = player.subscribe { [weak self] event in
-            guard let self else { return }
-            self.condition.lock()
-            self.recorded.append(event)
-            self.condition.broadcast()
-            self.condition.unlock()
-        }
+    public init() {}
+
+    public func append(_ event: Event) {
+        condition.lock()
+        recorded.append(event)
+        condition.broadcast()
+        condition.unlock()
     }
 
-    public var events: [PlayerEvent] {
+    public var all: [Event] {
         condition.lock()
         defer { condition.unlock() }
         return recorded
     }
 
-    /// Forgets what was recorded so far.
-    public func reset() {
+    public var count: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return recorded.count
+    }
+
+    public func removeAll() {
         condition.lock()
         recorded.removeAll()
         condition.unlock()
     }
 
-    /// Waits until an event recorded at or after index `from` matches, and returns it with its index.
-    @discardableResult
+    /// Waits until an event recorded at or after index `from` matches, and returns what `match` made of it.
     public func wait<T>(for what: String, from start: Int = 0, timeout: TimeInterval = 20,
-                        _ match: (PlayerEvent) -> T?) throws -> T {
+                        _ match: (Event) -> T?) throws -> T {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
@@ -52,12 +81,6 @@ public final class EventRecorder: @unchecked Sendable {
             }
             if !condition.wait(until: deadline) { throw Timeout(what: what, events: recorded) }
         }
-    }
-
-    public var count: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return recorded.count
     }
 }
 

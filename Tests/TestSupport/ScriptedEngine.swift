@@ -51,6 +51,8 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
     /// The SEEKING query's range in the snapshots (a live playlist's window).
     public var seekableRange: TimeRange?
     public var acceptsSeeks = true
+    /// When its position samples are taken: the player's clock (`TestClock.read` when a test moves it).
+    public var clock: @Sendable () -> ContinuousClock.Instant = { .now }
     private var loaded: Generation?
     private var preparedNext: Generation?
     /// The current load's and the prepared next item's generations, read like `calls`.
@@ -91,7 +93,12 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
             case .current: self.position ?? .zero
             }
             recorded.append(.seek(position, mode, rate))
-            if !acceptsSeeks, let loaded { eventHandler?(loaded, .seekRefused) }
+            if !acceptsSeeks, let loaded {
+                eventHandler?(loaded, .seekRefused)
+            } else if self.position != nil {
+                // the pipeline is where it went: what it reports next is from there (EngineContractTests)
+                self.position = position
+            }
         case .setVolume(let volume):
             recorded.append(.volume(volume))
         case .setMuted(let muted):
@@ -100,7 +107,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     private var snapshot: EngineSnapshot {
-        EngineSnapshot(position: position.map { PositionSample($0) }, duration: duration, isSeekable: isSeekable,
+        EngineSnapshot(position: position.map { PositionSample($0, at: clock()) }, duration: duration, isSeekable: isSeekable,
                        loadedRanges: duration.map { [TimeRange(start: .zero, end: $0)] } ?? [], seekableRange: seekableRange)
     }
 
@@ -108,7 +115,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
     /// handled it.
     public func send(_ scripted: Scripted, generation: Generation? = nil) {
         let event: EngineEvent = switch scripted {
-        case .stateChanged(let state, let pending): .stateChanged(state, pending: pending, position: position.map { PositionSample($0) })
+        case .stateChanged(let state, let pending): .stateChanged(state, pending: pending, position: position.map { PositionSample($0, at: clock()) })
         case .asyncDone: .asyncDone(snapshot)
         case .streamStarted: .streamStarted(snapshot)
         case .live: .live
@@ -119,13 +126,18 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case .durationChanged(let duration): .durationChanged(duration)
         case .requestState(let state): .requestState(state)
         case .seekRefused: .seekRefused
-        case .seekDone(let position): .seekDone(PositionSample(position))
+        case .seekDone(let position): .seekDone(PositionSample(position, at: clock()))
         case .gap(let at, let length): .gap(at: at, length: length)
         case .loaded(let ranges): .loaded(ranges)
         }
         let target = queue.sync { generation ?? loaded ?? Generation(0) }
         eventHandler?(target, event)
         queue.sync {}
+    }
+
+    /// The seek in flight lands: the ASYNC_DONE of an exact seek, handed over at its target.
+    public func finishSeek() {
+        send(.seekDone(queue.sync { position ?? .zero }))
     }
 
     /// Preroll: the stream reaches the sinks, PAUSED, ASYNC_DONE.
