@@ -73,9 +73,9 @@ public final class Connection: @unchecked Sendable {
         // A lost bus must not _exit(1) the player (dbus_bus_get turns exit-on-disconnect on; say it explicitly).
         dbus_connection_set_exit_on_disconnect(raw, 0)
         // At most 2 MiB of received messages alive at once (libdbus's default is 63 MiB): past it
-        // libdbus stops reading and the bus daemon holds the rest. A client sending 32 calls of
-        // 1 MiB at once made a 27 MiB peak of message buffers (heaptrack, make fuzz), and the heap
-        // kept its holes afterwards. Deferred replies keep a body-less copy of their call
+        // libdbus stops reading and the bus daemon holds the rest. A client sending many calls of
+        // 1 MiB at once otherwise peaks the heap, which keeps its holes afterwards (heaptrack
+        // under make fuzz; its memory check). Deferred replies keep a body-less copy of their call
         // (Message.replyHandle) so that they never hold this budget.
         dbus_connection_set_max_received_size(raw, 2 << 20)
         do {

@@ -15,10 +15,8 @@ import FoundationEssentials
 /// After a read that went well the pipeline goes back to READY and is kept for the next URI of
 /// the same scheme (its source is given the new URI through GstURIHandler): building a pipeline
 /// and parsebin's list of factories for every file cost as much again as reading it. A read that
-/// failed or timed out drops the pipeline; the next one builds a fresh one. Measured on GStreamer
-/// 1.22, per file of CPU: a plain MP3 3 ms here against 15 with GstDiscoverer; a small Ogg file
-/// 0.9 ms kept, 2.6 fresh, 3.7 with GstDiscoverer (Benchmarks/queue.py compares the readers inside
-/// tonearmd).
+/// failed or timed out drops the pipeline; the next one builds a fresh one. It is several times
+/// cheaper than GstDiscoverer per file (Benchmarks/queue.py compares the readers inside tonearmd).
 ///
 /// `read` blocks for up to the timeout: call it on a thread of its own. Reads on one reader run
 /// one at a time; the pipeline it keeps is released with it.

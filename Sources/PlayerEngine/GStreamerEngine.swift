@@ -40,7 +40,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// At most this many retired pipelines go to NULL at once; a retire waits for one of them (on
     /// the engine queue, at most `teardownWait`). A client switching items faster than pipelines
     /// stop then has its loads skipped (see `perform`) instead of piling up pipelines, threads and
-    /// buffers (make fuzz --seed 7: 50 teardowns at once, RssAnon 20 MiB up at the end).
+    /// buffers (make fuzz's memory check, which skipping through items at full speed exercises).
     private static let maximumTeardowns = 4
     private static let teardownWait: TimeInterval = 3
 
@@ -166,11 +166,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Decoders that need no library beyond their own, preferred over gst-libav's, which loads
     /// FFmpeg and the ~150 libraries it links (flite's voices, librsvg, x265, OpenBLAS...):
     /// - MP3: GStreamer 1.22 ranks mpg123audiodec and avdec_mp3 both marginal, and a tie goes by
-    ///   name. make bench, paused after playing the MP3: RSS 73 MiB (RssAnon 17.8) with
-    ///   avdec_mp3, 35 MiB (9.0) with mpg123.
+    ///   name (make bench's "RSS paused" row doubles with avdec_mp3).
     /// - AAC (M4A, HLS): faad (plugins-bad, libfaad2) is ranked secondary under avdec_aac's
-    ///   primary. `gst-launch-1.0 playbin` of an M4A, playing: RSS 58.6 MiB (RssAnon 16.8) with
-    ///   avdec_aac, 18.2 MiB (7.4) with faad.
+    ///   primary (DecoderChoiceTests: FFmpeg stays unloaded).
     /// A rank the user gives in GST_PLUGIN_FEATURE_RANK stands.
     private static let nativeDecoders = ["mpg123audiodec", "faad"]
 
@@ -185,8 +183,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     /// A file no typefinder recognises (a broken download, a text file named .mp3) is offered to
     /// every typefinder, gst-libav's 25 `avtype_*` ones last; calling any of them loads FFmpeg,
-    /// which stays mapped for good: +7.5 MiB of private memory and the start-up of ~150 libraries,
-    /// for a file that then fails anyway. Their formats are game and video ones (4xm, Smacker,
+    /// which stays mapped for good with its ~150 libraries (DecoderChoiceTests), for a file that
+    /// then fails anyway. Their formats are game and video ones (4xm, Smacker,
     /// Westwood...), except DSF, which Tonearm recognises with a typefinder of its own.
     private static func keepFFmpegOutOfTypefinding() {
         guard !GStreamer.removeTypeFinders(ofPlugin: "libav").isEmpty else { return }
@@ -292,9 +290,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // of 1.28; bugzilla 775898 fixed only the rebuild flag).
         // Volume and mute live in a `volume` element of our own after scaletempo, and playbin's
         // soft-volume flag is off: with it on, playsink 1.22.0 never finalizes the volume element it
-        // links for soft volume, so every pipeline leaks that element and its two pads, about 4 KiB
-        // (valgrind: one GstVolume and its pads "still reachable" per load; a C loop of
-        // playbin preroll/NULL grows 4.0 KiB per load with the flag and 0.1 KiB without).
+        // links for soft volume, so every pipeline leaks that element and its two pads (valgrind:
+        // one GstVolume and its pads "still reachable" per load).
         let volumeElement = try installFilter(on: playbin)
         var flags = playbin.flags("flags") & ~Self.flagSoftVolume
         let environment = ProcessInfo.processInfo.environment
@@ -426,8 +423,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         guard let pipeline = held.take() else { return }
         // a pipeline still autoplugging deadlocks on its way to NULL with 1.22.0: the
         // typefind thread waits in decodebin for a lock the state change holds, while the
-        // change waits for that thread's stream lock (seen by make fuzz, 2.4% of fast item
-        // switches). Letting the preroll finish (or fail) first avoids it.
+        // change waits for that thread's stream lock (seen by make fuzz on fast item switches).
+        // Letting the preroll finish (or fail) first avoids it.
         // The streaming threads are parked first (PAUSED and prerolled: they wait in the sink),
         // so no buffer is in a playbin pad probe when NULL removes the decoder's pads: with both
         // playbins on 1.22.0, the pad-removed handler waits for a lock a buffer probe holds while
@@ -463,8 +460,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// A released pipeline back in NULL: kept warm for the next load while the engine has no
     /// other, else freed (a load came meanwhile and built its own: one pipeline at a time stays).
     /// A kept one gets the next load's fresh filter now, not on that load's way to its first
-    /// buffer: parsing and linking `scaletempo ! volume` took 0.27-0.36 ms of it (timeline of an
-    /// OpenUri with temporary timestamps in tonearmd).
+    /// buffer, where parsing and linking `scaletempo ! volume` showed (make bench's "OpenUri ->
+    /// Position" row).
     private func adopt(_ kept: Pipeline) {
         dispatchPrecondition(condition: .onQueue(queue))
         if pipeline == nil, warm == nil, let filter = try? installFilter(on: kept.playbin) {
@@ -488,11 +485,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Lets go of the current pipeline: to NULL on a thread of its own. With `keepingWarm` (a
     /// release: Stop, the end of the queue), a legacy playbin that prerolled comes back to `warm`
     /// once in NULL, and the next load sets its URI instead of building a pipeline: its
-    /// uridecodebin and playsink's chain are kept, and a C loop of playbin to its first buffer
-    /// (fakesink sync=true, the bench's MP3, 30 runs each, the same minute) took 3.5-4.0 ms
-    /// reusing it through NULL with a fresh filter, against 8.3-9.5 ms for a new playbin.
-    /// playbin3 gained nothing there (4.5-6.1 against 5.7-5.9 ms), and a reused playbin3 that
-    /// failed aborts on 1.22.0 (see `Pipeline`): it is never kept. A pipeline that failed, or one
+    /// uridecodebin and playsink's chain are kept, which halves the time to the first buffer
+    /// (make bench's "OpenUri -> Position" row, against Benchmarks/floor/firstbuffer.c). playbin3
+    /// gained nothing there, and a reused playbin3 that failed aborts on 1.22.0 (see
+    /// `Pipeline`): it is never kept. A pipeline that failed, or one
     /// left for the next item (a load), is never kept either.
     private func retire(keepingWarm: Bool = false) {
         dispatchPrecondition(condition: .onQueue(queue))

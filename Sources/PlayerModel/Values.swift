@@ -400,9 +400,8 @@ public struct Item: Hashable, Sendable, Identifiable {
 
     /// Runs `body` with the item's tags, taken out of where they are kept once: each read of
     /// `metadata` is a copy (a retain and a release of each of its strings and arrays), and a
-    /// track's MPRIS metadata read them three times (perf of GetTracksMetadata of 100 tracks:
-    /// swift_retain and swift_release were 13% of the serving thread's time, those copies among
-    /// their largest callers).
+    /// track's MPRIS metadata read them three times (perf of GetTracksMetadata: swift_retain and
+    /// swift_release of those copies led the serving thread's profile; Benchmarks/queue.py).
     public func withMetadata<R>(_ body: (Metadata) throws -> R) rethrows -> R {
         if let tags { return try body(tags.value) }
         return try body(Metadata())

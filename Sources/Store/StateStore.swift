@@ -280,7 +280,7 @@ public final class StateStore: @unchecked Sendable {
             try database.execute("PRAGMA synchronous=NORMAL")
             // a page cache of 256 KiB, not SQLite's 2 MiB default (sqlite.org/pragma.html#pragma_cache_size):
             // the file is a few hundred KiB for a long queue and the kernel caches it anyway, while
-            // the default cache filled over a fuzz run and was 2 MiB more RssAnon (make fuzz, 20,000 calls)
+            // the default cache fills over a long run (make fuzz's memory check)
             try database.execute("PRAGMA cache_size=-256")
             if version == 0 {
                 try database.transaction { () throws(SQLiteError) in

@@ -8,12 +8,11 @@ import FoundationEssentials
 public enum Memory {
     /// glibc gives each thread that allocates an arena of its own and keeps what it freed; with
     /// GStreamer's streaming and teardown threads that is tens of MiB of RssAnon that a service
-    /// running for weeks never gets back (make fuzz: +45 MiB with the default, +10 MiB with one
-    /// arena, mallopt(3) M_ARENA_MAX). Two arenas keep the engine and the service apart. A fixed
-    /// mmap threshold of 128 KiB: glibc otherwise raises it after a large block is freed (a
-    /// client's 1 MiB string), and later large blocks come from a heap that is never given back
-    /// (fuzz.py --seed 3, 20,000 calls, one arena: +25 MiB RssAnon with the sliding threshold, +10
-    /// MiB fixed). glibc's own MALLOC_ARENA_MAX / MALLOC_MMAP_THRESHOLD_ in `environment` stand
+    /// running for weeks never gets back (make fuzz's memory check fails with the default;
+    /// mallopt(3) M_ARENA_MAX). Two arenas keep the engine and the service apart. A fixed mmap
+    /// threshold of 128 KiB: glibc otherwise raises it after a large block is freed (a client's
+    /// 1 MiB string), and later large blocks come from a heap that is never given back (the same
+    /// check, with fuzz.py --seed 3). glibc's own MALLOC_ARENA_MAX / MALLOC_MMAP_THRESHOLD_ in `environment` stand
     /// (mallopt(3)). Returns false when the C library refused a setting.
     @discardableResult
     public static func tuneAllocator(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
@@ -23,8 +22,8 @@ public enum Memory {
 
     /// Hands the free pages inside the heap back to the system (malloc_trim(3)): glibc gives back
     /// only the top of a heap by itself, and a pipeline's teardown frees megabytes below blocks
-    /// still in use (make fuzz --only typed --seed 11, 6,000 calls, left the main heap 10 MiB
-    /// larger than at warm-up, all of it free). Runs on the caller's thread: a teardown thread, or
+    /// still in use (make fuzz --only typed --seed 11 left the heap larger than at warm-up, all of
+    /// it free). Runs on the caller's thread: a teardown thread, or
     /// `trimQueue`.
     @Sendable public static func giveBackFreedMemory() {
         Allocator.trim()

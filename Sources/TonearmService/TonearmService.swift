@@ -73,9 +73,8 @@ public final class TonearmService: @unchecked Sendable {
             try service.start(playing: configuration.items)
             return service
         }
-        // With gst_init beside that turn, it and the bus daemon and the first caller shared 2
-        // cores: 20 interleaved starts each, three times, put the first answer 2.5-4.5 ms after
-        // the name with this, 4.7-5.7 ms without.
+        // With gst_init beside that turn, it, the bus daemon and the first caller shared 2 cores,
+        // and the first answer came later (Benchmarks/starts.py, interleaved starts).
         service.engine.start()
         return service
     }
