@@ -44,6 +44,8 @@ extension InterfaceDescription {
         /// Argument names for generated introspection XML (optional).
         public var inNames: [String]
         public var outNames: [String]
+        /// True when made by `typed` or `deferred`: its signatures come from Swift types.
+        public internal(set) var isTyped = false
         let body: Body
 
         enum Body {
@@ -105,6 +107,8 @@ extension InterfaceDescription {
         public var keepsEncodedReply: Bool
         public var getter: () throws -> DBusValue
         public var setter: ((DBusValue, MethodContext) throws -> Void)?
+        /// True when made by `typed`: its signature comes from a Swift type.
+        public internal(set) var isTyped = false
         public var access: Access { setter == nil ? .read : .readWrite }
 
         public init(_ name: String, _ signature: Signature, emitsChanged: EmitsChanged = .true, keepsEncodedReply: Bool = false,

@@ -168,8 +168,10 @@ private extension Substring {
 extension InterfaceDescription {
     /// How this table differs from the interface of the same name in `xml` (a `dbus/` file): missing
     /// or extra methods, properties and signals, and differing signatures, access or EmitsChangedSignal.
-    /// Empty when they agree. Argument names and other annotations are not compared.
-    public func differences(fromXML xml: String) throws -> [String] {
+    /// Empty when they agree. Argument names and other annotations are not compared. With
+    /// `requiringTypes`, a method or property not made by `typed` (or `deferred`) is a difference too:
+    /// its signature then comes from its Swift types, which are held against the XML this way.
+    public func differences(fromXML xml: String, requiringTypes: Bool = false) throws -> [String] {
         guard let declared = try Introspection.parse(xml).first(where: { $0.name == name }) else {
             return ["\(name): not declared in the XML"]
         }
@@ -198,6 +200,10 @@ extension InterfaceDescription {
             if other.emitsChanged != property.emitsChanged.rawValue {
                 differences.append("\(name).\(property.name): EmitsChangedSignal \(property.emitsChanged.rawValue) in the table, \(other.emitsChanged) in the XML")
             }
+        }
+        if requiringTypes {
+            for method in methods where !method.isTyped { differences.append("\(name).\(method.name): method not typed") }
+            for property in properties where !property.isTyped { differences.append("\(name).\(property.name): property not typed") }
         }
         for signal in signals {
             guard let other = declared.signals[signal.name], other != signal.signature.rawValue else { continue }

@@ -57,6 +57,25 @@ final class ValueTests: XCTestCase {
         XCTAssertEqual([DBusValue.string("a"), .objectPath("/x")].signature, "so")
     }
 
+    func testSwiftTypesStandForTheirDBusTypes() {
+        XCTAssertEqual([DBusTriple<ObjectPath, String, String>].dbusSignature, "a(oss)")
+        XCTAssertEqual(DBusPair<Bool, DBusTriple<ObjectPath, String, String>>.dbusSignature, "(b(oss))")
+        XCTAssertEqual([String: DBusValue].dbusSignature, "a{sv}")
+        XCTAssertEqual([DBusPair<Int64, Int64>].dbusSignature, "a(xx)")
+        // each encodes to a value of its declared signature, and decodes back
+        let triple = DBusTriple<ObjectPath, String, String>("/p", "name", "")
+        XCTAssertEqual(triple.dbusValue.signature, DBusTriple<ObjectPath, String, String>.dbusSignature)
+        XCTAssertEqual(DBusTriple<ObjectPath, String, String>(dbusValue: triple.dbusValue), triple)
+        XCTAssertEqual((["/a"] as [ObjectPath]).dbusValue, .objectPathArray(["/a"]), "an [ObjectPath] is held as a list")
+        XCTAssertEqual([ObjectPath](dbusValue: .objectPathArray(["/a", "/b"])), ["/a", "/b"])
+        XCTAssertEqual([String](dbusValue: .stringArray(["x"])), ["x"])
+        XCTAssertEqual([String: DBusValue](dbusValue: .vardict(["n": .int64(1)])), ["n": .int64(1)], "values lose their variant")
+        XCTAssertEqual([String: DBusValue].init(dbusValue: .vardict([:]))?.isEmpty, true)
+        // a value of another type is refused, never read as a default
+        XCTAssertNil(Int64(dbusValue: .int32(1)))
+        XCTAssertNil(DBusPair<String, String>(dbusValue: .structure([.string("a")])))
+    }
+
     func testValidationRefusesWhatLibdbusWouldAbortOn() {
         XCTAssertThrowsError(try DBusValue.array(element: .string, [.int32(1)]).validate())
         XCTAssertThrowsError(try DBusValue.array(element: "ss", []).validate())
