@@ -84,7 +84,8 @@ extension Array: DBusRepresentable where Element: DBusRepresentable {
         self = elements
     }
     public var dbusValue: DBusValue {
-        if let paths = self as? [ObjectPath] { return .objectPaths(ObjectPathList(paths)) }
+        // by element type, not `self as? [ObjectPath]`: an empty array casts to any element type
+        if Element.self == ObjectPath.self, let paths = self as? [ObjectPath] { return .objectPaths(ObjectPathList(paths)) }
         return .array(element: Element.dbusSignature, map(\.dbusValue))
     }
 }

@@ -68,6 +68,7 @@ final class ValueTests: XCTestCase {
         XCTAssertEqual(DBusTriple<ObjectPath, String, String>(dbusValue: triple.dbusValue), triple)
         XCTAssertEqual((["/a"] as [ObjectPath]).dbusValue, .objectPathArray(["/a"]), "an [ObjectPath] is held as a list")
         XCTAssertEqual([ObjectPath](dbusValue: .objectPathArray(["/a", "/b"])), ["/a", "/b"])
+        XCTAssertEqual([DBusPair<Int64, Int64>]().dbusValue.signature, "a(xx)", "an empty array keeps its element type")
         XCTAssertEqual([String](dbusValue: .stringArray(["x"])), ["x"])
         XCTAssertEqual([String: DBusValue](dbusValue: .vardict(["n": .int64(1)])), ["n": .int64(1)], "values lose their variant")
         XCTAssertEqual([String: DBusValue].init(dbusValue: .vardict([:]))?.isEmpty, true)
