@@ -200,7 +200,7 @@ final class IntrospectionTests: XCTestCase {
         let player = try XCTUnwrap(try Introspection.parse(
             String(contentsOf: Self.dbusDirectory.appendingPathComponent("org.mpris.MediaPlayer2.Player.xml"), encoding: .utf8)).first)
         XCTAssertEqual(player.properties["Position"], .init(type: "x", access: "read", emitsChanged: "false"))
-        XCTAssertEqual(player.methods["SetPosition"], .init(inSignature: "ox", outSignature: ""))
+        XCTAssertEqual(player.methods["SetPosition"], .init(inSignature: "ox", outSignature: "", inNames: ["TrackId", "Position"]))
         XCTAssertEqual(player.signals["Seeked"], "x")
     }
 
@@ -236,5 +236,24 @@ final class IntrospectionTests: XCTestCase {
             "io.x.T.Volume: EmitsChangedSignal true in the table, invalidates in the XML",
         ])
         XCTAssertEqual(try table.differences(fromXML: "<node/>"), ["io.x.T: not declared in the XML"])
+    }
+
+    func testTypedTableAgainstXML() throws {
+        let table = InterfaceDescription(
+            name: "io.x.T",
+            methods: [.typed("Seek", arguments: ["Offset"]) { (_: Int64, _) in }, .init("Get", in: "s", out: "a{sv}") { _, _ in [] }],
+            properties: [.typed("Volume", get: { 1.0 })])
+        let xml = """
+            <node><interface name="io.x.T">
+              <method name="Seek"><arg type="x" name="offset" direction="in"/></method>
+              <method name="Get"><arg type="s"/><arg type="a{sv}" direction="out"/></method>
+              <property name="Volume" type="d" access="read"/>
+            </interface></node>
+            """
+        XCTAssertEqual(try table.differences(fromXML: xml), ["io.x.T.Seek: arguments [\"Offset\"] in the table, [\"offset\"] in the XML"])
+        XCTAssertEqual(try table.differences(fromXML: xml, requiringTypes: true), [
+            "io.x.T.Seek: arguments [\"Offset\"] in the table, [\"offset\"] in the XML",
+            "io.x.T.Get: method not typed",
+        ])
     }
 }
