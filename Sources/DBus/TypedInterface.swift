@@ -125,23 +125,23 @@ struct TypedArguments {
 
 /// The answer of a `Method.deferred` call, given once with `succeed` or `fail` (see `DeferredReply`,
 /// which it types). Use it on the connection's queue; it may travel there in a block.
-public struct Reply<Result>: Sendable {
+public struct Reply<Value>: Sendable {
     /// The unique name of the caller.
     public let sender: String?
     private let reply: DeferredReply
-    private let encode: @Sendable (Result) -> [DBusValue]
+    private let encode: @Sendable (Value) -> [DBusValue]
 
-    init(_ context: MethodContext, encode: @escaping @Sendable (Result) -> [DBusValue]) {
+    init(_ context: MethodContext, encode: @escaping @Sendable (Value) -> [DBusValue]) {
         sender = context.sender
         reply = context.deferReply()
         self.encode = encode
     }
 
-    public func succeed(_ value: Result) { reply.succeed(encode(value)) }
+    public func succeed(_ value: Value) { reply.succeed(encode(value)) }
     public func fail(_ error: any Error) { reply.fail(error) }
 }
 
-extension Reply where Result == Void {
+extension Reply where Value == Void {
     public func succeed() { succeed(()) }
 }
 
