@@ -77,6 +77,17 @@ final class ValueTests: XCTestCase {
         XCTAssertNil(DBusPair<String, String>(dbusValue: .structure([.string("a")])))
     }
 
+    func testAnArgumentItsTypeRefusesIsInvalidArgsNamingIt() throws {
+        let arguments = TypedArguments(values: [.int64(5), .int32(1)], names: ["Offset", "Count"], method: "Seek")
+        XCTAssertEqual(try arguments.decode(0) as Int64, 5)
+        XCTAssertThrowsError(try arguments.decode(1) as Int64) { error in
+            XCTAssertEqual(error as? DBusError, .invalidArgs("Seek: argument 2 (Count) is not a valid 'x'"))
+        }
+        XCTAssertThrowsError(try arguments.decode(2) as String) { error in
+            XCTAssertEqual(error as? DBusError, .invalidArgs("Seek: argument 3 is not a valid 's'"))
+        }
+    }
+
     func testValidationRefusesWhatLibdbusWouldAbortOn() {
         XCTAssertThrowsError(try DBusValue.array(element: .string, [.int32(1)]).validate())
         XCTAssertThrowsError(try DBusValue.array(element: "ss", []).validate())
