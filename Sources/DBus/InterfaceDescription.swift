@@ -128,6 +128,8 @@ extension InterfaceDescription {
         public var name: String
         public var signature: Signature
         public var argumentNames: [String]
+        /// True when made by `typed`: its signature comes from Swift types.
+        public internal(set) var isTyped = false
 
         public init(_ name: String, _ signature: Signature = "", argumentNames: [String] = []) {
             self.name = name

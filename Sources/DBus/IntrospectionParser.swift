@@ -175,7 +175,7 @@ extension InterfaceDescription {
     /// or extra methods, properties and signals, and differing signatures, access or EmitsChangedSignal.
     /// Empty when they agree. Argument names are compared where the table gives them (a typed
     /// entry names its arguments in its InvalidArgs errors); other annotations are not. With
-    /// `requiringTypes`, a method or property not made by `typed` (or `deferred`) is a difference too:
+    /// `requiringTypes`, a method, property or signal not made by `typed` (or `deferred`) is a difference too:
     /// its signature then comes from its Swift types, which are held against the XML this way.
     public func differences(fromXML xml: String, requiringTypes: Bool = false) throws -> [String] {
         guard let declared = try Introspection.parse(xml).first(where: { $0.name == name }) else {
@@ -213,6 +213,7 @@ extension InterfaceDescription {
         if requiringTypes {
             for method in methods where !method.isTyped { differences.append("\(name).\(method.name): method not typed") }
             for property in properties where !property.isTyped { differences.append("\(name).\(property.name): property not typed") }
+            for signal in signals where !signal.isTyped { differences.append("\(name).\(signal.name): signal not typed") }
         }
         for signal in signals {
             guard let other = declared.signals[signal.name], other != signal.signature.rawValue else { continue }

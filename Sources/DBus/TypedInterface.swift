@@ -160,3 +160,24 @@ extension InterfaceDescription.Property {
         return property
     }
 }
+
+extension InterfaceDescription.Signal {
+    /// A signal whose arguments are of the Swift types `types`: its signature is theirs.
+    public static func typed<each T: DBusRepresentable>(_ name: String, _ types: repeat (each T).Type, argumentNames: [String] = []) -> Self {
+        var signature = ""
+        for type in repeat each types { signature += type.dbusSignature.rawValue }
+        var signal = Self(name, Signature(unchecked: signature), argumentNames: argumentNames)
+        signal.isTyped = true
+        return signal
+    }
+}
+
+extension ExportedObject {
+    /// Emits signal `name` of `interface` with `values` encoded, as `emitSignal(interface:name:arguments:destination:)`.
+    public func emitSignal<each T: DBusRepresentable>(interface: String, name: String, _ values: repeat each T,
+                                                      destination: String? = nil) throws {
+        var arguments: [DBusValue] = []
+        for value in repeat each values { arguments.append(value.dbusValue) }
+        try emitSignal(interface: interface, name: name, arguments: arguments, destination: destination)
+    }
+}

@@ -196,17 +196,17 @@ public final class MPRISService: @unchecked Sendable {
         let kind = PlayerEventKind(event)
         switch event {
         case .seeked(let position):
-            emit(MPRIS.player, "Seeked", [.int64(clientPosition(position))])
+            emit(MPRIS.player, "Seeked", clientPosition(position))
         case .playedToEnd(let id):
-            emit(MPRIS.tonearm, "PlayedToEnd", [.objectPath(TrackIDs.path(id))])
+            emit(MPRIS.tonearm, "PlayedToEnd", TrackIDs.path(id))
         case .gapSkipped(let id, let at, let length):
-            emit(MPRIS.tonearm, "GapSkipped", [.objectPath(TrackIDs.path(id)), .int64(clientPosition(at)), .int64(max(length, .zero).microseconds)])
+            emit(MPRIS.tonearm, "GapSkipped", TrackIDs.path(id), clientPosition(at), max(length, .zero).microseconds)
         case .itemFailed(let id, let error):
-            emit(MPRIS.tonearm, "ItemFailed", [.objectPath(TrackIDs.path(id)), .string(errorName(error)), .string(error.message)])
+            emit(MPRIS.tonearm, "ItemFailed", TrackIDs.path(id), errorName(error), error.message)
         case .rateChanged(let rate, let reason):
             // the new Rate goes out before RateChanged: state before events (ExportedObject.emitSignal)
             markChanges(of: kind, on: object)
-            if reason != .initial { emit(MPRIS.tonearm, "RateChanged", [.double(rate), .string(reason.rawValue)]) }
+            if reason != .initial { emit(MPRIS.tonearm, "RateChanged", rate, reason.rawValue) }
             return
         case .queueChanged(let change):
             // subscribing: the queue as it is, no change
@@ -234,9 +234,9 @@ public final class MPRISService: @unchecked Sendable {
         }
     }
 
-    func emit(_ interface: String, _ name: String, _ arguments: [DBusValue]) {
+    func emit<each T: DBusRepresentable>(_ interface: String, _ name: String, _ values: repeat each T) {
         do {
-            try object.emitSignal(interface: interface, name: name, arguments: arguments)
+            try object.emitSignal(interface: interface, name: name, repeat each values)
         } catch {
             logger.error("cannot emit \(interface).\(name): \(error)")
         }
@@ -422,8 +422,7 @@ public final class MPRISService: @unchecked Sendable {
     private func walkProgress(_ root: MediaURI, _ files: Int, to sender: String) {
         guard let object, pendingCalls[sender]?.contains(where: { $0.outcome == nil }) == true else { return }
         do {
-            try object.emitSignal(interface: MPRIS.tonearm, name: "WalkProgress", arguments: [.string(root.string), .uint32(UInt32(clamping: files))],
-                                  destination: sender)
+            try object.emitSignal(interface: MPRIS.tonearm, name: "WalkProgress", root.string, UInt32(clamping: files), destination: sender)
         } catch {
             logger.error("cannot send WalkProgress to \(sender): \(error)")
         }

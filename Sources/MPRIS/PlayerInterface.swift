@@ -86,7 +86,7 @@ extension MPRISService {
                 .typed("CanSeek", get: { [unowned self] in canSeek }),
                 .typed("CanControl", emitsChanged: .false, get: { true }),
             ],
-            signals: [.init("Seeked", "x", argumentNames: ["Position"])],
+            signals: [.typed("Seeked", Int64.self, argumentNames: ["Position"])],
             introspectionXML: MPRIS.playerXML)
     }
 

@@ -60,7 +60,7 @@ extension MPRISService {
                     activePlaylist.playlist.map { MaybePlaylist(true, playlistValue($0)) } ?? MaybePlaylist(false, PlaylistValue("/", "", ""))
                 }),
             ],
-            signals: [.init("PlaylistChanged", "(oss)", argumentNames: ["Playlist"])],
+            signals: [.typed("PlaylistChanged", PlaylistValue.self, argumentNames: ["Playlist"])],
             introspectionXML: MPRIS.playlistsXML)
     }
 
@@ -73,7 +73,7 @@ extension MPRISService {
         if activePlaylist.listed(list) { activePlaylistChanged() }
         object?.propertiesMayHaveChanged(interface: MPRIS.playlists)
         // MPRIS PlaylistChanged: a playlist's data changed; here, its file was rewritten
-        for entry in rewritten { emit(MPRIS.playlists, "PlaylistChanged", [playlistValue(entry).dbusValue]) }
+        for entry in rewritten { emit(MPRIS.playlists, "PlaylistChanged", playlistValue(entry)) }
     }
 
     /// The active playlist changed: said to clients and to the saved state.

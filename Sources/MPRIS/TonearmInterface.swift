@@ -108,11 +108,11 @@ extension MPRISService {
                 .typed("Muted", get: { [player] in player.state.isMuted }, set: { [player] (muted: Bool) in player.setMuted(muted) }),
             ],
             signals: [
-                .init("PlayedToEnd", "o", argumentNames: ["trackid"]),
-                .init("ItemFailed", "oss", argumentNames: ["trackid", "errorName", "message"]),
-                .init("RateChanged", "ds", argumentNames: ["rate", "reason"]),
-                .init("GapSkipped", "oxx", argumentNames: ["trackid", "position", "length"]),
-                .init("WalkProgress", "su", argumentNames: ["uri", "files"]),
+                .typed("PlayedToEnd", ObjectPath.self, argumentNames: ["trackid"]),
+                .typed("ItemFailed", ObjectPath.self, String.self, String.self, argumentNames: ["trackid", "errorName", "message"]),
+                .typed("RateChanged", Double.self, String.self, argumentNames: ["rate", "reason"]),
+                .typed("GapSkipped", ObjectPath.self, Int64.self, Int64.self, argumentNames: ["trackid", "position", "length"]),
+                .typed("WalkProgress", String.self, UInt32.self, argumentNames: ["uri", "files"]),
             ],
             introspectionXML: MPRIS.tonearmXML)
     }

@@ -48,10 +48,10 @@ extension MPRISService {
                 .typed("CanEditTracks", get: { true }),
             ],
             signals: [
-                .init("TrackListReplaced", "aoo", argumentNames: ["Tracks", "CurrentTrack"]),
-                .init("TrackAdded", "a{sv}o", argumentNames: ["Metadata", "AfterTrack"]),
-                .init("TrackRemoved", "o", argumentNames: ["TrackId"]),
-                .init("TrackMetadataChanged", "oa{sv}", argumentNames: ["TrackId", "Metadata"]),
+                .typed("TrackListReplaced", ObjectPathList.self, ObjectPath.self, argumentNames: ["Tracks", "CurrentTrack"]),
+                .typed("TrackAdded", TrackMetadata.self, ObjectPath.self, argumentNames: ["Metadata", "AfterTrack"]),
+                .typed("TrackRemoved", ObjectPath.self, argumentNames: ["TrackId"]),
+                .typed("TrackMetadataChanged", ObjectPath.self, TrackMetadata.self, argumentNames: ["TrackId", "Metadata"]),
             ],
             introspectionXML: MPRIS.trackListXML)
     }
@@ -63,7 +63,7 @@ extension MPRISService {
         let shown = metadata(item)
         guard announcedMetadata[id] != shown.hashValue else { return }
         announcedMetadata[id] = shown.hashValue
-        emit(MPRIS.trackList, "TrackMetadataChanged", [.objectPath(TrackIDs.path(id)), shown.dbusValue])
+        emit(MPRIS.trackList, "TrackMetadataChanged", TrackIDs.path(id), shown)
     }
 
     /// TrackAdded / TrackRemoved for edits, TrackListReplaced when the list was emptied, filled
@@ -88,7 +88,7 @@ extension MPRISService {
                 var previous = after
                 for id in ids {
                     guard let item = player.item(id) else { continue }
-                    emit(MPRIS.trackList, "TrackAdded", [metadata(item).dbusValue, .objectPath(previous.map(TrackIDs.path) ?? MPRIS.noTrack)])
+                    emit(MPRIS.trackList, "TrackAdded", metadata(item), previous.map(TrackIDs.path) ?? MPRIS.noTrack)
                     previous = id
                 }
             }
@@ -100,13 +100,13 @@ extension MPRISService {
             } else if ids.count > Self.replacingAbove {
                 replaced(by: player.ids)
             } else {
-                for id in ids { emit(MPRIS.trackList, "TrackRemoved", [.objectPath(TrackIDs.path(id))]) }
+                for id in ids { emit(MPRIS.trackList, "TrackRemoved", TrackIDs.path(id)) }
             }
         case .moved(let id, let after):
             // MPRIS has no "moved": the track leaves its place and is added at the new one
-            emit(MPRIS.trackList, "TrackRemoved", [.objectPath(TrackIDs.path(id))])
+            emit(MPRIS.trackList, "TrackRemoved", TrackIDs.path(id))
             if let item = player.item(id) {
-                emit(MPRIS.trackList, "TrackAdded", [metadata(item).dbusValue, .objectPath(after.map(TrackIDs.path) ?? MPRIS.noTrack)])
+                emit(MPRIS.trackList, "TrackAdded", metadata(item), after.map(TrackIDs.path) ?? MPRIS.noTrack)
             }
         }
         // Tracks is invalidated, never sent (its EmitsChangedSignal): said at once, without
@@ -126,7 +126,6 @@ extension MPRISService {
     static let replacingAbove = 64
 
     private func replaced(by ids: [ItemID]) {
-        emit(MPRIS.trackList, "TrackListReplaced", [TrackIDs.paths(ids).dbusValue,
-                                                    .objectPath(player.currentItem.map { TrackIDs.path($0.id) } ?? MPRIS.noTrack)])
+        emit(MPRIS.trackList, "TrackListReplaced", TrackIDs.paths(ids), player.currentItem.map { TrackIDs.path($0.id) } ?? MPRIS.noTrack)
     }
 }

@@ -253,18 +253,23 @@ final class IntrospectionTests: XCTestCase {
         let table = InterfaceDescription(
             name: "io.x.T",
             methods: [.typed("Seek", arguments: ["Offset"]) { (_: Int64, _) in }, .init("Get", in: "s", out: "a{sv}") { _, _ in [] }],
-            properties: [.typed("Volume", get: { 1.0 })])
+            properties: [.typed("Volume", get: { 1.0 })],
+            signals: [.typed("Seeked", Int64.self), .init("Moved", "o")])
+        XCTAssertEqual(table.signal(named: "Seeked")?.signature, "x")
         let xml = """
             <node><interface name="io.x.T">
               <method name="Seek"><arg type="x" name="offset" direction="in"/></method>
               <method name="Get"><arg type="s"/><arg type="a{sv}" direction="out"/></method>
               <property name="Volume" type="d" access="read"/>
+              <signal name="Seeked"><arg type="x"/></signal>
+              <signal name="Moved"><arg type="o"/></signal>
             </interface></node>
             """
         XCTAssertEqual(try table.differences(fromXML: xml), ["io.x.T.Seek: arguments [\"Offset\"] in the table, [\"offset\"] in the XML"])
         XCTAssertEqual(try table.differences(fromXML: xml, requiringTypes: true), [
             "io.x.T.Seek: arguments [\"Offset\"] in the table, [\"offset\"] in the XML",
             "io.x.T.Get: method not typed",
+            "io.x.T.Moved: signal not typed",
         ])
     }
 }
