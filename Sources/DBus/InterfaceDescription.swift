@@ -2,7 +2,9 @@ import Dispatch
 
 /// One D-Bus interface as a declarative table (the zbus model): its methods, properties and signals,
 /// each with its signature, and the handlers that implement them. An `ObjectServer` dispatches calls
-/// against it, checking every signature before a handler runs.
+/// against it, checking every signature before a handler runs. Entries made with `typed` (and
+/// `deferred`, see TypedInterface.swift) take their signatures from Swift types and decode and
+/// encode for their handlers; the plain initializers hand `[DBusValue]` over as it is.
 ///
 /// Handlers run on the connection's queue; they are not `@Sendable` because they never leave it.
 public struct InterfaceDescription {
