@@ -2,7 +2,9 @@ import Dispatch
 
 /// One D-Bus interface as a declarative table (the zbus model): its methods, properties and signals,
 /// each with its signature, and the handlers that implement them. An `ObjectServer` dispatches calls
-/// against it, checking every signature before a handler runs.
+/// against it, checking every signature before a handler runs. Entries made with `typed` (and
+/// `deferred`, see TypedInterface.swift) take their signatures from Swift types and decode and
+/// encode for their handlers; the plain initializers hand `[DBusValue]` over as it is.
 ///
 /// Handlers run on the connection's queue; they are not `@Sendable` because they never leave it.
 public struct InterfaceDescription {
@@ -44,6 +46,8 @@ extension InterfaceDescription {
         /// Argument names for generated introspection XML (optional).
         public var inNames: [String]
         public var outNames: [String]
+        /// True when made by `typed` or `deferred`: its signatures come from Swift types.
+        public internal(set) var isTyped = false
         let body: Body
 
         enum Body {
@@ -105,6 +109,8 @@ extension InterfaceDescription {
         public var keepsEncodedReply: Bool
         public var getter: () throws -> DBusValue
         public var setter: ((DBusValue, MethodContext) throws -> Void)?
+        /// True when made by `typed`: its signature comes from a Swift type.
+        public internal(set) var isTyped = false
         public var access: Access { setter == nil ? .read : .readWrite }
 
         public init(_ name: String, _ signature: Signature, emitsChanged: EmitsChanged = .true, keepsEncodedReply: Bool = false,
@@ -124,6 +130,8 @@ extension InterfaceDescription {
         public var name: String
         public var signature: Signature
         public var argumentNames: [String]
+        /// True when made by `typed`: its signature comes from Swift types.
+        public internal(set) var isTyped = false
 
         public init(_ name: String, _ signature: Signature = "", argumentNames: [String] = []) {
             self.name = name

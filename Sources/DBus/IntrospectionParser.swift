@@ -4,6 +4,8 @@ public struct IntrospectedInterface: Equatable, Sendable {
     public struct Method: Equatable, Sendable {
         public var inSignature: String
         public var outSignature: String
+        /// The in arguments' names, in order ("" for one without a name).
+        public var inNames: [String] = []
     }
 
     public struct Property: Equatable, Sendable {
@@ -31,6 +33,7 @@ extension Introspection {
         var interfaceEmits = "true"
         var member: (kind: String, name: String)?
         var methodIn = "", methodOut = "", signalSignature = ""
+        var inNames: [String] = []
         var propertyEmits: String?
         var property: (name: String, type: String, access: String)?
 
@@ -53,10 +56,10 @@ extension Introspection {
                 current = nil
             case ("method", false), ("signal", false):
                 member = (tag.name, try tag.attribute("name"))
-                methodIn = ""; methodOut = ""; signalSignature = ""
-                if tag.selfClosing { finishMember(&current, member, methodIn, methodOut, signalSignature); member = nil }
+                methodIn = ""; methodOut = ""; signalSignature = ""; inNames = []
+                if tag.selfClosing { finishMember(&current, member, methodIn, methodOut, signalSignature, inNames); member = nil }
             case ("method", true), ("signal", true):
-                finishMember(&current, member, methodIn, methodOut, signalSignature)
+                finishMember(&current, member, methodIn, methodOut, signalSignature, inNames)
                 member = nil
             case ("arg", false):
                 let type = try tag.attribute("type")
@@ -66,6 +69,7 @@ extension Introspection {
                     methodOut += type
                 } else {
                     methodIn += type
+                    inNames.append(tag.attributes["name"] ?? "")
                 }
             case ("property", false):
                 property = (try tag.attribute("name"), try tag.attribute("type"), try tag.attribute("access"))
@@ -84,11 +88,12 @@ extension Introspection {
     }
 
     private static func finishMember(
-        _ interface: inout IntrospectedInterface?, _ member: (kind: String, name: String)?, _ ins: String, _ outs: String, _ signal: String
+        _ interface: inout IntrospectedInterface?, _ member: (kind: String, name: String)?, _ ins: String, _ outs: String, _ signal: String,
+        _ inNames: [String]
     ) {
         guard let member else { return }
         if member.kind == "method" {
-            interface?.methods[member.name] = .init(inSignature: ins, outSignature: outs)
+            interface?.methods[member.name] = .init(inSignature: ins, outSignature: outs, inNames: inNames)
         } else {
             interface?.signals[member.name] = signal
         }
@@ -168,8 +173,11 @@ private extension Substring {
 extension InterfaceDescription {
     /// How this table differs from the interface of the same name in `xml` (a `dbus/` file): missing
     /// or extra methods, properties and signals, and differing signatures, access or EmitsChangedSignal.
-    /// Empty when they agree. Argument names and other annotations are not compared.
-    public func differences(fromXML xml: String) throws -> [String] {
+    /// Empty when they agree. Argument names are compared where the table gives them (a typed
+    /// entry names its arguments in its InvalidArgs errors); other annotations are not. With
+    /// `requiringTypes`, a method, property or signal not made by `typed` (or `deferred`) is a difference too:
+    /// its signature then comes from its Swift types, which are held against the XML this way.
+    public func differences(fromXML xml: String, requiringTypes: Bool = false) throws -> [String] {
         guard let declared = try Introspection.parse(xml).first(where: { $0.name == name }) else {
             return ["\(name): not declared in the XML"]
         }
@@ -186,6 +194,9 @@ extension InterfaceDescription {
             if other.inSignature != method.inSignature.rawValue || other.outSignature != method.outSignature.rawValue {
                 differences.append("\(name).\(method.name): table '\(method.inSignature)' → '\(method.outSignature)', XML '\(other.inSignature)' → '\(other.outSignature)'")
             }
+            if !method.inNames.isEmpty, method.inNames != other.inNames {
+                differences.append("\(name).\(method.name): arguments \(method.inNames) in the table, \(other.inNames) in the XML")
+            }
         }
         for property in properties {
             guard let other = declared.properties[property.name] else { continue }
@@ -198,6 +209,11 @@ extension InterfaceDescription {
             if other.emitsChanged != property.emitsChanged.rawValue {
                 differences.append("\(name).\(property.name): EmitsChangedSignal \(property.emitsChanged.rawValue) in the table, \(other.emitsChanged) in the XML")
             }
+        }
+        if requiringTypes {
+            for method in methods where !method.isTyped { differences.append("\(name).\(method.name): method not typed") }
+            for property in properties where !property.isTyped { differences.append("\(name).\(property.name): property not typed") }
+            for signal in signals where !signal.isTyped { differences.append("\(name).\(signal.name): signal not typed") }
         }
         for signal in signals {
             guard let other = declared.signals[signal.name], other != signal.signature.rawValue else { continue }

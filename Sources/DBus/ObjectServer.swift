@@ -290,7 +290,8 @@ public final class ExportedObject: @unchecked Sendable {
     // MARK: Property changes
 
     /// Marks the properties of `interface` (all, or those named) to be re-read and announced if changed,
-    /// once, on the next turn of the queue.
+    /// once, on the next turn of the queue. A name the table does not have is a programmer error and
+    /// traps: ignored, a misspelt name left a change unannounced in silence.
     public func propertiesMayHaveChanged(interface: String, properties names: [String]? = nil) {
         dispatchPrecondition(condition: .onQueue(connection.queue))
         guard let index = interfaces.firstIndex(where: { $0.name == interface }) else {
@@ -300,8 +301,9 @@ public final class ExportedObject: @unchecked Sendable {
         if let names {
             let properties = interfaces[index].properties
             for name in names {
-                // a name the table does not have is never read, as before
-                guard let property = properties.firstIndex(where: { $0.name == name }) else { continue }
+                guard let property = properties.firstIndex(where: { $0.name == name }) else {
+                    preconditionFailure("propertiesMayHaveChanged: \(interface) has no property \(name)")
+                }
                 pending[index] |= property < 64 ? 1 << UInt64(property) : Self.allProperties
             }
         } else {

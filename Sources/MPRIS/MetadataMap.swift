@@ -38,3 +38,18 @@ enum MetadataMap {
         return .dictionary(key: .string, value: .variant, entries)
     }
 }
+
+/// One track's MPRIS metadata: the `a{sv}` that `MetadataMap` builds, as a typed table's value.
+struct TrackMetadata: DBusRepresentable, Hashable, Sendable {
+    static var dbusSignature: Signature { .vardict }
+    let dbusValue: DBusValue
+    /// With no current track, Metadata is an empty dictionary (design brief).
+    static let none = TrackMetadata(.vardict([:]))
+
+    init(_ value: DBusValue) { dbusValue = value }
+
+    init?(dbusValue: DBusValue) {
+        guard dbusValue.signature == .vardict else { return nil }
+        self.dbusValue = dbusValue
+    }
+}

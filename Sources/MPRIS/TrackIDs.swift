@@ -10,7 +10,7 @@ enum TrackIDs {
 
     /// The ids as an `ao`, each path written only when the message is encoded: a list of
     /// 10,000 costs no string per id.
-    static func paths(_ ids: [ItemID]) -> DBusValue { .objectPathArray(numbered: ids.map(\.rawValue), under: base) }
+    static func paths(_ ids: [ItemID]) -> ObjectPathList { ObjectPathList(numbered: ids.map(\.rawValue), under: base) }
 
     static func item(_ path: ObjectPath) -> ItemID? {
         guard path.rawValue.hasPrefix(prefix), let raw = UInt64(path.rawValue.dropFirst(prefix.count)) else { return nil }

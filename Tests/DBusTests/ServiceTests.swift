@@ -152,6 +152,23 @@ final class ServiceTests: XCTestCase {
         XCTAssertTrue(dropped.message.contains("without a reply"), dropped.message)
     }
 
+    func testTypedEntriesDecodeTheirArgumentsAndEncodeTheirResults() throws {
+        XCTAssertEqual(try call("Join", [.stringArray(["a", "b"]), .string("-")]).value, [.string("a-b")])
+        XCTAssertEqual(try call("Swap", [.int64(7), .objectPath("/x")]).value, [.structure([.objectPath("/x"), .int64(7)])])
+        // a typed entry's signature is its Swift types': a wrong one never reaches the handler
+        let wrong = try XCTUnwrap(try call("Join", [.string("a"), .string("-")]).failure)
+        XCTAssertEqual(wrong.name, DBusError.Name.invalidArgs)
+        XCTAssertTrue(wrong.message.contains("expects arguments of signature 'ass'"), wrong.message)
+
+        XCTAssertEqual(try call("Get", [.string(iface), .string("Rating")], interface: "org.freedesktop.DBus.Properties").value,
+                       [.variant(.int32(3))])
+        XCTAssertNotNil(try call("Set", [.string(iface), .string("Rating"), .variant(.int32(5))], interface: "org.freedesktop.DBus.Properties").value)
+        XCTAssertEqual(service.sync { service.rating }, 5)
+        let refused = try XCTUnwrap(try call("Set", [.string(iface), .string("Rating"), .variant(.string("5"))],
+                                             interface: "org.freedesktop.DBus.Properties").failure)
+        XCTAssertEqual(refused.name, DBusError.Name.invalidArgs)
+    }
+
     func testContextKnowsTheSender() throws {
         let unique = client.queue.sync { client.connection.uniqueName }
         XCTAssertEqual(try call("Sender").value, [.string(unique)])
@@ -191,7 +208,7 @@ final class ServiceTests: XCTestCase {
         let out = try Tool.busctl(bus, ["--json=short", "call", busName, path, "org.freedesktop.DBus.Properties", "GetAll", "s", iface])
         let json = try XCTUnwrap(try Tool.json(out) as? [String: Any])
         let all = try XCTUnwrap((json["data"] as? [Any])?.first as? [String: [String: Any]])
-        XCTAssertEqual(Set(all.keys), ["Title", "Volume", "Count", "Secret", "Position", "Identity", "Anything", "Tags", "Metadata", "Paths", "Labels"])
+        XCTAssertEqual(Set(all.keys), ["Title", "Volume", "Count", "Rating", "Secret", "Position", "Identity", "Anything", "Tags", "Metadata", "Paths", "Labels"])
         XCTAssertEqual(all["Title"]?["type"] as? String, "s")
         XCTAssertEqual(all["Volume"]?["data"] as? Double, 0.5)
         XCTAssertEqual(all["Position"]?["type"] as? String, "x")

@@ -21,6 +21,7 @@ final class TestService {
     var title = "first"
     var volume = 0.5
     var count: Int32 = 0
+    var rating: Int32 = 3
     var secret = "hidden"
     var position: Int64 = 0
     var volumeSetCalls = 0
@@ -89,6 +90,13 @@ final class TestService {
                     return []
                 },
                 .init("Sender", out: "s") { _, context in [.string(context.sender ?? "")] },
+                .typed("Join", arguments: ["words", "separator"], returning: String.self) { (words: [String], separator: String, _) in
+                    words.joined(separator: separator)
+                },
+                .deferred("Swap", arguments: ["number", "path"], returning: DBusPair<ObjectPath, Int64>.self) { [unowned self]
+                    (number: Int64, path: ObjectPath, reply) in
+                    queue.async { reply.succeed(DBusPair(path, number)) }
+                },
             ],
             properties: [
                 .init("Title", "s", get: { [unowned self] in .string(title) }, set: { [unowned self] value, _ in
@@ -100,6 +108,10 @@ final class TestService {
                     volume = v
                 }),
                 .init("Count", "i", get: { [unowned self] in .int32(count) }),
+                .typed("Rating", get: { [unowned self] in rating }, set: { [unowned self] (value: Int32) in
+                    guard value >= 0 else { throw DBusError.invalidArgs("Rating must be at least 0") }
+                    rating = value
+                }),
                 .init("Secret", "s", emitsChanged: .invalidates, get: { [unowned self] in .string(secret) }),
                 .init("Position", "x", emitsChanged: .false, get: { [unowned self] in .int64(position) }),
                 .init("Identity", "s", emitsChanged: .const, get: { .string("Tonearm test") }),

@@ -57,6 +57,37 @@ final class ValueTests: XCTestCase {
         XCTAssertEqual([DBusValue.string("a"), .objectPath("/x")].signature, "so")
     }
 
+    func testSwiftTypesStandForTheirDBusTypes() {
+        XCTAssertEqual([DBusTriple<ObjectPath, String, String>].dbusSignature, "a(oss)")
+        XCTAssertEqual(DBusPair<Bool, DBusTriple<ObjectPath, String, String>>.dbusSignature, "(b(oss))")
+        XCTAssertEqual([String: DBusValue].dbusSignature, "a{sv}")
+        XCTAssertEqual([DBusPair<Int64, Int64>].dbusSignature, "a(xx)")
+        // each encodes to a value of its declared signature, and decodes back
+        let triple = DBusTriple<ObjectPath, String, String>("/p", "name", "")
+        XCTAssertEqual(triple.dbusValue.signature, DBusTriple<ObjectPath, String, String>.dbusSignature)
+        XCTAssertEqual(DBusTriple<ObjectPath, String, String>(dbusValue: triple.dbusValue), triple)
+        XCTAssertEqual((["/a"] as [ObjectPath]).dbusValue, .objectPathArray(["/a"]), "an [ObjectPath] is held as a list")
+        XCTAssertEqual([ObjectPath](dbusValue: .objectPathArray(["/a", "/b"])), ["/a", "/b"])
+        XCTAssertEqual([DBusPair<Int64, Int64>]().dbusValue.signature, "a(xx)", "an empty array keeps its element type")
+        XCTAssertEqual([String](dbusValue: .stringArray(["x"])), ["x"])
+        XCTAssertEqual([String: DBusValue](dbusValue: .vardict(["n": .int64(1)])), ["n": .int64(1)], "values lose their variant")
+        XCTAssertEqual([String: DBusValue].init(dbusValue: .vardict([:]))?.isEmpty, true)
+        // a value of another type is refused, never read as a default
+        XCTAssertNil(Int64(dbusValue: .int32(1)))
+        XCTAssertNil(DBusPair<String, String>(dbusValue: .structure([.string("a")])))
+    }
+
+    func testAnArgumentItsTypeRefusesIsInvalidArgsNamingIt() throws {
+        let arguments = TypedArguments(values: [.int64(5), .int32(1)], names: ["Offset", "Count"], method: "Seek")
+        XCTAssertEqual(try arguments.decode(0) as Int64, 5)
+        XCTAssertThrowsError(try arguments.decode(1) as Int64) { error in
+            XCTAssertEqual(error as? DBusError, .invalidArgs("Seek: argument 2 (Count) is not a valid 'x'"))
+        }
+        XCTAssertThrowsError(try arguments.decode(2) as String) { error in
+            XCTAssertEqual(error as? DBusError, .invalidArgs("Seek: argument 3 is not a valid 's'"))
+        }
+    }
+
     func testValidationRefusesWhatLibdbusWouldAbortOn() {
         XCTAssertThrowsError(try DBusValue.array(element: .string, [.int32(1)]).validate())
         XCTAssertThrowsError(try DBusValue.array(element: "ss", []).validate())
@@ -180,7 +211,7 @@ final class IntrospectionTests: XCTestCase {
         let player = try XCTUnwrap(try Introspection.parse(
             String(contentsOf: Self.dbusDirectory.appendingPathComponent("org.mpris.MediaPlayer2.Player.xml"), encoding: .utf8)).first)
         XCTAssertEqual(player.properties["Position"], .init(type: "x", access: "read", emitsChanged: "false"))
-        XCTAssertEqual(player.methods["SetPosition"], .init(inSignature: "ox", outSignature: ""))
+        XCTAssertEqual(player.methods["SetPosition"], .init(inSignature: "ox", outSignature: "", inNames: ["TrackId", "Position"]))
         XCTAssertEqual(player.signals["Seeked"], "x")
     }
 
@@ -216,5 +247,29 @@ final class IntrospectionTests: XCTestCase {
             "io.x.T.Volume: EmitsChangedSignal true in the table, invalidates in the XML",
         ])
         XCTAssertEqual(try table.differences(fromXML: "<node/>"), ["io.x.T: not declared in the XML"])
+    }
+
+    func testTypedTableAgainstXML() throws {
+        let table = InterfaceDescription(
+            name: "io.x.T",
+            methods: [.typed("Seek", arguments: ["Offset"]) { (_: Int64, _) in }, .init("Get", in: "s", out: "a{sv}") { _, _ in [] }],
+            properties: [.typed("Volume", get: { 1.0 })],
+            signals: [.typed("Seeked", Int64.self), .init("Moved", "o")])
+        XCTAssertEqual(table.signal(named: "Seeked")?.signature, "x")
+        let xml = """
+            <node><interface name="io.x.T">
+              <method name="Seek"><arg type="x" name="offset" direction="in"/></method>
+              <method name="Get"><arg type="s"/><arg type="a{sv}" direction="out"/></method>
+              <property name="Volume" type="d" access="read"/>
+              <signal name="Seeked"><arg type="x"/></signal>
+              <signal name="Moved"><arg type="o"/></signal>
+            </interface></node>
+            """
+        XCTAssertEqual(try table.differences(fromXML: xml), ["io.x.T.Seek: arguments [\"Offset\"] in the table, [\"offset\"] in the XML"])
+        XCTAssertEqual(try table.differences(fromXML: xml, requiringTypes: true), [
+            "io.x.T.Seek: arguments [\"Offset\"] in the table, [\"offset\"] in the XML",
+            "io.x.T.Get: method not typed",
+            "io.x.T.Moved: signal not typed",
+        ])
     }
 }
