@@ -234,6 +234,9 @@ public final class MPRISService: @unchecked Sendable {
             // Metadata dictionary among them) cost more than the rest of a PlayPause (make bench)
             object.propertiesMayHaveChanged(interface: MPRIS.player, properties: ["PlaybackStatus"])
             object.propertiesMayHaveChanged(interface: MPRIS.tonearm, properties: ["TimeControlStatus", "WaitingReason"])
+        case .videoChanged:
+            object.propertiesMayHaveChanged(interface: MPRIS.root, properties: Self.videoRootProperties)
+            object.propertiesMayHaveChanged(interface: MPRIS.tonearm, properties: Self.videoExtensionProperties)
         default:
             object.propertiesMayHaveChanged(interface: MPRIS.player)
             object.propertiesMayHaveChanged(interface: MPRIS.tonearm)
@@ -545,9 +548,7 @@ public final class MPRISService: @unchecked Sendable {
             name: MPRIS.root,
             methods: [
                 .init("Raise") { [logger, player] _, _ in
-                    // MPRIS lets a player with CanRaise false ignore Raise; the line shows that it
-                    // came, written once the answer has left (a write to stderr may wake journald)
-                    player.whenAnswered { logger.info("asked to raise: no window") }
+                    Self.raise(player, logger: logger)  // VideoProperties.swift
                     return []
                 },
                 .init("Quit") { [weak self] _, _ in
@@ -559,18 +560,13 @@ public final class MPRISService: @unchecked Sendable {
             ],
             properties: [
                 .init("CanQuit", "b") { .bool(true) },
-                .init("Fullscreen", "b", get: { .bool(false) }, set: { value, _ in
-                    if value.boolValue == true { throw DBusError.notSupported("Tonearm has no fullscreen window (CanSetFullscreen is false)") }
-                }),
-                .init("CanSetFullscreen", "b") { .bool(false) },
-                .init("CanRaise", "b") { .bool(false) },
                 .init("HasTrackList", "b") { .bool(true) },
                 .init("Identity", "s") { [options] in .string(options.identity) },
                 .init("DesktopEntry", "s") { [options] in .string(options.desktopEntry) },
                 // empty until the engine knows them, then announced (formatsKnown)
                 .init("SupportedUriSchemes", "as") { [unowned self] in .stringArray(options.formatsPending ? [] : options.supportedURISchemes) },
                 .init("SupportedMimeTypes", "as") { [unowned self] in .stringArray(options.formatsPending ? [] : options.supportedMIMETypes) },
-            ],
+            ] + Self.rootVideoProperties(player),
             introspectionXML: MPRIS.rootXML)
     }
 
@@ -989,7 +985,7 @@ public final class MPRISService: @unchecked Sendable {
                 .init("Muted", "b", get: { [player] in .bool(player.state.isMuted) }, set: { [player] value, _ in
                     player.setMuted(value.boolValue ?? false)
                 }),
-            ],
+            ] + Self.extensionVideoProperties(player),
             signals: [
                 .init("PlayedToEnd", "o", argumentNames: ["trackid"]),
                 .init("ItemFailed", "oss", argumentNames: ["trackid", "errorName", "message"]),

@@ -64,6 +64,8 @@ public struct PlayerMachine: Sendable {
     /// A reconnect of the current item under way (see `ReconnectPolicy`), kept until another item
     /// becomes current, the player stops, or the attempts run out.
     private var reconnect: Reconnect?
+    /// The current item's video and the window (`VideoState.swift`).
+    public internal(set) var video = VideoState()
 
     private struct Reconnect {
         var id: ItemID
@@ -113,8 +115,8 @@ public struct PlayerMachine: Sendable {
         return actions
     }
 
-    private mutating func emit(_ event: PlayerEvent) { actions.append(.emit(event)) }
-    private mutating func command(_ command: EngineCommand) {
+    mutating func emit(_ event: PlayerEvent) { actions.append(.emit(event)) }
+    mutating func command(_ command: EngineCommand) {
         if case .setPlaying = command { playsAfterPreroll = false }  // the engine drops it too
         actions.append(.engine(command))
     }
@@ -647,6 +649,7 @@ public struct PlayerMachine: Sendable {
     /// generation, the prepared next item, what the pipeline reported, and the position (rule 6).
     private mutating func release() {
         if loaded != nil { command(.release) }
+        forgetItemVideo()
         loaded = nil
         prepared = nil
         if let reconnect, reconnect.waiting { actions.append(.cancelTimer(.reconnect)) }
@@ -951,6 +954,7 @@ public struct PlayerMachine: Sendable {
 
     /// An event of the engine, for the load `generation`.
     public mutating func handle(_ event: EngineEvent, of generation: Generation) {
+        if handleVideo(event, of: generation, current: loaded) { return }
         if let prepared, generation == prepared.generation {
             handlePrepared(event, id: prepared.id)
             return
@@ -995,6 +999,7 @@ public struct PlayerMachine: Sendable {
             guard merged != playQueue.item(id)!.metadata else { return }
             playQueue.update(id) { $0.metadata = merged }
             emit(.metadataChanged(id, merged))
+            retitleWindow()
         case .buffering(let percent, let ranges):
             buffering(id, percent, ranges)
         case .loaded(let ranges):
@@ -1018,6 +1023,8 @@ public struct PlayerMachine: Sendable {
             } else {
                 updateTimeControl()
             }
+        case .video:
+            break  // taken by handleVideo above
         }
     }
 

@@ -96,6 +96,8 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
             recorded.append(.volume(volume))
         case .setMuted(let muted):
             recorded.append(.muted(muted))
+        case .video:
+            break  // the scripted engine has no window
         }
     }
 
