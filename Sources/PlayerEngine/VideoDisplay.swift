@@ -21,9 +21,11 @@ public struct VideoDisplay: Sendable, Equatable {
         return VideoDisplay(environment: environment.filter { variables.contains($0.key) && !$0.value.isEmpty })
     }
 
-    /// File extensions of containers that hold video: only their loads ask the user manager (an
-    /// MP3 queue on a headless machine spawns nothing). A URI without one of these (an audio file,
-    /// a stream) plays its audio only when tonearmd's own environment has no display.
+    /// File extensions of containers that hold video: only their loads get a video sink, and only
+    /// they ask the user manager. An audio file then maps no window library (ximagesink links
+    /// libX11), spawns nothing on a headless machine, and never shows its cover art in a window
+    /// (playbin shows an MP3's picture as a video stream); a URI without one of these (an audio
+    /// file, a radio stream, an HLS playlist) plays its audio only.
     static let videoExtensions: Set<String> = ["mp4", "m4v", "mkv", "webm", "ogv", "mov", "avi", "mpg", "mpeg", "ts", "m2ts",
                                                "wmv", "flv", "3gp", "ogg", "ogm"]
 
@@ -33,12 +35,12 @@ public struct VideoDisplay: Sendable, Equatable {
         return videoExtensions.contains(String(name[name.index(after: dot)...]))
     }
 
-    /// The display for a load of `uri`: tonearmd's own, else (for a URI that may hold video) the
-    /// user manager's; nil: headless, the video is dropped. Runs `busctl`: call off the service queue.
+    /// The display for a load of `uri`, when it may hold video: tonearmd's own, else the user
+    /// manager's; nil: no video (an audio file, or headless: the video is dropped). May run
+    /// `busctl`: call off the service queue.
     public static func find(for uri: MediaURI, own: [String: String] = ProcessInfo.processInfo.environment) -> VideoDisplay? {
-        if let display = from(own) { return display }
         guard mayHaveVideo(uri) else { return nil }
-        return userManager(environment: own)
+        return from(own) ?? userManager(environment: own)
     }
 
     /// `Environment` of the systemd user manager on the session bus (`busctl --user --json=short
