@@ -151,6 +151,7 @@ public struct PlayerMachine: Sendable {
             .volumeChanged(volume, muted: muted),
             .loopModeChanged(loopMode),
             .shuffleChanged(playQueue.isShuffled),
+            .videoChanged(video),
         ]
         if let item = playQueue.current {
             events += [

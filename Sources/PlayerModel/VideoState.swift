@@ -73,8 +73,9 @@ extension PlayerMachine {
         case .windowFullscreen(let on):
             next.isFullscreen = on && next.hasWindow
         case .windowClosed:
-            // closing the window stops the item it showed; the service goes on
+            // closing the window stops the item it showed (which forgets its video); the service goes on
             if currentItem != nil { stop() }
+            return true
         case .windowGone:
             next.hasWindow = false
             next.isFullscreen = false
