@@ -112,6 +112,8 @@ generated: release
 install: generated
 	install -Dm755 $(INSTALL_BIN)/tonearm $(DESTDIR)$(BINDIR)/tonearm
 	install -Dm755 $(INSTALL_BIN)/tonearmd $(DESTDIR)$(BINDIR)/tonearmd
+	# the video window, beside tonearmd, which starts it (README, "Video")
+	install -Dm755 $(INSTALL_BIN)/tonearm-video $(DESTDIR)$(BINDIR)/tonearm-video
 	install -Dm644 $(GENERATED)/tonearmd.service.in $(DESTDIR)$(PREFIX)/lib/systemd/user/tonearmd.service
 	install -Dm644 $(GENERATED)/org.mpris.MediaPlayer2.tonearm.service.in \
 	  $(DESTDIR)$(DATADIR)/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service
@@ -129,7 +131,7 @@ install: generated
 	done
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/tonearm $(DESTDIR)$(BINDIR)/tonearmd \
+	rm -f $(DESTDIR)$(BINDIR)/tonearm $(DESTDIR)$(BINDIR)/tonearmd $(DESTDIR)$(BINDIR)/tonearm-video \
 	  $(DESTDIR)$(PREFIX)/lib/systemd/user/tonearmd.service \
 	  $(DESTDIR)$(DATADIR)/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service \
 	  $(DESTDIR)$(DATADIR)/applications/tonearm.desktop \

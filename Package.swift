@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .executable(name: "tonearmd", targets: ["tonearmd"]),
         .executable(name: "tonearm", targets: ["tonearm"]),
+        .executable(name: "tonearm-video", targets: ["tonearm-video"]),
         .library(name: "TonearmClient", targets: ["TonearmClient"]),
         .library(name: "PlayerModel", targets: ["PlayerModel"]),
     ],
@@ -22,6 +23,10 @@ let package = Package(
         .systemLibrary(
             name: "CDBus", pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]),
+        // SDL2, for tonearm-video's window only (tonearmd never links it)
+        .systemLibrary(
+            name: "CSDL2", pkgConfig: "sdl2",
+            providers: [.apt(["libsdl2-dev"])]),
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
@@ -76,6 +81,11 @@ let package = Package(
         // A client of a running tonearmd: typed MPRIS and extension calls over DBus. The CLI and
         // tonearmd --open use it; it knows nothing of the player's internals.
         .target(name: "TonearmClient", dependencies: ["Basics", "DBus", .product(name: "Logging", package: "swift-log")]),
+
+        // The video window: a thin wrapper over SDL2, and the small program tonearmd starts to show
+        // video in a window of its own (README, "Video").
+        .target(name: "SDLWindow", dependencies: ["CSDL2"]),
+        .executableTarget(name: "tonearm-video", dependencies: ["Basics", "SDLWindow"]),
 
         // The command-line client: parses and prints, all D-Bus work is TonearmClient's.
         .executableTarget(

@@ -19,6 +19,8 @@ PACKAGES=(
     libgstreamer-plugins-base1.0-dev
     libdbus-1-dev
     libsqlite3-dev
+    # the video window (tonearm-video): SDL2 2.26's headers and library (Debian's, through the CSDL2 target)
+    libsdl2-dev
     # the Swift 6.3 toolchain does not start without it
     libncurses6
     # run: GStreamer plugins and tools (gst-launch-1.0, gst-inspect-1.0, gst-discoverer-1.0)
@@ -59,6 +61,14 @@ PACKAGES=(
     python3-fusepy
     e2fsprogs
     mount
+    # video: ximagesink, the sink that draws into Tonearm's window (gstreamer1.0-x)
+    gstreamer1.0-x
+    # video tests (VideoWindowTests): an X server of the test's own (Xvfb), a window manager
+    # (openbox), xdotool and x11-utils (xprop, xwininfo) to read the windows
+    xvfb
+    openbox
+    xdotool
+    x11-utils
     # man pages and the Debian package: man renders the generated pages in the tests;
     # dpkg-shlibdeps finds the package's library dependencies (make deb)
     man-db

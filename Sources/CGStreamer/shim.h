@@ -5,6 +5,8 @@
 #include <gst/gst.h>
 #include <gst/pbutils/pbutils.h>
 #include <gst/audio/audio.h>
+#include <gst/video/video.h>
+#include <gst/video/videooverlay.h>
 
 // g_object_set is variadic.
 static inline void tonearm_set_string(gpointer object, const char *name, const char *value) {
@@ -146,6 +148,61 @@ static inline void tonearm_caps_unref(GstCaps *caps) { gst_caps_unref(caps); }
 // GST_IS_TYPE_FIND_FACTORY is a macro.
 static inline gboolean tonearm_is_type_find_factory(GstPluginFeature *feature) {
     return GST_IS_TYPE_FIND_FACTORY(feature);
+}
+
+
+// GST_IS_VIDEO_OVERLAY and gst_is_video_overlay_prepare_window_handle_message are macros or take
+// the message: true for a video sink's "prepare-window-handle" (posted from a streaming thread).
+static inline gboolean tonearm_is_prepare_window_handle(GstMessage *message) {
+    return gst_is_video_overlay_prepare_window_handle_message(message) && GST_IS_VIDEO_OVERLAY(GST_MESSAGE_SRC(message));
+}
+// GST_VIDEO_OVERLAY is a cast macro: hands the message's sink the window to draw into, which must
+// happen before the sync handler that got the message returns (gstvideooverlay.c).
+static inline void tonearm_set_window_handle(GstMessage *message, guint64 handle) {
+    gst_video_overlay_set_window_handle(GST_VIDEO_OVERLAY(GST_MESSAGE_SRC(message)), (guintptr) handle);
+}
+// GST_VIDEO_SINK_WIDTH/HEIGHT are macros: the size the sink shows the video at, pixel aspect
+// applied, set from the caps just before ximagesink and glimagesink ask for a window. 0 when the
+// message's source is no GstVideoSink.
+static inline void tonearm_video_sink_size(GstMessage *message, gint *width, gint *height) {
+    GstObject *src = GST_MESSAGE_SRC(message);
+    *width = GST_IS_VIDEO_SINK(src) ? GST_VIDEO_SINK_WIDTH(src) : 0;
+    *height = GST_IS_VIDEO_SINK(src) ? GST_VIDEO_SINK_HEIGHT(src) : 0;
+}
+
+// GstVideoInfo's fields: a video's size in caps, pixel aspect applied to the width; 0x0 when the
+// caps are no raw video.
+static inline void tonearm_caps_video_size(GstCaps *caps, gint *width, gint *height) {
+    GstVideoInfo info;
+    *width = 0;
+    *height = 0;
+    if (caps != NULL && gst_video_info_from_caps(&info, caps) && info.par_d > 0 && info.par_n > 0) {
+        *width = (gint) gst_util_uint64_scale_int(info.width, info.par_n, info.par_d);
+        *height = info.height;
+    }
+}
+// GST_BIN_CAST: the size of the video a playbin (or playbin3) decodes, before the sink's scaling:
+// the caps on its playsink's "video_sink" pad; 0x0 without video.
+static inline void tonearm_playbin_video_size(gpointer playbin, gint *width, gint *height) {
+    *width = 0;
+    *height = 0;
+    GstElement *playsink = gst_bin_get_by_name(GST_BIN_CAST(playbin), "playsink");
+    if (playsink == NULL) return;
+    GstPad *pad = gst_element_get_static_pad(playsink, "video_sink");
+    gst_object_unref(playsink);
+    if (pad == NULL) return;
+    GstCaps *caps = gst_pad_get_current_caps(pad);
+    gst_object_unref(pad);
+    tonearm_caps_video_size(caps, width, height);
+    if (caps != NULL) gst_caps_unref(caps);
+}
+// gst_pad_push_event on the sink's pad: a RECONFIGURE upstream, so the stream negotiates its
+// size again (ximagesink prefers its window's size: the window was resized).
+static inline void tonearm_reconfigure_sink(gpointer sink) {
+    GstPad *pad = gst_element_get_static_pad(GST_ELEMENT_CAST(sink), "sink");
+    if (pad == NULL) return;
+    gst_pad_push_event(pad, gst_event_new_reconfigure());
+    gst_object_unref(pad);
 }
 
 #endif

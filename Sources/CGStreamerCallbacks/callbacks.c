@@ -2,6 +2,7 @@
 // handler): C, so that no Swift runs on those threads. Declared in
 // include/tonearm_gstreamer_callbacks.h; Sources/GStreamer calls the four functions there.
 #include "tonearm_gstreamer_callbacks.h"
+#include <dlfcn.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -165,4 +166,36 @@ static void tonearm_unlink_temp_location(GstObject *pipeline, GstObject *object,
 // a GST_WARNING in the debug log.) g_signal_connect is a macro.
 gulong tonearm_unlink_temp_files(GstElement *pipeline) {
     return g_signal_connect(pipeline, "deep-notify::temp-location", G_CALLBACK(tonearm_unlink_temp_location), NULL);
+}
+
+// Xlib's types, as far as the handler reads them (X11/Xlib.h: XErrorEvent), so that this target
+// needs no libX11 headers or link: the library is loaded by the video sink, and found with dlsym.
+typedef struct {
+    int type;
+    void *display;
+    unsigned long resourceid;
+    unsigned long serial;
+    unsigned char error_code;
+    unsigned char request_code;
+    unsigned char minor_code;
+} TonearmXErrorEvent;
+typedef int (*TonearmXErrorHandler)(void *display, TonearmXErrorEvent *event);
+
+// On the thread that made the X request (a streaming thread of the sink): C, no Swift.
+static int tonearm_x_error(void *display, TonearmXErrorEvent *event) {
+    GST_WARNING("X error %u (request %u) on resource 0x%lx: ignored, the service goes on",
+                event->error_code, event->request_code, event->resourceid);
+    return 0;
+}
+
+gboolean tonearm_survive_x_errors(void) {
+    // the libX11 the sink's plugin loaded: GStreamer opens plugins RTLD_LOCAL, so their libraries'
+    // symbols are not in the global scope; RTLD_NOLOAD finds it without ever loading it
+    void *x11 = dlopen("libX11.so.6", RTLD_NOW | RTLD_NOLOAD);
+    if (x11 == NULL) return FALSE;
+    TonearmXErrorHandler (*set)(TonearmXErrorHandler) =
+        (TonearmXErrorHandler (*)(TonearmXErrorHandler)) dlsym(x11, "XSetErrorHandler");
+    if (set != NULL) set(tonearm_x_error);
+    dlclose(x11);  // the sink's own reference keeps it loaded
+    return set != NULL;
 }

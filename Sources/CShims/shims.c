@@ -8,6 +8,7 @@
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 
 int tonearm_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 
@@ -47,3 +48,5 @@ extern void __asan_handle_no_return(void) __attribute__((weak));
 void tonearm_forget_abandoned_stack_frames(void) {
     if (__asan_handle_no_return) __asan_handle_no_return();
 }
+
+int tonearm_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }

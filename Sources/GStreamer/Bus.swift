@@ -1,4 +1,5 @@
 import CGStreamer
+import CGStreamerCallbacks
 import Synchronization
 
 /// A pipeline's `GstBus`, read without a GLib main loop: its poll file descriptor becomes readable
@@ -60,8 +61,15 @@ public final class Bus: @unchecked Sendable {
     /// named in `unread` are dropped too; every other message is queued as before. `handler` runs
     /// with GStreamer's locks held: it must only hand something over, never wait or call into the
     /// pipeline. Once per bus.
-    public func takeAsyncDone(dropping unread: Unread = [], _ handler: @escaping @Sendable () -> Bool) {
-        let box = SyncHandler(pipeline: UnsafeMutableRawPointer(pipeline.pointer), unread: unread, handler: handler)
+    ///
+    /// `windowFor`, when given, answers a video sink's `prepare-window-handle` on the thread that
+    /// posts it (trap 12): it gets the size the sink shows the video at (pixel aspect applied) and
+    /// returns the window to draw into (an X11 window id), which the sink gets with
+    /// `gst_video_overlay_set_window_handle` before the message is dropped; nil leaves the message
+    /// to the sink's own window. It is the one handler here that may wait, bounded, for a window.
+    public func takeAsyncDone(dropping unread: Unread = [], windowFor: (@Sendable (_ width: Int, _ height: Int) -> UInt64?)? = nil,
+                              _ handler: @escaping @Sendable () -> Bool) {
+        let box = SyncHandler(pipeline: UnsafeMutableRawPointer(pipeline.pointer), unread: unread, handler: handler, windowFor: windowFor)
         gst_bus_set_sync_handler(pointer, { _, message, data in
             guard let message, let data else { return GST_BUS_PASS }
             let box = Unmanaged<SyncHandler>.fromOpaque(data).takeUnretainedValue()
@@ -71,6 +79,7 @@ public final class Bus: @unchecked Sendable {
             case GST_MESSAGE_ASYNC_DONE: fromPipeline && box.handler()
             case GST_MESSAGE_STATE_CHANGED: !fromPipeline && box.unread.contains(.childStateChanges)
             case GST_MESSAGE_STREAM_STATUS: box.unread.contains(.streamStatus)
+            case GST_MESSAGE_ELEMENT: box.answerWindowRequest(message)
             default: false
             }
             guard drop else { return GST_BUS_PASS }
@@ -95,12 +104,26 @@ private final class SyncHandler: Sendable {
     nonisolated(unsafe) let pipeline: UnsafeMutableRawPointer
     let unread: Bus.Unread
     let handler: @Sendable () -> Bool
+    let windowFor: (@Sendable (_ width: Int, _ height: Int) -> UInt64?)?
     private let published = Atomic<Bool>(false)
-    init(pipeline: UnsafeMutableRawPointer, unread: Bus.Unread, handler: @escaping @Sendable () -> Bool) {
+    init(pipeline: UnsafeMutableRawPointer, unread: Bus.Unread, handler: @escaping @Sendable () -> Bool,
+         windowFor: (@Sendable (_ width: Int, _ height: Int) -> UInt64?)?) {
         self.pipeline = pipeline
         self.unread = unread
         self.handler = handler
+        self.windowFor = windowFor
         published.store(true, ordering: .releasing)
+    }
+    /// True when `message` was a `prepare-window-handle` that got a window (and is dropped).
+    func answerWindowRequest(_ message: UnsafeMutablePointer<GstMessage>) -> Bool {
+        guard let windowFor, tonearm_is_prepare_window_handle(message) != 0 else { return false }
+        var width: Int32 = 0, height: Int32 = 0
+        tonearm_video_sink_size(message, &width, &height)
+        guard let window = windowFor(Int(width), Int(height)) else { return false }
+        // the window lives in another process, which may end before the sink stops drawing
+        _ = tonearm_survive_x_errors()
+        tonearm_set_window_handle(message, guint64(window))
+        return true
     }
     /// Always true once made; read first, so that the fields' values are seen as `init` left them.
     var isPublished: Bool { published.load(ordering: .acquiring) }
@@ -243,3 +266,4 @@ public struct Message: Sendable {
         return (Int64(clamping: a), Int64(clamping: b))
     }
 }
+

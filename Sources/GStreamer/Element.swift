@@ -97,6 +97,18 @@ public final class Element: @unchecked Sendable {
     /// The name of the factory that made the element.
     public var factoryName: String? { tonearm_element_factory_name(pointer).map { String(cString: $0) } }
 
+    /// A playbin's video size as decoded, pixel aspect applied to the width (the caps on its
+    /// playsink's `video_sink` pad); nil without video.
+    public var playbinVideoSize: (width: Int, height: Int)? {
+        var width: Int32 = 0, height: Int32 = 0
+        tonearm_playbin_video_size(object, &width, &height)
+        return width > 0 && height > 0 ? (Int(width), Int(height)) : nil
+    }
+
+    /// Sends a RECONFIGURE event upstream from a sink's pad (`gst_pad_push_event`): the stream
+    /// negotiates again.
+    public func reconfigureSink() { tonearm_reconfigure_sink(object) }
+
     public func set(_ property: String, _ value: String) { tonearm_set_string(object, property, value) }
     public func set(_ property: String, _ value: Int32) { tonearm_set_int(object, property, value) }
     public func set(_ property: String, flags value: UInt32) { tonearm_set_flags(object, property, value) }

@@ -5,7 +5,7 @@ import PlayerModel
 enum PlayerEventKind: Hashable, CaseIterable, Sendable {
     case currentItemChanged, queueChanged, itemStatusChanged, timeControlStatusChanged, intentChanged, bufferingChanged,
          metadataChanged, durationChanged, capabilitiesChanged, rateChanged, volumeChanged, loopModeChanged, shuffleChanged,
-         seeked, playedToEnd, itemFailed, gapSkipped, outputFailed
+         seeked, playedToEnd, itemFailed, gapSkipped, outputFailed, videoChanged
 
     /// What the item or the player's settings became, each with no finer rule: Player and the
     /// extension re-read all of their properties on them.
@@ -33,6 +33,7 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
         case .itemFailed: self = .itemFailed
         case .gapSkipped: self = .gapSkipped
         case .outputFailed: self = .outputFailed
+        case .videoChanged: self = .videoChanged
         }
     }
 }

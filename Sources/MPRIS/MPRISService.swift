@@ -221,7 +221,7 @@ public final class MPRISService: @unchecked Sendable {
     }
 
     /// Every interface's change rules (beside its table).
-    static let changeRules = [playerChanges, tonearmChanges]
+    static let changeRules = [rootChanges, playerChanges, tonearmChanges]
 
     /// Marks what the rules say an event of `kind` may change.
     private func markChanges(of kind: PlayerEventKind, on object: ExportedObject) {

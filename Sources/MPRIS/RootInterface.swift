@@ -8,9 +8,7 @@ extension MPRISService {
             name: MPRIS.root,
             methods: [
                 .typed("Raise") { [logger, player] _ in
-                    // MPRIS lets a player with CanRaise false ignore Raise; the line shows that it
-                    // came, written once the answer has left (a write to stderr may wake journald)
-                    player.whenAnswered { logger.info("asked to raise: no window") }
+                    Self.raise(player, logger: logger)  // VideoProperties.swift
                 },
                 .typed("Quit") { [weak self] _ in
                     guard let self else { return }
@@ -20,18 +18,13 @@ extension MPRISService {
             ],
             properties: [
                 .typed("CanQuit", get: { true }),
-                .typed("Fullscreen", get: { false }, set: { (fullscreen: Bool) in
-                    if fullscreen { throw DBusError.notSupported("Tonearm has no fullscreen window (CanSetFullscreen is false)") }
-                }),
-                .typed("CanSetFullscreen", get: { false }),
-                .typed("CanRaise", get: { false }),
                 .typed("HasTrackList", get: { true }),
                 .typed("Identity", get: { [options] in options.identity }),
                 .typed("DesktopEntry", get: { [options] in options.desktopEntry }),
                 // empty until the engine knows them, then announced (formatsKnown)
                 .typed("SupportedUriSchemes", get: { [unowned self] in options.formatsPending ? [] : options.supportedURISchemes }),
                 .typed("SupportedMimeTypes", get: { [unowned self] in options.formatsPending ? [] : options.supportedMIMETypes }),
-            ],
+            ] + Self.rootVideoProperties(player),
             introspectionXML: MPRIS.rootXML)
     }
 

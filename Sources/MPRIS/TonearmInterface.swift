@@ -106,7 +106,7 @@ extension MPRISService {
                 }),
                 .typed("IsLive", get: { [player] in player.currentItem?.isLive ?? false }),
                 .typed("Muted", get: { [player] in player.state.isMuted }, set: { [player] (muted: Bool) in player.setMuted(muted) }),
-            ],
+            ] + Self.extensionVideoProperties(player),
             signals: [
                 .typed("PlayedToEnd", ObjectPath.self, argumentNames: ["trackid"]),
                 .typed("ItemFailed", ObjectPath.self, String.self, String.self, argumentNames: ["trackid", "errorName", "message"]),
@@ -125,5 +125,6 @@ extension MPRISService {
         .intentChanged: .only(["TimeControlStatus", "WaitingReason"]),
         .timeControlStatusChanged: .only(["TimeControlStatus", "WaitingReason"]),
         .itemFailed: .all,
+        .videoChanged: .only(["HasVideo", "VideoSize"]),
     ], rereadingAll: PlayerEventKind.stateChanges)
 }

@@ -30,6 +30,11 @@ public struct EngineConfiguration: Sendable {
     public var audioSink: String?
     /// Show video when the item has some and a display exists.
     public var video = true
+    /// The video sink's factory (`TONEARM_VIDEO_SINK`): it must draw into a window it is given
+    /// (GstVideoOverlay), as ximagesink, xvimagesink and glimagesink do.
+    public var videoSink = "ximagesink"
+    /// The window program (`TONEARM_VIDEO_HELPER`); nil: `tonearm-video` beside the running program.
+    public var videoHelper: String?
     /// How long an HTTP source waits for the server before it gives up on the connection
     /// (souphttpsrc's `timeout`, whole seconds, GStreamer's default 15): a stalled server then
     /// becomes an error that the player reconnects after. 10 s rides out a Wi-Fi hiccup and does
@@ -50,6 +55,12 @@ public struct EngineConfiguration: Sendable {
         }
         if let kind = environment["TONEARM_PIPELINE"].flatMap(PipelineKind.init(rawValue:)) {
             configuration.pipeline = kind
+        }
+        if let sink = environment["TONEARM_VIDEO_SINK"], !sink.trimmingWhitespace().isEmpty {
+            configuration.videoSink = sink
+        }
+        if let helper = environment["TONEARM_VIDEO_HELPER"], !helper.isEmpty {
+            configuration.videoHelper = helper
         }
         if let text = environment["TONEARM_NETWORK_TIMEOUT"], let timeout = parseTimeout(text) {
             configuration.networkTimeout = timeout

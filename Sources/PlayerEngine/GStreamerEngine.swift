@@ -89,6 +89,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// (PulseAudio, PipeWire) or a fake sink takes a second stream at once, so nothing waits.
     private static let disposalWait = DispatchTimeInterval.seconds(2)
     private var waitsForDisposal = false
+    /// The video window (`VideoWindow.swift`); the program behind it runs only while video shows.
+    private let windows: VideoWindow
 
     /// Returns at once: GStreamer's set-up (`gst_init`, which scans every plugin when there is no
     /// registry cache yet, and the choice of the sink) runs first on the engine's queue, so the
@@ -100,6 +102,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         self.covers = covers
         self.logger = logger
         queue = DispatchQueue(label: "tonearm.engine", attributes: .initiallyInactive)
+        windows = VideoWindow(helper: configuration.videoHelper ?? VideoWindow.helperPath(), logger: logger)
+        windows.setEventHandler { [weak self] event in self?.videoEvent(event) }
         queue.async { [self] in setUp() }
         if startsAtOnce { queue.activate() }
     }
@@ -220,10 +224,14 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             case .prepareNext(let uri, let generation): prepareNext(uri, generation: generation)
             case .setPlaying(let playing): setPlaying(playing)
             case .playAfterPreroll(let play): playsAfterPreroll = play && pipeline != nil && !prerolled
-            case .release: retire(keepingWarm: true)
+            case .release:
+                retire(keepingWarm: true)
+                // the load of the next item, if any, was queued with this release and runs first
+                queue.async { [self] in if pipeline == nil { closeWindow() } }
             case .seek(let target, let mode, let rate): seek(target, mode: mode, rate: rate)
             case .setVolume(let volume): setVolume(volume)
             case .setMuted(let muted): setMuted(muted)
+            case .video(let command): windows.perform(command)
             }
         }
     }
@@ -257,6 +265,14 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         /// generation it belongs to and the position it goes to. Set before the seek is sent,
         /// taken by the thread that posts the next ASYNC_DONE.
         var awaitedSeek: (generation: Generation, position: Duration)?
+        /// The display its video goes to (nil: its video is dropped), and whether a sink of it got
+        /// the window (such a pipeline is never kept warm: its sink holds the window's id).
+        var display: VideoDisplay?
+        var showedVideo = false
+        /// The video sink `chooseVideo` gave it, if any; guarded by the engine's queue.
+        var videoSink: Element?
+        /// The display the pipeline's flags and video sink were set for; guarded by the engine's queue.
+        var videoSetFor: VideoDisplay??
 
         init(playbin: Element, volume: Element?, bus: Bus, busSource: DispatchSourceRead) {
             self.playbin = playbin
@@ -294,14 +310,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // one GstVolume and its pads "still reachable" per load).
         let volumeElement = try installFilter(on: playbin)
         var flags = playbin.flags("flags") & ~Self.flagSoftVolume
-        let environment = ProcessInfo.processInfo.environment
-        let hasDisplay = environment["DISPLAY"].map { !$0.isEmpty } ?? false || environment["WAYLAND_DISPLAY"].map { !$0.isEmpty } ?? false
-        if !configuration.video || !hasDisplay {
-            flags &= ~(Self.flagVideo | Self.flagText)
-            // legacy playbin still tries real video sinks while autoplugging a video stream, and
-            // plugins-bad's dfbvideosink crashes in libdirectfb without a display: name a fakesink
-            playbin.set("video-sink", try Element(factory: "fakesink"))
-        }
         // An HTTP file of a known size is downloaded whole into a temporary file, nameless from
         // the moment it is made so that it goes with the pipeline, in GLib's user cache directory
         // (gsturidecodebin.c 1.22.0 type_found, gsturisourcebin.c setup_downloadbuffer): its
@@ -314,6 +322,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         playbin.set("flags", flags: flags)
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
         let pipeline = Pipeline(playbin: playbin, volume: volumeElement, bus: bus, busSource: source)
+        // the video flags and sink are chosen per load (`chooseVideo`); until then, none
+        try chooseVideo(for: pipeline, display: nil)
         // The ASYNC_DONE that ends an exact seek goes from the thread that posts it to the player,
         // not through the bus's fd and this queue (make bench, SetPosition -> Seeked: two thread
         // wake-ups and the snapshot's queries less); see `seek`. The children's state changes and
@@ -321,7 +331,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // a load of the bench's MP3 into a kept playbin posts about 100 of them (in 7 bursts that
         // each woke this queue while the streaming threads prerolled), and its way to PLAYING 23
         // more, all read and copied into Swift here before the pipeline's own state change.
-        bus.takeAsyncDone(dropping: [.childStateChanges, .streamStatus]) { [weak self, weak pipeline] in
+        bus.takeAsyncDone(dropping: [.childStateChanges, .streamStatus], windowFor: { [weak self, weak pipeline] width, height in
+            // a streaming thread, in the sync handler: the sink draws into our window (trap 12)
+            guard let self, let pipeline, let display = pipeline.lock.withLock({ pipeline.display }) else { return nil }
+            let window = windows.window(for: VideoSize(width: width, height: height), display: display)
+            if window != nil { pipeline.lock.withLock { pipeline.showedVideo = true } }
+            return window
+        }) { [weak self, weak pipeline] in
             guard let self, let pipeline else { return false }
             let awaited: (generation: Generation, position: Duration)? = pipeline.lock.withLock {
                 defer { pipeline.awaitedSeek = nil }
@@ -502,7 +518,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             }
             let prerolled = [.paused, .playing].contains(pipeline.playbin.currentState.current)
             var keep: (@Sendable (Pipeline) -> Void)?
-            if keepingWarm && prerolled && configuration.pipeline == .playbin {
+            if keepingWarm && prerolled && configuration.pipeline == .playbin && !pipeline.lock.withLock({ pipeline.showedVideo }) {
                 keep = { [weak self] kept in
                     guard let self else { return kept.busSource.cancel() }
                     queue.async { self.adopt(kept) }
@@ -588,6 +604,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         pipeline = fresh
         self.generation = generation
         self.uri = uri
+        // per item: a display found now (the user manager's, when tonearmd has none) shows video
+        try? chooseVideo(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)
         fresh.playbin.set("uri", uri.string)
         let started = fresh.playbin.setState(.paused)
         // an image beside the file is the cover until (unless) the file's own tags bring one: those
@@ -804,6 +822,14 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             prerollWatch = nil
             if !prerolled {
                 prerolled = true
+                // an item without video after one with it: the window closes; one with video has
+                // its size now (the sink asked for the window before its caps were set)
+                if !pipeline.lock.withLock({ pipeline.showedVideo }) {
+                    closeWindow()
+                } else if let size = pipeline.playbin.playbinVideoSize {
+                    windows.resize(to: VideoSize(width: size.width, height: size.height))
+                    pipeline.videoSink?.reconfigureSink()
+                }
                 // PLAYING before the snapshot's queries and the hop to the player: the sink renders
                 // from the preroll buffer it holds
                 if playsAfterPreroll { pipeline.playbin.setState(.playing) }
@@ -885,6 +911,54 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         case .latency, .other:
             break
         }
+    }
+
+    // MARK: Video
+
+    /// Sets `pipeline`'s video flags and sink for `display` (nil: no video), if they are not set
+    /// for it already. In NULL only (a fresh or released pipeline).
+    private func chooseVideo(for pipeline: Pipeline, display: VideoDisplay?) throws {
+        pipeline.lock.withLock { pipeline.display = display }
+        guard pipeline.videoSetFor != .some(display) else { return }
+        var flags = pipeline.playbin.flags("flags")
+        if let display {
+            flags |= Self.flagVideo | Self.flagText
+            // ximagesink renders anywhere X does (Xvfb too, where xvimagesink finds no Xv port), and
+            // draws into the window it is given (GstVideoOverlay); named, so autovideosink never
+            // tries kmssink (trap 12)
+            let sink = try Element(factory: configuration.videoSink)
+            sink.set("display", display.name)
+            pipeline.playbin.set("video-sink", sink)
+            pipeline.videoSink = sink
+        } else {
+            flags &= ~(Self.flagVideo | Self.flagText)
+            // legacy playbin still tries real video sinks while autoplugging a video stream, and
+            // plugins-bad's dfbvideosink crashes in libdirectfb without a display: name a fakesink
+            pipeline.playbin.set("video-sink", try Element(factory: "fakesink"))
+            pipeline.videoSink = nil
+        }
+        pipeline.playbin.set("flags", flags: flags)
+        pipeline.videoSetFor = .some(display)
+    }
+
+    /// Ends the window program once the pipelines that drew into it are in NULL (a sink drawing
+    /// into a destroyed window is an X error, fatal to the process), unless a sink got the window
+    /// again meanwhile. Waits on a thread of its own, never this queue.
+    private func closeWindow() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard windows.isOpen else { return }
+        let seen = windows.uses
+        detachThread(name: "tonearm.video-close") { [weak self] in
+            guard let self else { return }
+            _ = waitForDisposals(timeout: Self.teardownWait)
+            windows.close(unlessUsedSince: seen)
+        }
+    }
+
+    /// An event of the window, to the player: `windowOpened` as the load that asked for it, the
+    /// others whatever the load (the player takes them whatever the generation).
+    private func videoEvent(_ event: VideoEvent) {
+        queue.async { [self] in deliver(.video(event), generation ?? Generation(0)) }
     }
 
     private static func state(_ state: ElementState) -> PipelineState? {

@@ -72,6 +72,8 @@ public enum EngineCommand: Hashable, Sendable {
     case seek(SeekTarget, SeekMode, rate: Double)
     case setVolume(Double)
     case setMuted(Bool)
+    /// Asks the video window something (`VideoState.swift`).
+    case video(VideoCommand)
 
     var isSeek: Bool { if case .seek = self { true } else { false } }
 }
@@ -107,6 +109,8 @@ public enum EngineEvent: Sendable, Equatable {
     /// A stretch of the stream never came (a segment that could not be decoded): playback jumped
     /// from `at` over `length`.
     case gap(at: Duration, length: Duration)
+    /// The video and its window (`VideoState.swift`).
+    case video(VideoEvent)
 }
 
 /// The narrow interface the player drives. The GStreamer engine implements it; unit tests script it.

@@ -287,6 +287,12 @@ public final class Player: @unchecked Sendable {
     public func setMuted(_ muted: Bool) { update { $0.setMuted(muted) } }
     public func setLoopMode(_ mode: LoopMode) { update { $0.setLoopMode(mode) } }
     public func setShuffle(_ shuffled: Bool) { update { $0.setShuffle(shuffled) } }
+    /// The video and its window (`VideoState.swift`).
+    public var video: VideoState { onQueue { machine.video } }
+    /// MPRIS `Fullscreen`; false without a window.
+    @discardableResult public func setFullscreen(_ on: Bool) -> Bool { update { $0.setFullscreen(on) } }
+    /// MPRIS `Raise`; false without a window.
+    @discardableResult public func raiseWindow() -> Bool { update { $0.raiseWindow() } }
 
     /// Tries the failed item again, within the retry budget. It plays.
     public func retry() throws(PlayerError) { try update { m throws(PlayerError) in try m.retry() } }

@@ -29,6 +29,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case gapSkipped(ItemID, at: Duration, length: Duration)
     /// The audio output failed while the current item played; the item stays and the player paused.
     case outputFailed(ItemError)
+    /// The video or its window changed (`VideoState.swift`).
+    case videoChanged(VideoState)
 }
 
 /// One change of the queue's order.

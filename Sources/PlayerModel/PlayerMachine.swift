@@ -39,6 +39,8 @@ public struct PlayerMachine: Sendable {
     private var generationCounter: UInt64 = 0
     /// The current item's load, and what the engine said of it (see `LoadState`).
     private var loadState: LoadState = .idle(start: nil)
+    /// The current item's video and the window (`VideoState.swift`).
+    public internal(set) var video = VideoState()
 
     /// Tag reads of items that have not played (see `MetadataReads`).
     private var reads = MetadataReads()
@@ -62,8 +64,8 @@ public struct PlayerMachine: Sendable {
         return actions
     }
 
-    private mutating func emit(_ event: PlayerEvent) { actions.append(.emit(event)) }
-    private mutating func command(_ command: EngineCommand) {
+    mutating func emit(_ event: PlayerEvent) { actions.append(.emit(event)) }
+    mutating func command(_ command: EngineCommand) {
         if case .setPlaying = command { loadState.loading?.playsAfterPreroll = false }  // the engine drops it too
         actions.append(.engine(command))
     }
@@ -99,6 +101,7 @@ public struct PlayerMachine: Sendable {
             .volumeChanged(settings.volume, muted: settings.muted),
             .loopModeChanged(settings.loopMode),
             .shuffleChanged(playQueue.isShuffled),
+            .videoChanged(video),
         ]
         if let item = playQueue.current {
             events += [
@@ -589,6 +592,7 @@ public struct PlayerMachine: Sendable {
     /// the position (rule 6).
     private mutating func release() {
         if loadState.pipeline != nil { command(.release) }
+        forgetItemVideo()
         if case .awaitingReconnect = loadState { actions.append(.cancelTimer(.reconnect)) }
         stopStallWatch()
         loadState = .idle(start: nil)
@@ -885,6 +889,7 @@ public struct PlayerMachine: Sendable {
 
     /// An event of the engine, for the load `generation`, handed to the machine at `now`.
     public mutating func handle(_ event: EngineEvent, of generation: Generation, at now: ContinuousClock.Instant) {
+        if handleVideo(event, of: generation, current: loadState.pipeline?.generation) { return }
         if let next = loadState.ready?.next, generation == next.generation {
             handlePrepared(event, id: next.id, now: now)
             return
@@ -929,6 +934,7 @@ public struct PlayerMachine: Sendable {
             guard merged != playQueue.item(id)!.metadata else { return }
             playQueue.update(id) { $0.metadata = merged }
             emit(.metadataChanged(id, merged))
+            retitleWindow()
         case .buffering(let percent, let ranges):
             buffering(id, percent, ranges, now: now)
         case .loaded(let ranges):
@@ -952,6 +958,8 @@ public struct PlayerMachine: Sendable {
             } else {
                 updateTimeControl()
             }
+        case .video:
+            break  // taken by handleVideo above
         }
     }
 

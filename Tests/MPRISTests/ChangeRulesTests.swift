@@ -22,6 +22,6 @@ final class ChangeRulesTests: XCTestCase {
     }
 
     func testEveryRuleIsForAnInterfaceOfTheService() {
-        XCTAssertEqual(Set(MPRISService.changeRules.map(\.interface)), [MPRIS.player, MPRIS.tonearm])
+        XCTAssertEqual(Set(MPRISService.changeRules.map(\.interface)), [MPRIS.root, MPRIS.player, MPRIS.tonearm])
     }
 }

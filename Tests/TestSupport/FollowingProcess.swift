@@ -8,7 +8,12 @@ public final class FollowingProcess: @unchecked Sendable {
     private var ended = false
     public let command: String
 
-    public init(_ tool: String, _ arguments: [String], environment: [String: String]) throws {
+    /// Its stdin, when `holdsInput`: open until it is stopped.
+    private var input: Pipe?
+
+    /// `holdsInput`: its stdin is a pipe held open until `stop` (a program that ends at the end
+    /// of its input), instead of the runner's.
+    public init(_ tool: String, _ arguments: [String], environment: [String: String], holdsInput: Bool = false) throws {
         command = ([tool] + arguments).joined(separator: " ")
         process.executableURL = URL(fileURLWithPath: try Tool.path(tool))
         process.arguments = arguments
@@ -16,6 +21,10 @@ public final class FollowingProcess: @unchecked Sendable {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
+        if holdsInput {
+            input = Pipe()
+            process.standardInput = input
+        }
         try process.run()
         let handle = output.fileHandleForReading
         let thread = Thread { [weak self] in

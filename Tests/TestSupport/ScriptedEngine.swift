@@ -17,6 +17,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case seek(Duration, SeekMode, Double)
         case volume(Double)
         case muted(Bool)
+        case video(VideoCommand)
     }
 
     /// The events a test sends; the engine adds what a real one would have asked of the pipeline.
@@ -32,6 +33,8 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case durationChanged(Duration?)
         case requestState(PipelineState)
         case seekRefused
+        /// The window's events (`EngineEvent.video`).
+        case video(VideoEvent)
         /// The ASYNC_DONE of an exact seek, handed over at `position` (`EngineEvent.seekDone`).
         case seekDone(Duration)
         case gap(at: Duration, length: Duration)
@@ -103,6 +106,8 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
             recorded.append(.volume(volume))
         case .setMuted(let muted):
             recorded.append(.muted(muted))
+        case .video(let command):
+            recorded.append(.video(command))
         }
     }
 
@@ -126,6 +131,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case .durationChanged(let duration): .durationChanged(duration)
         case .requestState(let state): .requestState(state)
         case .seekRefused: .seekRefused
+        case .video(let event): .video(event)
         case .seekDone(let position): .seekDone(PositionSample(position, at: clock()))
         case .gap(let at, let length): .gap(at: at, length: length)
         case .loaded(let ranges): .loaded(ranges)

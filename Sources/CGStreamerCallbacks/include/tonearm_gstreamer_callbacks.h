@@ -24,4 +24,10 @@ gboolean tonearm_watch_download(GstElement *source, guint steps);
 /// property as soon as it is made (downloadbuffer, queue2). Returns the handler's id.
 gulong tonearm_unlink_temp_files(GstElement *pipeline);
 
+/// Makes an X error (BadWindow when the window a sink draws into went away: the window program
+/// died, or closed before the sink reached NULL) a logged warning instead of the end of the
+/// process: Xlib's default handler calls exit(). Call once a sink that uses libX11 exists (it
+/// loaded the library); false when no libX11 is loaded.
+gboolean tonearm_survive_x_errors(void);
+
 #endif

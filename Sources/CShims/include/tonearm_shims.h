@@ -35,4 +35,8 @@ void tonearm_malloc_trim(void);
 // process without ASan's runtime. (dispatchMain ends the main thread with pthread_exit.)
 void tonearm_forget_abandoned_stack_frames(void);
 
+// pipe2(2) is a GNU extension Swift's Glibc module leaves out: a pipe whose two ends are
+// close-on-exec from the start, so a program spawned meanwhile on another thread inherits neither.
+int tonearm_pipe_cloexec(int fds[2]);
+
 #endif

@@ -1,0 +1,184 @@
+import Basics
+import Dispatch
+import FoundationEssentials
+import Glibc
+import Logging
+import PlayerModel
+
+/// Tonearm's video window, seen from tonearmd: the `tonearm-video` program (SDL2), started when a
+/// video sink first asks for a window and ended when the queue moves to an item without video or
+/// ends, so that tonearmd maps no window library of its own. It talks a line protocol on the
+/// program's stdin and stdout (see Sources/tonearm-video/main.swift); its lines are read on a
+/// queue of this object's own, which exists only while the program runs (nothing polls).
+///
+/// `window(for:)` runs on a streaming thread, in the bus's sync handler (trap 12); the other
+/// methods on the engine's queue. Never on the queue that answers D-Bus.
+final class VideoWindow: @unchecked Sendable {
+    // @unchecked: every mutable field is guarded by `condition`'s lock.
+    private let helper: String
+    private let logger: Logger
+    /// Where the window's events go; set once by the engine before its first load.
+    private var handler: (@Sendable (VideoEvent) -> Void)?
+    private let condition = Condition()
+    private let readQueue = DispatchQueue(label: "tonearm.video-window")
+    private var child: ChildProcess?
+    private var source: DispatchSourceRead?
+    /// The window's X11 id once the program said it.
+    private var xid: UInt64?
+    /// The program ended (its stdout closed), or failed to start.
+    private var ended = true
+    /// Counts the windows handed to sinks: a close asked before the latest one does not happen.
+    private(set) var uses = 0
+    private var title = "Tonearm"
+    /// How long a sink waits for the window program's first line.
+    private static let startLimit: Duration = .seconds(5)
+
+    init(helper: String, logger: Logger) {
+        self.helper = helper
+        self.logger = logger
+    }
+
+    func setEventHandler(_ handler: @escaping @Sendable (VideoEvent) -> Void) {
+        condition.withLock { self.handler = handler }
+    }
+
+    private func events(_ event: VideoEvent) {
+        condition.withLock { handler }?(event)
+    }
+
+    /// The path of `tonearm-video`: `TONEARM_VIDEO_HELPER`, else beside the running program.
+    static func helperPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let path = environment["TONEARM_VIDEO_HELPER"], !path.isEmpty { return path }
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let directory = exe.lastIndex(of: "/").map { String(exe[..<$0]) } ?? "."
+        return directory + "/tonearm-video"
+    }
+
+    var isOpen: Bool { condition.withLock { child != nil && !ended } }
+
+    /// The window for a sink showing video at `size` on `display`: the one open, or a new one
+    /// (waits, at most `startLimit`, for the program to say its id). Nil: no window could be made,
+    /// and the sink's message goes on to its own window... which this engine never lets happen
+    /// for long: the load goes on without a window of ours.
+    func window(for size: VideoSize, display: VideoDisplay) -> UInt64? {
+        let opened: UInt64? = condition.withLock {
+            if child == nil || ended { start(size: size, display: display) }
+            let deadline = ContinuousClock.now + Self.startLimit
+            while xid == nil && !ended && condition.wait(until: deadline) {}
+            if xid != nil { uses += 1 }
+            return xid
+        }
+        if opened != nil { events(.windowOpened(size)) }
+        return opened
+    }
+
+    /// Starts the program; holding the lock.
+    private func start(size: VideoSize, display: VideoDisplay) {
+        var environment = ProcessInfo.processInfo.environment
+        environment.merge(display.environment) { $1 }
+        let started: ChildProcess
+        do {
+            // the sink may ask before its caps are set: a 16:9 window until `resize`
+            let width = size.width > 0 ? size.width : 640, height = size.height > 0 ? size.height : 360
+            started = try ChildProcess.spawn(helper, [String(width), String(height), title],
+                                             environment: environment.map { "\($0.key)=\($0.value)" })
+        } catch {
+            logger.error("cannot start the video window (\(helper)): \(error.message)")
+            return
+        }
+        child = started
+        xid = nil
+        ended = false
+        logger.info("video window started", metadata: ["pid": "\(started.pid)", "display": "\(display.name)"])
+        var pending: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 512)
+        let source = DispatchSource.makeReadSource(fileDescriptor: started.output, queue: readQueue)
+        source.setEventHandler { [weak self] in
+            let count = Files.read(started.output, into: &buffer)
+            guard count > 0 else {
+                if count < 0 && errno == EINTR { return }
+                self?.condition.withLock { self?.source?.cancel() }
+                return
+            }
+            pending += buffer.prefix(count)
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                self?.heard(line)
+            }
+        }
+        source.setCancelHandler { [weak self] in
+            Glibc.close(started.output)
+            let status = started.wait()
+            self?.programEnded(started, status: status)
+        }
+        self.source = source
+        source.resume()
+    }
+
+    /// A line of the program, on `readQueue`.
+    private func heard(_ line: String) {
+        let words = line.split(separator: " ", maxSplits: 1).map(String.init)
+        switch words.first {
+        case "window":
+            condition.withLock {
+                xid = words.count == 2 ? UInt64(words[1]) : nil
+                condition.broadcast()
+            }
+        case "fullscreen": events(.windowFullscreen(words.last == "1"))
+        case "closed": events(.windowClosed)
+        default: logger.warning("the video window said something unknown: \(line)")
+        }
+    }
+
+    /// On `readQueue`, once the program's stdout closed and it was reaped.
+    private func programEnded(_ ended: ChildProcess, status: Int32) {
+        let hadWindow: Bool = condition.withLock {
+            Glibc.close(ended.input)
+            guard child?.pid == ended.pid else { return false }
+            let had = xid != nil
+            child = nil
+            source = nil
+            xid = nil
+            self.ended = true
+            condition.broadcast()
+            return had
+        }
+        logger.info("video window ended", metadata: ["pid": "\(ended.pid)", "status": "\(status)"])
+        if hadWindow { events(.windowGone) }
+    }
+
+    /// Sends `command` to the window, if there is one.
+    func perform(_ command: VideoCommand) {
+        switch command {
+        case .setTitle(let text):
+            // a title is one line of the protocol
+            let line = String(text.map { $0 == "\n" || $0 == "\r" ? " " : $0 })
+            condition.withLock { title = line }
+            send("title \(line)")
+        case .setFullscreen(let on): send("fullscreen \(on ? 1 : 0)")
+        case .raise: send("raise")
+        }
+    }
+
+    /// The video's size is known (at the preroll): the window takes it, and the player hears it.
+    func resize(to size: VideoSize) {
+        send("size \(size.width) \(size.height)")
+        events(.windowOpened(size))
+    }
+
+    /// Ends the program (its window closes) unless a sink got the window since `uses` was read.
+    func close(unlessUsedSince seen: Int) {
+        condition.withLock {
+            guard uses == seen, let child, !ended else { return }
+            Files.writeAll(Array("quit\n".utf8), to: child.input)
+        }
+    }
+
+    private func send(_ line: String) {
+        condition.withLock {
+            guard let child, !ended else { return }
+            Files.writeAll(Array((line + "\n").utf8), to: child.input)
+        }
+    }
+}

@@ -1,0 +1,360 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Video, slice 1 (issue 28): a window of Tonearm's own on a real X display (Xvfb with openbox),
+/// driven over MPRIS and the extension, with video generated here (videotestsrc's solid patterns).
+/// X has no event a test can wait on from outside: window state is read with xdotool, xprop and
+/// xwininfo in short bounded loops (`waitForX`).
+final class VideoWindowTests: ServiceTestCase {
+    typealias H = ServiceHarness
+
+    private var display: XDisplay?
+    private var helpers: [FollowingProcess] = []
+
+    override func tearDown() {
+        helpers.forEach { $0.stop() }
+        helpers = []
+        super.tearDown()  // tonearmd (and with it its window program) before the X server
+        display?.stop()
+        display = nil
+    }
+
+    // MARK: Media
+
+    /// 10 s of `pattern` at 320x240, H.264 in MP4 with AAC audio and a title tag.
+    func mp4(_ pattern: String, title: String) throws -> URL {
+        try video("\(pattern).mp4", [
+            "videotestsrc", "pattern=\(pattern)", "num-buffers=300", "!", "video/x-raw,width=320,height=240,framerate=30/1", "!",
+            "x264enc", "speed-preset=ultrafast", "!", "mp4mux", "name=m", "!", "filesink", "location=OUT",
+            "audiotestsrc", "num-buffers=431", "!", "taginject", "tags=title=\(title)", "!", "avenc_aac", "!", "m.",
+        ])
+    }
+
+    /// 10 s of `pattern` at 320x240, VP9 in WebM, no audio.
+    func webm(_ pattern: String) throws -> URL {
+        try video("\(pattern).webm", [
+            "videotestsrc", "pattern=\(pattern)", "num-buffers=300", "!", "video/x-raw,width=320,height=240,framerate=30/1", "!",
+            "vp9enc", "deadline=1", "!", "webmmux", "!", "filesink", "location=OUT",
+        ])
+    }
+
+    /// 10 s of `pattern` at 320x240, Theora in Ogg with Vorbis audio.
+    func ogv(_ pattern: String) throws -> URL {
+        try video("\(pattern).ogv", [
+            "videotestsrc", "pattern=\(pattern)", "num-buffers=300", "!", "video/x-raw,width=320,height=240,framerate=30/1", "!",
+            "theoraenc", "!", "oggmux", "name=m", "!", "filesink", "location=OUT",
+            "audiotestsrc", "num-buffers=431", "!", "vorbisenc", "!", "m.",
+        ])
+    }
+
+    private func video(_ name: String, _ pipeline: [String]) throws -> URL {
+        let url = try media.generator.url(name)
+        if FileManager.default.fileExists(atPath: url.path) { return url }
+        let output = try Tool.run("gst-launch-1.0", ["-q"] + pipeline.map { $0 == "location=OUT" ? "location=\(url.path)" : $0 }, timeout: 60)
+        guard output.status == 0 else { throw TestError("gst-launch-1.0 could not make \(name): \(output.stderr)") }
+        return url
+    }
+
+    // MARK: Tests
+
+    func testAVideoItemGetsAWindowOfItsOwnThatMPRISRaisesAndMakesFullscreen() throws {
+        let x = try startDisplay()
+        let file = try mp4("red", title: "Red-Square")
+        let daemon = try harness.start(environment: ["DISPLAY": x.name])
+        let mark = harness.mark()
+        try harness.call(H.player, "OpenUri", "s", [H.uri(file)])
+        try harness.waitForChange(H.extensionInterface, "HasVideo true", from: mark) { $0["HasVideo"]?.bool == true }
+        try harness.waitForChange(H.root, "CanRaise true", from: mark) { $0["CanRaise"]?.bool == true }
+        let window = try x.waitForWindow(classed: "tonearm")
+        XCTAssertTrue(try x.run("xprop", ["-id", window, "WM_CLASS"]).contains("\"tonearm\""), "WM_CLASS of \(window)")
+        try x.waitForX("the window's title to be the track's") { try x.title(of: window) == "Red-Square" }
+        let root = try harness.getAll(H.root)
+        XCTAssertEqual(root["CanRaise"]?.bool, true)
+        XCTAssertEqual(root["CanSetFullscreen"]?.bool, true)
+        XCTAssertEqual(root["Fullscreen"]?.bool, false)
+        XCTAssertEqual(try harness.get(H.extensionInterface, "VideoSize").data as? [Int], [320, 240])
+        // the window takes the video's size, and the video is in it
+        try x.waitForX("the window to be 320x240") { try x.geometry(of: window).size == (320, 240) }
+        try x.waitForX("red in the middle of the window") { try x.colour(atMiddleOf: window) == .red }
+
+        // Raise: another window has the focus, then ours
+        let other = try x.otherWindow()
+        helpers.append(other.process)
+        _ = try x.run("xdotool", ["windowactivate", other.id])
+        try x.waitForX("the other window to have the focus") { try x.activeWindow() == other.id }
+        try harness.call(H.root, "Raise")
+        try x.waitForX("Raise to focus Tonearm's window") { try x.activeWindow() == window }
+        other.process.stop()
+        try x.waitForX("the other window to go") { try x.windows(classed: "tonearm") == [window] }
+
+        // Fullscreen: the screen's size, announced on the root interface
+        var fullscreenMark = harness.mark()
+        try harness.set(H.root, "Fullscreen", "b", "true")
+        try harness.waitForChange(H.root, "Fullscreen true", from: fullscreenMark) { $0["Fullscreen"]?.bool == true }
+        try x.waitForX("the window to cover the screen") { try x.geometry(of: window).size == (1024, 768) }
+        try x.waitForX("red in the middle of the screen") { try x.colour(atMiddleOf: window) == .red }
+        fullscreenMark = harness.mark()
+        try harness.set(H.root, "Fullscreen", "b", "false")
+        try harness.waitForChange(H.root, "Fullscreen false", from: fullscreenMark) { $0["Fullscreen"]?.bool == false }
+
+        // an audio item after it: the window closes, CanRaise goes false, Raise does nothing
+        let closing = harness.mark()
+        try harness.call(H.player, "OpenUri", "s", [H.uri(try short())])
+        try harness.waitForChange(H.root, "CanRaise false", from: closing) { $0["CanRaise"]?.bool == false }
+        try harness.waitForChange(H.extensionInterface, "HasVideo false", from: closing) { $0["HasVideo"]?.bool == false }
+        try x.waitForX("Tonearm's window to close") { try x.windows(classed: "tonearm").isEmpty }
+        XCTAssertEqual(try harness.get(H.extensionInterface, "VideoSize").data as? [Int], [0, 0])
+        XCTAssertEqual(try harness.get(H.root, "CanSetFullscreen").bool, false)
+        try harness.call(H.root, "Raise")
+        try harness.waitForStatus("Playing")
+        XCTAssertTrue(daemon.isRunning)
+    }
+
+    func testVP9InWebMAndTheoraInOggShowTheirColours() throws {
+        let x = try startDisplay()
+        let green = try webm("green"), blue = try ogv("blue")
+        try harness.start(environment: ["DISPLAY": x.name])
+        for (file, colour) in [(green, Colour.green), (blue, Colour.blue)] {
+            let mark = harness.mark()
+            try harness.call(H.player, "OpenUri", "s", [H.uri(file)])
+            try harness.waitForChange(H.extensionInterface, "VideoSize 320x240 for \(file.lastPathComponent)", from: mark) {
+                Self.numbers($0["VideoSize"]) == [320, 240]
+            }
+            let window = try x.waitForWindow(classed: "tonearm")
+            try x.waitForX("\(colour) in the middle of the window for \(file.lastPathComponent)") {
+                try x.colour(atMiddleOf: window) == colour
+            }
+            try x.waitForX("the title to be the file's name") { try x.title(of: window) == file.lastPathComponent }
+        }
+    }
+
+    func testClosingTheWindowStopsTheItemAndTheServiceGoesOn() throws {
+        let x = try startDisplay()
+        let daemon = try harness.start(environment: ["DISPLAY": x.name])
+        let mark = harness.mark()
+        try harness.call(H.player, "OpenUri", "s", [H.uri(try mp4("red", title: "Red-Square"))])
+        try harness.waitForChange(H.root, "CanRaise true", from: mark) { $0["CanRaise"]?.bool == true }
+        let window = try x.waitForWindow(classed: "tonearm")
+        // the window manager's close (openbox: Alt+F4 on the focused window)
+        _ = try x.run("xdotool", ["windowactivate", window])
+        try x.waitForX("Tonearm's window to have the focus") { try x.activeWindow() == window }
+        let closing = harness.mark()
+        _ = try x.run("xdotool", ["key", "--window", window, "alt+F4"])
+        try harness.waitForChange(H.player, "PlaybackStatus Stopped", from: closing) { $0["PlaybackStatus"]?.string == "Stopped" }
+        try harness.waitForChange(H.root, "CanRaise false", from: closing) { $0["CanRaise"]?.bool == false }
+        try x.waitForX("Tonearm's window to go") { try x.windows(classed: "tonearm").isEmpty }
+        // the service goes on: the item plays again, in a new window
+        let again = harness.mark()
+        try harness.call(H.player, "Play")
+        try harness.waitForChange(H.root, "CanRaise true again", from: again) { $0["CanRaise"]?.bool == true }
+        _ = try x.waitForWindow(classed: "tonearm")
+        XCTAssertTrue(daemon.isRunning)
+    }
+
+    /// The window program dying under a sink that still draws into its window (a BadWindow X
+    /// error, whose default handler ends the process) is survived: tonearmd answers and plays on.
+    func testTheWindowProgramKilledWhileDrawingLeavesTheServiceRunning() throws {
+        let x = try startDisplay()
+        let daemon = try harness.start(environment: ["DISPLAY": x.name])
+        let mark = harness.mark()
+        try harness.call(H.player, "OpenUri", "s", [H.uri(try mp4("red", title: "Red-Square"))])
+        try harness.waitForChange(H.root, "CanRaise true", from: mark) { $0["CanRaise"]?.bool == true }
+        let window = try x.waitForWindow(classed: "tonearm")
+        try x.waitForX("red in the window") { try x.colour(atMiddleOf: window) == .red }
+        let children = try Tool.run("pgrep", ["-P", "\(daemon.pid)", "-x", "tonearm-video"], timeout: 15)
+        let helper = try XCTUnwrap(Int32(children.stdout.split(separator: "\n").first ?? ""), "tonearm-video runs: \(children.stdout)")
+        kill(helper, SIGKILL)
+        try x.waitForX("Tonearm's window to go with its program") { try x.windows(classed: "tonearm").isEmpty }
+        try harness.ping()
+        XCTAssertTrue(daemon.isRunning, "tonearmd survived its window's program:\n\(daemon.output)")
+        XCTAssertEqual(try harness.playerctl("status").isEmpty, false)
+    }
+
+    func testHeadlessTheAudioOfAVideoFilePlaysAndNoWindowIsMade() throws {
+        // no DISPLAY of its own, and no user manager on the bus to find one from
+        let daemon = try harness.start(environment: ["DISPLAY": "", "WAYLAND_DISPLAY": ""])
+        try harness.call(H.player, "OpenUri", "s", [H.uri(try ogv("blue"))])
+        try harness.waitForItemStatus("readyToPlay")
+        try harness.waitForStatus("Playing")
+        XCTAssertEqual(try harness.get(H.extensionInterface, "HasVideo").bool, false)
+        XCTAssertEqual(try harness.get(H.root, "CanRaise").bool, false)
+        XCTAssertEqual(try harness.get(H.root, "CanSetFullscreen").bool, false)
+        let children = try Tool.run("pgrep", ["-P", "\(daemon.pid)", "-f", "tonearm-video"], timeout: 10)
+        XCTAssertEqual(children.stdout, "", "a window program started with no display")
+    }
+
+    func testADisplayIsFoundInTheUserManagersEnvironmentWhenTonearmdHasNone() throws {
+        let x = try startDisplay()
+        // the systemd user manager, as a session started at login has it, on the private bus
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("PySupport/systemd_manager.py")
+        let manager = try FollowingProcess("/usr/bin/python3", [script.path, "DISPLAY=\(x.name)", "XDG_SESSION_TYPE=x11"],
+                                           environment: harness.clientEnvironment)
+        helpers.append(manager)
+        try manager.wait(for: "the stand-in user manager") { $0 == "ready" }
+        try harness.start(environment: ["DISPLAY": "", "WAYLAND_DISPLAY": ""])
+        let mark = harness.mark()
+        try harness.call(H.player, "OpenUri", "s", [H.uri(try mp4("red", title: "Red-Square"))])
+        try harness.waitForChange(H.root, "CanRaise true", from: mark) { $0["CanRaise"]?.bool == true }
+        let window = try x.waitForWindow(classed: "tonearm")
+        try x.waitForX("red in the middle of the window") { try x.colour(atMiddleOf: window) == .red }
+    }
+
+    /// The numbers of a structure in a PropertiesChanged (VideoSize's (ii)).
+    static func numbers(_ value: MonitorValue?) -> [Int64]? {
+        guard case .structure(let items)? = value?.unwrapped else { return nil }
+        return items.compactMap(\.int64)
+    }
+
+    private func startDisplay() throws -> XDisplay {
+        let x = try XDisplay.start()
+        display = x
+        return x
+    }
+}
+
+/// The colours of videotestsrc's solid patterns, as a screenshot's pixel shows them.
+enum Colour: CustomStringConvertible {
+    case red, green, blue, other(Int, Int, Int)
+
+    init(_ r: Int, _ g: Int, _ b: Int) {
+        switch (r, g, b) {
+        case (200..., ..<60, ..<60): self = .red
+        case (..<60, 200..., ..<60): self = .green
+        case (..<60, ..<60, 200...): self = .blue
+        default: self = .other(r, g, b)
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .red: "red"
+        case .green: "green"
+        case .blue: "blue"
+        case .other(let r, let g, let b): "rgb(\(r),\(g),\(b))"
+        }
+    }
+
+    static func == (a: Colour, b: Colour) -> Bool { a.description == b.description }
+}
+
+/// An X server of the test's own (Xvfb, 1024x768, on the display number it picks) with openbox as
+/// its window manager, and the X clients that read it.
+final class XDisplay {
+    let name: String
+    private let server: FollowingProcess
+    private let windowManager: FollowingProcess
+
+    private init(name: String, server: FollowingProcess, windowManager: FollowingProcess) {
+        self.name = name
+        self.server = server
+        self.windowManager = windowManager
+    }
+
+    /// Starts Xvfb, which prints its display number once it accepts clients (-displayfd), then
+    /// openbox, which runs its --startup command once it manages the screen.
+    static func start() throws -> XDisplay {
+        let server = try FollowingProcess("Xvfb", ["-displayfd", "1", "-screen", "0", "1024x768x24", "-nolisten", "tcp"], environment: [:])
+        let index = try server.wait(for: "Xvfb's display number", timeout: 20) { Int($0) != nil }
+        let name = ":" + server.lines[index]
+        let windowManager = try FollowingProcess("openbox", ["--startup", "echo openbox-ready"], environment: ["DISPLAY": name])
+        try windowManager.wait(for: "openbox to manage the screen", timeout: 20) { $0 == "openbox-ready" }
+        return XDisplay(name: name, server: server, windowManager: windowManager)
+    }
+
+    func stop() {
+        windowManager.stop()
+        server.stop()
+    }
+
+    /// `tool arguments` on this display: its stdout, trimmed; throws when it fails.
+    func run(_ tool: String, _ arguments: [String]) throws -> String {
+        let output = try Tool.run(tool, arguments, environment: ["DISPLAY": name], timeout: 15)
+        guard output.status == 0 else { throw TestError("\(tool) \(arguments.joined(separator: " ")) failed (\(output.status)): \(output.stderr)") }
+        return output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The mapped windows whose WM_CLASS is `windowClass` (xdotool search; an empty list is no error).
+    func windows(classed windowClass: String) throws -> [String] {
+        let output = try Tool.run("xdotool", ["search", "--onlyvisible", "--classname", windowClass], environment: ["DISPLAY": name], timeout: 15)
+        return output.stdout.split(separator: "\n").map(String.init)
+    }
+
+    func waitForWindow(classed windowClass: String) throws -> String {
+        var found: [String] = []
+        try waitForX("a window of class \(windowClass)") {
+            found = try windows(classed: windowClass)
+            return !found.isEmpty
+        }
+        return found[0]
+    }
+
+    func title(of window: String) throws -> String {
+        try run("xdotool", ["getwindowname", window])
+    }
+
+    func activeWindow() throws -> String {
+        try run("xdotool", ["getactivewindow"])
+    }
+
+    /// Where the window is on the screen and its size (xwininfo's absolute corner).
+    func geometry(of window: String) throws -> (x: Int, y: Int, size: (Int, Int)) {
+        let info = try run("xwininfo", ["-id", window])
+        func value(_ label: String) throws -> Int {
+            guard let line = info.split(separator: "\n").first(where: { $0.contains(label) }),
+                  let number = Int(line.split(separator: ":").last!.trimmingCharacters(in: .whitespaces)) else {
+                throw TestError("xwininfo -id \(window) has no \(label): \(info)")
+            }
+            return number
+        }
+        return (try value("Absolute upper-left X"), try value("Absolute upper-left Y"), (try value("Width"), try value("Height")))
+    }
+
+    /// The colour of the screen's pixel in the middle of `window`: one pixel grabbed with ximagesrc.
+    func colour(atMiddleOf window: String) throws -> Colour {
+        let (x, y, (width, height)) = try geometry(of: window)
+        return try pixel(x + width / 2, y + height / 2)
+    }
+
+    /// One pixel of the screen as RGB, through a file (the grab's bytes are not text).
+    private func pixel(_ x: Int, _ y: Int) throws -> Colour {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-pixel-\(UUID().uuidString).rgb")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let output = try Tool.run("gst-launch-1.0", [
+            "-q", "ximagesrc", "display-name=\(name)", "startx=\(x)", "starty=\(y)", "endx=\(x)", "endy=\(y)", "num-buffers=1",
+            "use-damage=false", "!", "videoconvert", "!", "video/x-raw,format=RGB,width=1,height=1", "!", "filesink", "location=\(file.path)",
+        ], timeout: 15)
+        guard output.status == 0 else { throw TestError("ximagesrc could not grab \(x),\(y): \(output.stderr)") }
+        let data = try Data(contentsOf: file)
+        guard data.count >= 3 else { throw TestError("the grab of \(x),\(y) has \(data.count) bytes") }
+        return Colour(Int(data[0]), Int(data[1]), Int(data[2]))
+    }
+
+    /// A window of another program, which openbox gives the focus to: a second tonearm-video.
+    func otherWindow() throws -> (id: String, process: FollowingProcess) {
+        let program = try BuiltProduct.executable("tonearm-video", override: nil)
+        // its stdin held open: its end is the program's "quit"
+        let process = try FollowingProcess(program.path, ["200", "150", "Other"], environment: ["DISPLAY": name], holdsInput: true)
+        let index = try process.wait(for: "the other window's id") { $0.hasPrefix("window ") }
+        let id = String(process.lines[index].dropFirst("window ".count))
+        try waitForX("the other window to be mapped") { try windows(classed: "tonearm").contains(id) }
+        return (id, process)
+    }
+
+    /// Reads X state until `condition` holds: every 50 ms, at most `timeout` (there is no X event
+    /// a test can wait on from outside).
+    func waitForX(_ what: String, timeout: TimeInterval = 10, _ condition: () throws -> Bool) throws {
+        let deadline = Date(timeIntervalSinceNow: timeout * ServiceHarness.slowdown)
+        var lastError: (any Error)?
+        while Date() < deadline {
+            do {
+                if try condition() { return }
+            } catch {
+                lastError = error
+            }
+            usleep(50_000)
+        }
+        throw TestError("timed out after \(timeout) s waiting for \(what)\(lastError.map { " (last: \($0))" } ?? "")")
+    }
+}
