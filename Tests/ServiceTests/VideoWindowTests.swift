@@ -162,8 +162,7 @@ final class VideoWindowTests: ServiceTestCase {
         try harness.waitForChange(H.root, "CanRaise true", from: mark) { $0["CanRaise"]?.bool == true }
         let window = try x.waitForWindow(classed: "tonearm")
         try x.waitForX("red in the window") { try x.colour(atMiddleOf: window) == .red }
-        let children = try Tool.run("pgrep", ["-P", "\(daemon.pid)", "-x", "tonearm-video"], timeout: 15)
-        let helper = try XCTUnwrap(Int32(children.stdout.split(separator: "\n").first ?? ""), "tonearm-video runs: \(children.stdout)")
+        let helper = try XCTUnwrap(Self.children(of: daemon.pid, named: "tonearm-video").first, "tonearm-video runs")
         kill(helper, SIGKILL)
         try x.waitForX("Tonearm's window to go with its program") { try x.windows(classed: "tonearm").isEmpty }
         try harness.ping()
@@ -180,8 +179,22 @@ final class VideoWindowTests: ServiceTestCase {
         XCTAssertEqual(try harness.get(H.extensionInterface, "HasVideo").bool, false)
         XCTAssertEqual(try harness.get(H.root, "CanRaise").bool, false)
         XCTAssertEqual(try harness.get(H.root, "CanSetFullscreen").bool, false)
-        let children = try Tool.run("pgrep", ["-P", "\(daemon.pid)", "-f", "tonearm-video"], timeout: 10)
-        XCTAssertEqual(children.stdout, "", "a window program started with no display")
+        XCTAssertEqual(Self.children(of: daemon.pid, named: "tonearm-video"), [], "a window program started with no display")
+    }
+
+    /// The processes whose parent is `parent` and whose name (`/proc/PID/stat`'s comm) is `name`:
+    /// read from /proc, which every Linux has (procps' pgrep is not on a minimal Debian).
+    static func children(of parent: Int32, named name: String) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> Int32? in
+            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return nil }
+            let comm = stat[stat.index(after: open)..<close]
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            // after the comm: state, then the parent's pid (proc(5))
+            guard comm == name[...].prefix(15), fields.count > 1, Int32(fields[1]) == parent else { return nil }
+            return pid
+        }
     }
 
     func testADisplayIsFoundInTheUserManagersEnvironmentWhenTonearmdHasNone() throws {
