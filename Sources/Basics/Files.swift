@@ -64,11 +64,18 @@ public enum Files {
         defer { closedir(directory) }
         let descriptor = dirfd(directory)
         var entries: [DirectoryEntry] = []
+        // a dirent is as long as its name (d_reclen), not sizeof(struct dirent): the fields are
+        // read in place, never by copying the struct, which reads past the last entry of
+        // readdir's buffer (make test-asan: heap-buffer-overflow in opendir's allocation)
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        let typeOffset = MemoryLayout<dirent>.offset(of: \dirent.d_type)!
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            let raw = UnsafeRawPointer(entry)
+            let cName = (raw + nameOffset).assumingMemoryBound(to: CChar.self)
+            let name = Array(UnsafeRawBufferPointer(start: cName, count: strlen(cName)))
             if name == [UInt8(ascii: ".")] || name == [UInt8(ascii: "."), UInt8(ascii: ".")] { continue }
             let kind: DirectoryEntry.Kind
-            switch Int32(entry.pointee.d_type) {
+            switch Int32(raw.load(fromByteOffset: typeOffset, as: UInt8.self)) {
             case Int32(DT_REG): kind = .regular
             case Int32(DT_DIR): kind = .directory
             case Int32(DT_LNK): kind = .link

@@ -73,6 +73,8 @@ final class VideoWindowTests: ServiceTestCase {
         XCTAssertEqual(root["CanRaise"]?.bool, true)
         XCTAssertEqual(root["CanSetFullscreen"]?.bool, true)
         XCTAssertEqual(root["Fullscreen"]?.bool, false)
+        // the window opens on the first frame, the size comes with the preroll: announced either way
+        try harness.waitForChange(H.extensionInterface, "VideoSize 320x240", from: mark) { Self.numbers($0["VideoSize"]) == [320, 240] }
         XCTAssertEqual(try harness.get(H.extensionInterface, "VideoSize").data as? [Int], [320, 240])
         // the window takes the video's size, and the video is in it
         try x.waitForX("the window to be 320x240") { try x.geometry(of: window).size == (320, 240) }
