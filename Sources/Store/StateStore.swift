@@ -68,7 +68,7 @@ public final class StateStore: @unchecked Sendable {
     private var database: Database?
     /// The file the open database writes (its device and inode), checked before each write: a
     /// file whose folder was deleted takes writes as ever, and they are gone at exit.
-    private var openedFile: FileIdentity?
+    private var openedFile: FileStatus?
     /// The file was replaced by a fresh one while running, or writes failed: changes wait for the
     /// whole state.
     private var awaitingFullState = false {
@@ -180,7 +180,7 @@ public final class StateStore: @unchecked Sendable {
         do {
             let saved = try prepare(database)
             self.database = database
-            openedFile = FileIdentity(path: path)
+            openedFile = Self.status(of: path)
             return saved
         } catch .sqlite(let error) where error.isBusy {
             logger.error("cannot save the player's state: another tonearmd is using \(path); this one starts empty and saves nothing (use --instance to run a second one with its own state)")
@@ -417,6 +417,11 @@ public final class StateStore: @unchecked Sendable {
 
     /// A local file that no longer exists (stat says ENOENT or ENOTDIR); anything else is left
     /// for the engine to find when it loads the item.
+    /// What stat(2) says of the file at `path` now (kind, device, inode); nil when it is gone.
+    private static func status(of path: String) -> FileStatus? {
+        try? Files.status(Array(path.utf8)).get()
+    }
+
     private static func isMissing(_ uri: MediaURI) -> Bool {
         guard let bytes = uri.pathBytes, case .failure(let error) = Files.status(bytes) else { return false }
         return error.isNoSuchFile
@@ -524,7 +529,7 @@ public final class StateStore: @unchecked Sendable {
             changes += playlistRecords.values.sorted { $0.id < $1.id }.map { .playlist($0) }
             changes.append(.activePlaylist(activePlaylist))
         }
-        guard openedFile != nil, FileIdentity(path: path) == openedFile else {
+        guard openedFile != nil, Self.status(of: path) == openedFile else {
             // the folder or the file was deleted (or replaced) under the open database: writes
             // would go to a file with no name, lost at exit
             fail("\(path) was deleted or replaced while tonearmd ran")
@@ -621,7 +626,7 @@ public final class StateStore: @unchecked Sendable {
         do {
             _ = try prepare(database)
             self.database = database
-            openedFile = FileIdentity(path: path)
+            openedFile = Self.status(of: path)
         } catch .sqlite(let error) where error.isCorrupt {
             database.close()
             _ = replace(because: "it is corrupt (\(error.message))", suffix: "corrupt", retry: true)
@@ -825,16 +830,5 @@ extension StateChange {
         case .playlist, .activePlaylist: true
         default: false
         }
-    }
-}
-
-/// A file's device and inode, as stat(2) finds its path now; nil when it is gone.
-private struct FileIdentity: Equatable {
-    let device: UInt64, inode: UInt64
-    init?(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
     }
 }
