@@ -17,17 +17,9 @@ struct DirectoryWalk {
     let root: MediaURI
     /// /proc, /sys, /dev and /run (`systemPaths`) by device and inode: not entered by whatever
     /// path (a link, a bind mount) leads there.
-    let systemDirectories: Set<FileIdentity>
+    let systemDirectories: Set<FileStatus>
 
-    struct FileIdentity: Hashable {
-        let device: UInt64, inode: UInt64
-        init(_ status: FileStatus) {
-            device = status.device
-            inode = status.inode
-        }
-    }
-
-    private enum Kind { case file, directory(FileIdentity) }
+    private enum Kind { case file, directory(FileStatus) }
     private struct Entry {
         let name: [UInt8]
         let kind: Kind
@@ -44,13 +36,13 @@ struct DirectoryWalk {
     /// Walks the folder at `path` (absolute, its bytes), whose `stat` is `status`.
     func files(under path: [UInt8], status: FileStatus) throws(ResolveError) -> [MediaURI] {
         var found: [MediaURI] = []
-        var visited: Set<FileIdentity> = [FileIdentity(status)]
+        var visited: Set<FileStatus> = [status]
         if let reason = control.cancellation { throw .cancelled(reason) }
         guard let top = list(path) else {
             throw .item(ItemError(.permission, "permission denied: cannot list \(root.displayPath)"))
         }
         // a stack of levels, not recursion: a tree as deep as PATH_MAX allows is no thread's stack
-        var levels = [Level(path: path, device: FileIdentity(status).device, entries: top)]
+        var levels = [Level(path: path, device: status.device, entries: top)]
         while let level = levels.last {
             guard level.next < level.entries.count else {
                 levels.removeLast()
@@ -93,7 +85,7 @@ struct DirectoryWalk {
                     // a link counts as what it points to; a broken one is skipped
                     guard let found = status(entry.name) else { continue }
                     switch found.kind {
-                    case .directory: entries.append(Entry(name: entry.name, kind: .directory(FileIdentity(found))))
+                    case .directory: entries.append(Entry(name: entry.name, kind: .directory(found)))
                     case .regular where isPlayable(entry.name): entries.append(Entry(name: entry.name, kind: .file))
                     default: continue
                     }
@@ -125,10 +117,10 @@ struct DirectoryWalk {
     static let systemPaths = ["/proc", "/sys", "/dev", "/run"]
 
     /// `systemPaths` as they are on this machine now (a stat each).
-    static func systemIdentities() -> Set<FileIdentity> {
+    static func systemIdentities() -> Set<FileStatus> {
         Set(systemPaths.compactMap { path in
             guard case .success(let status) = Files.status(Array(path.utf8)) else { return nil }
-            return FileIdentity(status)
+            return status
         })
     }
 
@@ -167,7 +159,7 @@ extension MediaCapabilities {
         }
         guard status.kind == .directory else { throw .item(ItemError(.notFound, "not a directory: \(name)")) }
         let system = DirectoryWalk.systemIdentities()
-        if system.contains(DirectoryWalk.FileIdentity(status)) {
+        if system.contains(status) {
             throw .item(ItemError(.unsupportedFormat, "not walked: \(name) holds the system's devices and state, not media"))
         }
         if let kind = DirectoryWalk.pseudoFileSystem(at: path) {
