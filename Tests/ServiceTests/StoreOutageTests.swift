@@ -75,16 +75,22 @@ final class StoreOutageTests: ServiceTestCase {
         XCTAssertEqual(try harness.tracks, tracks, "after the restart, the queue as the user left it:\n\(second.output)", file: file, line: line)
     }
 
-    func testAFullDiskKeepsTheStateAndSavesItAllOnceSpaceComesBack() throws {
+    /// Two tracks saved on a 1 MiB tmpfs, which is then filled, and a third track added that cannot
+    /// be saved: the daemon, the queue as the user sees it, the filler and the log's mark before.
+    func fullDiskWithAChangeWaiting() throws -> (daemon: Daemon, tracks: [String], filler: URL, mark: Int) {
         try mountTmpfs(at: harness.stateHome, size: "1m")
         let (daemon, saved) = try startWithTwoTracks()
-        var tracks = saved
         let filler = try fill(harness.stateHome)
-
-        // while the disk is full: the service plays on, the change waits in memory
         let mark = daemon.output.utf8.count
-        tracks.append(try add(try short("during", seconds: 5)))
+        let added = try add(try short("during", seconds: 5))
         try daemon.waitForLog(Self.failed, after: mark)
+        return (daemon, saved + [added], filler, mark)
+    }
+
+    func testAFullDiskKeepsTheStateAndSavesItAllOnceSpaceComesBack() throws {
+        // while the disk is full: the service plays on, the change waits in memory
+        let (daemon, waiting, filler, mark) = try fullDiskWithAChangeWaiting()
+        var tracks = waiting
         XCTAssertTrue(daemon.output.contains("the disk is full"), "the system's reason is said:\n\(daemon.output)")
         try harness.set(H.player, "Volume", "d", "0.5")
         tracks.append(try add(try short("during-2", seconds: 5)))
@@ -101,13 +107,7 @@ final class StoreOutageTests: ServiceTestCase {
     }
 
     func testWithNoFurtherChangeTheRetryTimerSavesOnceSpaceComesBack() throws {
-        try mountTmpfs(at: harness.stateHome, size: "1m")
-        let (daemon, saved) = try startWithTwoTracks()
-        var tracks = saved
-        let filler = try fill(harness.stateHome)
-        let mark = daemon.output.utf8.count
-        tracks.append(try add(try short("during", seconds: 5)))
-        try daemon.waitForLog(Self.failed, after: mark)
+        let (daemon, tracks, filler, mark) = try fullDiskWithAChangeWaiting()
         try FileManager.default.removeItem(at: filler)
         // nothing else happens: the backoff (1, 2, 4 s ...) tries again by itself
         try daemon.waitForLog(Self.savingAgain, after: mark, timeout: 30)
