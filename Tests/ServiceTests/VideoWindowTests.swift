@@ -113,6 +113,14 @@ final class VideoWindowTests: ServiceTestCase {
         XCTAssertTrue(daemon.isRunning)
     }
 
+    /// Opens the red H.264 clip and returns Tonearm's window once MPRIS says it can raise it.
+    func openRedSquare(on x: XDisplay) throws -> String {
+        let mark = harness.mark()
+        try harness.call(H.player, "OpenUri", "s", [H.uri(try mp4("red", title: "Red-Square"))])
+        try harness.waitForChange(H.root, "CanRaise true", from: mark) { $0["CanRaise"]?.bool == true }
+        return try x.waitForWindow(classed: "tonearm")
+    }
+
     func testVP9InWebMAndTheoraInOggShowTheirColours() throws {
         let x = try startDisplay()
         let green = try webm("green"), blue = try ogv("blue")
@@ -134,10 +142,7 @@ final class VideoWindowTests: ServiceTestCase {
     func testClosingTheWindowStopsTheItemAndTheServiceGoesOn() throws {
         let x = try startDisplay()
         let daemon = try harness.start(environment: ["DISPLAY": x.name])
-        let mark = harness.mark()
-        try harness.call(H.player, "OpenUri", "s", [H.uri(try mp4("red", title: "Red-Square"))])
-        try harness.waitForChange(H.root, "CanRaise true", from: mark) { $0["CanRaise"]?.bool == true }
-        let window = try x.waitForWindow(classed: "tonearm")
+        let window = try openRedSquare(on: x)
         // the window manager's close (openbox: Alt+F4 on the focused window)
         _ = try x.run("xdotool", ["windowactivate", window])
         try x.waitForX("Tonearm's window to have the focus") { try x.activeWindow() == window }
@@ -159,10 +164,7 @@ final class VideoWindowTests: ServiceTestCase {
     func testTheWindowProgramKilledWhileDrawingLeavesTheServiceRunning() throws {
         let x = try startDisplay()
         let daemon = try harness.start(environment: ["DISPLAY": x.name])
-        let mark = harness.mark()
-        try harness.call(H.player, "OpenUri", "s", [H.uri(try mp4("red", title: "Red-Square"))])
-        try harness.waitForChange(H.root, "CanRaise true", from: mark) { $0["CanRaise"]?.bool == true }
-        let window = try x.waitForWindow(classed: "tonearm")
+        let window = try openRedSquare(on: x)
         try x.waitForX("red in the window") { try x.colour(atMiddleOf: window) == .red }
         let helper = try XCTUnwrap(Self.children(of: daemon.pid, named: "tonearm-video").first, "tonearm-video runs")
         kill(helper, SIGKILL)
@@ -209,10 +211,7 @@ final class VideoWindowTests: ServiceTestCase {
         helpers.append(manager)
         try manager.wait(for: "the stand-in user manager") { $0 == "ready" }
         try harness.start(environment: ["DISPLAY": "", "WAYLAND_DISPLAY": ""])
-        let mark = harness.mark()
-        try harness.call(H.player, "OpenUri", "s", [H.uri(try mp4("red", title: "Red-Square"))])
-        try harness.waitForChange(H.root, "CanRaise true", from: mark) { $0["CanRaise"]?.bool == true }
-        let window = try x.waitForWindow(classed: "tonearm")
+        let window = try openRedSquare(on: x)
         try x.waitForX("red in the middle of the window") { try x.colour(atMiddleOf: window) == .red }
     }
 
