@@ -224,10 +224,7 @@ final class WalkTests: ServiceTestCase {
         XCTAssertTrue(error.message.contains("10000 times") && error.message.contains("more than 10 playable files"), error.message)
         let grown = try Self.peakMemory(of: daemon.pid) - before
         print("Enqueue of a folder ×10,000 refused in \(elapsed); peak RSS grew by \(grown / 1024) KiB")
-        // a sanitizer's allocator keeps freed blocks in quarantine and shadows every byte: the
-        // bound is for the build users run, and scaled under make test-tsan/test-asan
-        let allowance = ProcessInfo.processInfo.environment["SWIFT_SANITIZE"].map { $0.isEmpty ? 1 : 3 } ?? 1
-        XCTAssertLessThan(grown, (32 << 20) * allowance, "peak memory grew by \(grown >> 20) MiB")
+        XCTAssertLessThan(grown, (32 << 20) * ServiceHarness.memoryOverhead, "peak memory grew by \(grown >> 20) MiB")
         XCTAssertEqual(try harness.tracks, [])
     }
 
