@@ -272,14 +272,17 @@ public final class ExportedObject: @unchecked Sendable {
         connection.answering { waiting.forEach { $0() } }
     }
 
-    /// Answers the read in `context` with `read` now, or once the reads are released when it
-    /// touches a held property (`property` nil: all of `interface`'s, or of every interface when
-    /// that is empty).
-    private func answerRead(_ context: MethodContext, interface: String, property: String?,
-                            _ read: @escaping () throws -> [DBusValue]) throws -> [DBusValue] {
-        let held = heldReads.isEmpty ? false : property.map { heldReads[interface]?.contains($0) == true }
-            ?? (interface.isEmpty || heldReads[interface] != nil)
-        guard held else { return try read() }
+    /// Whether a read of `property` of `interface` (nil: a GetAll of it, or of every interface
+    /// when `interface` is empty) waits for `releaseReads`.
+    private func readIsHeld(_ interface: String, _ property: String?) -> Bool {
+        guard !heldReads.isEmpty else { return false }
+        guard let property else { return interface.isEmpty || heldReads[interface] != nil }
+        return heldReads[interface]?.contains(property) == true
+    }
+
+    /// Defers the reply to the read in `context` until the reads are released, then answers it
+    /// with `read`.
+    private func deferRead(_ context: MethodContext, _ read: @escaping () throws -> [DBusValue]) -> [DBusValue] {
         let reply = context.deferReply()
         waitingReads.append {
             do { reply.succeed(try read()) } catch { reply.fail(error) }
@@ -543,8 +546,8 @@ public final class ExportedObject: @unchecked Sendable {
             InterfaceDescription(name: Self.properties, methods: [
                 .init("Get", in: "ss", out: "v", raw: { [unowned self] context in
                     let (interface, property) = try lookupProperty(try context.message.arguments())
-                    if !heldReads.isEmpty, heldReads[interface]?.contains(property.name) == true {
-                        return try answerRead(context, interface: interface, property: property.name) { [unowned self] in
+                    if readIsHeld(interface, property.name) {
+                        return deferRead(context) { [unowned self] in
                             [.variant(try read(property, of: interface))]
                         }
                     }
@@ -554,7 +557,8 @@ public final class ExportedObject: @unchecked Sendable {
                 }),
                 .init("GetAll", in: "s", out: "a{sv}") { [unowned self] args, context in
                     let interface = args[0].stringValue ?? ""
-                    return try answerRead(context, interface: interface, property: nil) { [unowned self] in [try getAll(interface)] }
+                    if readIsHeld(interface, nil) { return deferRead(context) { [unowned self] in [try getAll(interface)] } }
+                    return [try getAll(interface)]
                 },
                 .init("Set", in: "ssv", out: "", raw: { [unowned self] context in
                     try set(context)
