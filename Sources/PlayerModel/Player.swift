@@ -111,8 +111,7 @@ public final class Player: @unchecked Sendable {
                     self.timers.removeValue(forKey: kind)?.cancel()
                     self.update { $0.timerFired(kind, now: self.clock()) }
                 }
-                let (seconds, attoseconds) = delay.components
-                timer.schedule(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
+                timer.schedule(deadline: .now() + .nanoseconds(Int(delay.nanoseconds)))
                 timer.resume()
                 timers[kind] = timer
             case .cancelTimer(let kind):

@@ -666,8 +666,7 @@ public final class StateStore: @unchecked Sendable {
             timer.resume()
             return timer
         }()
-        let nanoseconds = Int(delay.components.seconds) * 1_000_000_000 + Int(delay.components.attoseconds / 1_000_000_000)
-        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(100))
+        timer.schedule(deadline: .now() + .nanoseconds(Int(delay.nanoseconds)), leeway: .milliseconds(100))
         outage.timer = timer
         outage.nextRetry = now + delay
         self.outage = outage
