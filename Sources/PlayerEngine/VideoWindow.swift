@@ -127,6 +127,7 @@ final class VideoWindow: @unchecked Sendable {
             }
         case "fullscreen": events(.windowFullscreen(words.last == "1"))
         case "closed": events(.windowClosed)
+        case "motion": events(.pointerMoved)
         default: logger.warning("the video window said something unknown: \(line)")
         }
     }
@@ -158,6 +159,7 @@ final class VideoWindow: @unchecked Sendable {
             send("title \(line)")
         case .setFullscreen(let on): send("fullscreen \(on ? 1 : 0)")
         case .raise: send("raise")
+        case .controls: break  // drawn in the pipeline (GStreamerEngine.showControls), not by the program
         }
     }
 

@@ -23,6 +23,9 @@ public struct VideoState: Hashable, Sendable {
     public var hasWindow = false
     /// The window covers the screen (MPRIS `Fullscreen`); false without a window.
     public var isFullscreen = false
+    /// `ControlsVisible`: whether the on-screen bar shows when the pointer moves (`ControlsBar`);
+    /// a setting the user chose, saved with the queue.
+    public var controlsVisible = true
     public init() {}
 }
 
@@ -41,6 +44,8 @@ public enum VideoEvent: Sendable, Equatable {
     case windowClosed
     /// The window is gone: the queue moved to an item without video, or it ended.
     case windowGone
+    /// The pointer moved over the window (the program says so at most every 250 ms).
+    case pointerMoved
 }
 
 /// What the player asks of the window; ignored by an engine without one.
@@ -49,6 +54,8 @@ public enum VideoCommand: Hashable, Sendable {
     case setFullscreen(Bool)
     /// Show it and give it the focus (MPRIS `Raise`).
     case raise
+    /// The on-screen bar's text, or nil: the bar hides (`ControlsBar`).
+    case controls(String?)
 }
 
 extension PlayerMachine {
@@ -79,6 +86,9 @@ extension PlayerMachine {
         case .windowGone:
             next.hasWindow = false
             next.isFullscreen = false
+            hideControls()
+        case .pointerMoved:
+            return true  // taken by `handle` with its instant
         }
         setVideo(next)
         return true
@@ -92,6 +102,7 @@ extension PlayerMachine {
     /// The item's video is forgotten when its load is released (the window stays until the engine
     /// says it is gone: a video item after a video item keeps it).
     mutating func forgetItemVideo() {
+        hideControls()
         var next = video
         next.hasVideo = false
         next.size = .zero

@@ -95,6 +95,8 @@ public final class SDLWindow {
         case windowChanged
         /// `pushUserEvent` was called.
         case user
+        /// The pointer moved over the window.
+        case pointerMoved
         case quit
         case other
     }
@@ -106,6 +108,7 @@ public final class SDLWindow {
         switch SDL_EventType(event.type) {
         case SDL_QUIT: return .quit
         case SDL_USEREVENT: return .user
+        case SDL_MOUSEMOTION: return .pointerMoved
         case SDL_WINDOWEVENT:
             switch SDL_WindowEventID(UInt32(event.window.event)) {
             case SDL_WINDOWEVENT_CLOSE: return .closeRequested

@@ -8,6 +8,7 @@ import SDLWindow
 //
 // A line protocol on stdin/stdout (tonearmd's side: Sources/PlayerEngine/VideoWindow.swift):
 //   out: "window <X11 id>" once the window exists; "fullscreen 0|1" when that changes;
+//        "motion" when the pointer moves over the window, at most every 250 ms;
 //        "closed" when the person closes the window (it is hidden, not destroyed: tonearmd's video
 //        sink may still draw into it until tonearmd says "quit")
 //   in:  "title <text>", "size <width> <height>", "fullscreen 0|1", "raise", "quit" (end of input
@@ -77,6 +78,11 @@ detachThread(name: "tonearm-video.in") {
     mailbox.post("quit")
 }
 
+/// A moving pointer makes a motion event per pixel: tonearmd hears of one every `motionInterval`
+/// at most (the bar it shows hides 2 s after the last, so it may hide up to this much early).
+let motionInterval = Duration.milliseconds(250)
+var lastMotion: ContinuousClock.Instant?
+
 var fullscreen = false
 /// Says "fullscreen 0|1" when the window's state is not the one said last.
 @MainActor func reportFullscreen() {
@@ -94,6 +100,12 @@ loop: while true {
         say("closed")
     case .windowChanged:
         reportFullscreen()
+    case .pointerMoved:
+        let now = ContinuousClock.now
+        if lastMotion.map({ now - $0 >= motionInterval }) ?? true {
+            lastMotion = now
+            say("motion")
+        }
     case .user:
         for line in mailbox.take() {
             let (verb, rest) = line.firstIndex(of: " ").map { (String(line[..<$0]), String(line[line.index(after: $0)...])) } ?? (line, "")
