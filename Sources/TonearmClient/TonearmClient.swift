@@ -268,6 +268,18 @@ public final class TonearmClient: @unchecked Sendable {
         try setProperty(Self.playerInterface, "Shuffle", .bool(shuffle))
     }
 
+    /// `ControlsVisible`: whether the video window shows its bar when the pointer moves.
+    public func controlsVisible() throws -> Bool {
+        guard let on = try property(Self.extensionInterface, "ControlsVisible").boolValue else {
+            throw ClientError(.unexpectedReply, "ControlsVisible is not a boolean")
+        }
+        return on
+    }
+
+    public func setControlsVisible(_ on: Bool) throws {
+        try setProperty(Self.extensionInterface, "ControlsVisible", .bool(on))
+    }
+
     /// `Rate`; the service refuses (InvalidArgs) what is outside `MinimumRate...MaximumRate` (0 pauses).
     public func setRate(_ rate: Double) throws {
         try setProperty(Self.playerInterface, "Rate", .double(rate))
