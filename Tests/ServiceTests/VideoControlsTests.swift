@@ -100,6 +100,8 @@ final class VideoControlsTests: ServiceTestCase {
         try harness.call(H.player, "Pause")
         try harness.waitForStatus("Paused")
         let position = try harness.get(H.player, "Position").int64
+        Thread.sleep(forTimeInterval: 1)  // the pause settles first
+        let before = wakeUps()
         let mark = harness.mark()
 
         let moved = Date()
@@ -112,6 +114,25 @@ final class VideoControlsTests: ServiceTestCase {
         let seeked = harness.watcher.messages(from: mark).filter { $0.member == "Seeked" }
         XCTAssertEqual(seeked.count, 0, "a redraw was announced as a seek: \(seeked)")
         XCTAssertTrue(try x.colour(atMiddleOf: window) == .red)
+        // the hidden bar left no timer: what wakes now woke before the bar showed, and nothing else
+        Thread.sleep(forTimeInterval: 1)  // what the last redraw started settles first
+        let after = wakeUps()
+        let added = after.filter { before[$0.key] == nil }
+        XCTAssertLessThanOrEqual(added.values.reduce(0, +), 1, "woken since the bar showed and hid: \(added) (before it: \(before))")
+        XCTAssertLessThanOrEqual(after.values.reduce(0, +), before.values.reduce(0, +) + 2,
+                                 "woken more often since the bar showed and hid: \(after) (before it: \(before))")
+    }
+
+    /// The threads of tonearmd that woke in 3 s, and how often. A paused video already has one
+    /// that wakes 20 times a second, not ours: it does with no bar ever shown.
+    private func wakeUps() -> [String: Int] {
+        let (_, threads) = WakeUps.count(harness.daemon.pid, window: 3, sanitizerThreadName: "tonearmd")
+        var counts: [String: Int] = [:]
+        for thread in threads {  // "TID NAME +N"
+            let words = thread.split(separator: " ")
+            counts[String(words[0])] = Int(words.last!.dropFirst()) ?? 0
+        }
+        return counts
     }
 
     func testControlsVisibleFalseKeepsTheBarHiddenAndIsAnnounced() throws {
