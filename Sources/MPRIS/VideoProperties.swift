@@ -36,7 +36,7 @@ extension MPRISService {
                 let size = player.video.size
                 return SizeValue(Int32(clamping: size.width), Int32(clamping: size.height))
             }),
-        ]
+        ] + videoSettingsProperties(player)
     }
 
     /// Which of the root interface's properties each player event may change: only the window's.

@@ -289,6 +289,7 @@ public struct PlayerMachine: Sendable {
             for entry in saved.items { if let key = entry.shuffleKey { keys[entry.id] = key } }
             playQueue.restoreShuffle(seed: restored.shuffleSeed, keys: keys)
         }
+        restoreVideoSettings(restored.video)
         for event in currentValues { emit(event) }
         guard let item = playQueue.current else { return }
         let wanted: TransportIntent = resume == .play ? .playing : restored.intent == .stopped ? .stopped : .paused

@@ -23,6 +23,8 @@ public struct VideoState: Hashable, Sendable {
     public var hasWindow = false
     /// The window covers the screen (MPRIS `Fullscreen`); false without a window.
     public var isFullscreen = false
+    /// Gravity and picture-in-picture (`VideoSettings.swift`): the player's, kept with no window.
+    public var settings = VideoSettings()
     public init() {}
 }
 
@@ -49,6 +51,10 @@ public enum VideoCommand: Hashable, Sendable {
     case setFullscreen(Bool)
     /// Show it and give it the focus (MPRIS `Raise`).
     case raise
+    /// How the video fills the window (kept by the engine for a window to come).
+    case setGravity(VideoGravity)
+    /// Picture-in-picture on or off (kept by the engine for a window to come).
+    case setPictureInPicture(Bool)
 }
 
 extension PlayerMachine {
@@ -109,6 +115,8 @@ extension PlayerMachine {
     @discardableResult
     public mutating func setFullscreen(_ on: Bool) -> Bool {
         guard video.hasWindow else { return false }
+        // a fullscreen window is no picture-in-picture
+        if on { setPictureInPicture(false) }
         command(.video(.setFullscreen(on)))
         return true
     }

@@ -60,7 +60,7 @@ public final class StateStore: @unchecked Sendable {
     // @unchecked: `database`, `awaitingFullState`, `outage` and the fields below them are
     // confined to `queue` (init opens an existing file before it queues anything there);
     // `pending`, `drainScheduled` and `wholeStateWanted` are guarded by `lock`.
-    public static let schemaVersion: Int64 = 2
+    public static let schemaVersion: Int64 = 3
 
     public let path: String
     private let logger: Logger
@@ -344,6 +344,12 @@ public final class StateStore: @unchecked Sendable {
             first_seen_ms INTEGER NOT NULL, last_played_ms INTEGER);
         PRAGMA user_version = 2;
         """,
+        // Schema 3: the video window's gravity and picture-in-picture (issue 28).
+        """
+        ALTER TABLE player ADD COLUMN video_gravity TEXT NOT NULL DEFAULT 'fit';
+        ALTER TABLE player ADD COLUMN picture_in_picture INTEGER NOT NULL DEFAULT 0;
+        PRAGMA user_version = 3;
+        """,
     ]
 
     private static func load(_ database: Database, version: Int64) throws -> Contents {
@@ -372,6 +378,14 @@ public final class StateStore: @unchecked Sendable {
             if !row.isNull(12), !row.isNull(13), !row.isNull(14), row.int64(13) <= row.int64(14) {
                 active = ActivePlaylistRecord(playlist: UInt64(bitPattern: row.int64(12)),
                                               items: UInt64(bitPattern: row.int64(13))...UInt64(bitPattern: row.int64(14)))
+            }
+        }
+
+        if version >= 3 {
+            let video = try database.prepare("SELECT video_gravity, picture_in_picture FROM player WHERE one = 1")
+            if try video.step() {
+                settings.video = VideoSettings(gravity: video.string(0).flatMap(VideoGravity.init(rawValue:)) ?? .fit,
+                                               pictureInPicture: video.int64(1) != 0)
             }
         }
 
@@ -812,6 +826,8 @@ public final class StateStore: @unchecked Sendable {
                     .real(settings.volume), .integer(settings.isMuted ? 1 : 0), .text(settings.loopMode.rawValue),
                     .integer(settings.isShuffled ? 1 : 0), .real(settings.rate),
                     .optional(settings.shuffleSeed.map { Int64(bitPattern: $0) }))
+            try database.cached("UPDATE player SET video_gravity = ?, picture_in_picture = ? WHERE one = 1")
+                .run(.text(settings.video.gravity.rawValue), .integer(settings.video.pictureInPicture ? 1 : 0))
         }
     }
 }
