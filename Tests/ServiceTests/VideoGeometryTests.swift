@@ -196,4 +196,14 @@ final class VideoGeometryTests: VideoTestCase {
         // stretch in the 4:3 window the video already has: the border at all four edges
         try waitForColours(x, window, "the border at every edge", [(4, 96, .green), (251, 96, .green), (128, 3, .green), (128, 188, .green)])
     }
+
+    /// Where OpenGL does not open (here GstGL is told to make no window: GST_GL_WINDOW=none), the
+    /// video shows through ximagesink, at the video's own size.
+    func testWhereOpenGLDoesNotOpenXimagesinkShowsTheVideo() throws {
+        let x = try startDisplay()
+        let daemon = try harness.start(environment: ["DISPLAY": x.name, "GST_GL_WINDOW": "none"])
+        let window = try openFramed(on: x)
+        try waitForColours(x, window, "the framed clip through ximagesink", [(5, 120, .green), (160, 5, .green), (160, 120, .blue)])
+        XCTAssertTrue(daemon.output.contains("OpenGL does not open on \(x.name)"), daemon.output)
+    }
 }
