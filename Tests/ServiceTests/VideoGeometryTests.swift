@@ -206,4 +206,31 @@ final class VideoGeometryTests: VideoTestCase {
         try waitForColours(x, window, "the framed clip through ximagesink", [(5, 120, .green), (160, 5, .green), (160, 120, .blue)])
         XCTAssertTrue(daemon.output.contains("OpenGL does not open on \(x.name)"), daemon.output)
     }
+
+    /// The CLI with a window: `fullscreen` toggles, `raise` focuses, `status` shows the video's size.
+    func testTheCommandLineDrivesTheWindow() throws {
+        let x = try startDisplay()
+        try harness.start(environment: ["DISPLAY": x.name])
+        let window = try openFramed(on: x)
+        let tonearm = try BuiltProduct.executable("tonearm")
+        func run(_ arguments: String...) throws -> String {
+            let output = try Tool.run(tonearm.path, arguments, environment: harness.clientEnvironment, timeout: 30)
+            XCTAssertEqual(output.status, 0, "tonearm \(arguments.joined(separator: " ")): \(output.stderr)")
+            return output.stdout
+        }
+        let status = try run("status")
+        XCTAssertTrue(status.contains("video    320x240"), status)
+        _ = try run("fullscreen")
+        try x.waitForX("fullscreen") { try x.geometry(of: window).size == (1024, 768) }
+        _ = try run("fullscreen")
+        try x.waitForX("back from fullscreen") { try x.geometry(of: window).size == (320, 240) }
+        let other = try x.otherWindow()
+        helpers.append(other.process)
+        _ = try x.run("xdotool", ["windowactivate", other.id])
+        try x.waitForX("the other window to have the focus") { try x.activeWindow() == other.id }
+        _ = try run("raise")
+        try x.waitForX("tonearm raise to focus Tonearm's window") { try x.activeWindow() == window }
+        _ = try run("gravity", "stretch")
+        XCTAssertEqual(try harness.get(H.extensionInterface, "VideoGravity").string, "stretch")
+    }
 }
