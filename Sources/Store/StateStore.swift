@@ -819,15 +819,14 @@ public final class StateStore: @unchecked Sendable {
         private func write(_ settings: SavedSettings) throws(SQLiteError) {
             try database.cached("""
                 UPDATE player SET current = ?, position_us = ?, duration_us = ?, intent = ?, volume = ?, muted = ?,
-                    loop = ?, shuffle = ?, rate = ?, shuffle_seed = ? WHERE one = 1
+                    loop = ?, shuffle = ?, rate = ?, shuffle_seed = ?, video_gravity = ?, picture_in_picture = ? WHERE one = 1
                 """).run(
                     .optional(settings.currentID.map(raw)), .integer(max(settings.position.microseconds, 0)),
                     .optional(settings.currentDuration?.microseconds), .text(settings.intent.rawValue),
                     .real(settings.volume), .integer(settings.isMuted ? 1 : 0), .text(settings.loopMode.rawValue),
                     .integer(settings.isShuffled ? 1 : 0), .real(settings.rate),
-                    .optional(settings.shuffleSeed.map { Int64(bitPattern: $0) }))
-            try database.cached("UPDATE player SET video_gravity = ?, picture_in_picture = ? WHERE one = 1")
-                .run(.text(settings.video.gravity.rawValue), .integer(settings.video.pictureInPicture ? 1 : 0))
+                    .optional(settings.shuffleSeed.map { Int64(bitPattern: $0) }),
+                    .text(settings.video.gravity.rawValue), .integer(settings.video.pictureInPicture ? 1 : 0))
         }
     }
 }
