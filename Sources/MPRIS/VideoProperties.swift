@@ -37,7 +37,7 @@ extension MPRISService {
                 return SizeValue(Int32(clamping: size.width), Int32(clamping: size.height))
             }),
             .typed("ControlsVisible", get: { player.video.controlsVisible }, set: { (on: Bool) in player.setControlsVisible(on) }),
-        ]
+        ] + videoSettingsProperties(player)
     }
 
     /// Which of the root interface's properties each player event may change: only the window's.

@@ -99,6 +99,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// A redraw of the paused frame is under way (`showControls`): its ASYNC_DONE and state
     /// changes are the engine's own, not the player's.
     private var redrawing = false
+    /// How the video fills the window: glimagesink keeps the aspect unless it is `stretch`.
+    private var videoGravity = VideoGravity.fit
+    /// Whether OpenGL opens on each display name (asked once, at its first video sink).
+    private var openGLWorks: [String: Bool] = [:]
 
     /// Returns at once: GStreamer's set-up (`gst_init`, which scans every plugin when there is no
     /// registry cache yet, and the choice of the sink) runs first on the engine's queue, so the
@@ -112,6 +116,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         queue = DispatchQueue(label: "tonearm.engine", attributes: .initiallyInactive)
         windows = VideoWindow(helper: configuration.videoHelper ?? VideoWindow.helperPath(), logger: logger)
         windows.setEventHandler { [weak self] event in self?.videoEvent(event) }
+        windows.setExposeHandler { [weak self] in self?.exposeVideo() }
         queue.async { [self] in setUp() }
         if startsAtOnce { queue.activate() }
     }
@@ -240,7 +245,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             case .setVolume(let volume): setVolume(volume)
             case .setMuted(let muted): setMuted(muted)
             case .video(.controls(let text)): showControls(text)
-            case .video(let command): windows.perform(command)
+            case .video(let command):
+                if case .setGravity(let gravity) = command { setGravity(gravity) }
+                windows.perform(command)
             }
         }
     }
@@ -940,11 +947,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         var flags = pipeline.playbin.flags("flags")
         if let display {
             flags |= Self.flagVideo | Self.flagText
-            // ximagesink renders anywhere X does (Xvfb too, where xvimagesink finds no Xv port), and
-            // draws into the window it is given (GstVideoOverlay); named, so autovideosink never
-            // tries kmssink (trap 12)
-            let sink = try Element(factory: configuration.videoSink)
-            sink.set("display", display.name)
+            // glimagesink scales (Mesa's llvmpipe renders under Xvfb too), ximagesink renders
+            // anywhere X does, where xvimagesink finds no Xv port; both draw into the window they are
+            // given (GstVideoOverlay); named, so autovideosink never tries kmssink (trap 12)
+            let sink = try makeVideoSink(for: display)
             pipeline.playbin.set("video-sink", sink)
             pipeline.videoSink = sink
             pipeline.controls = makeControls()
@@ -958,6 +964,49 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
         pipeline.playbin.set("flags", flags: flags)
         pipeline.videoSetFor = .some(display)
+    }
+
+    /// The sink for a video on `display`: glimagesink (it scales) when it can be made and OpenGL
+    /// opens there, else ximagesink (which cannot scale: README, "Video"); `TONEARM_VIDEO_SINK`
+    /// names another. Its events are left to our window, whose program takes the pointer.
+    private func makeVideoSink(for display: VideoDisplay) throws -> Element {
+        var factory = configuration.videoSink
+        if factory == "glimagesink" {
+            if openGLWorks[display.name] != false, let sink = try? Element(factory: "glimagesink") {
+                let works = sink.useGLDisplay(display.name, probe: openGLWorks[display.name] == nil)
+                if openGLWorks[display.name] == nil && !works {
+                    logger.warning("OpenGL does not open on \(display.name): video shows through ximagesink, which cannot scale")
+                }
+                openGLWorks[display.name] = works
+                if works {
+                    configure(sink)
+                    return sink
+                }
+            }
+            factory = "ximagesink"
+        }
+        let sink = try Element(factory: factory)
+        sink.set("display", display.name)
+        configure(sink)
+        return sink
+    }
+
+    /// A sink's gravity, and its events: a sink that takes the pointer's buttons on its window
+    /// (handle-events) keeps them from our window program (picture-in-picture's drag).
+    private func configure(_ sink: Element) {
+        sink.set("force-aspect-ratio", videoGravity != .stretch)
+        sink.set("handle-events", false)
+    }
+
+    private func setGravity(_ gravity: VideoGravity) {
+        videoGravity = gravity
+        pipeline?.videoSink?.setForceAspectRatio(gravity != .stretch)
+    }
+
+    /// The window was resized or the sink's area moved: the sink draws its last frame again,
+    /// which a paused video needs (glimagesink takes its window's new size when it draws).
+    private func exposeVideo() {
+        queue.async { [self] in pipeline?.videoSink?.exposeVideo() }
     }
 
     /// Ends the window program once the pipelines that drew into it are in NULL (a sink drawing

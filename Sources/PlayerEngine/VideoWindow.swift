@@ -30,6 +30,17 @@ final class VideoWindow: @unchecked Sendable {
     /// Counts the windows handed to sinks: a close asked before the latest one does not happen.
     private(set) var uses = 0
     private var title = "Tonearm"
+    /// Kept for the window to come (`VideoCommand`): how the video fills it, and picture-in-picture.
+    private var gravity = VideoGravity.fit
+    private var pictureInPicture = false
+    /// The video's size (at the preroll), the window's drawing area (its "area" line) and where
+    /// the sink's window was last put in it ("frame"): `VideoGravity.frame` of the first two.
+    private var videoSize = VideoSize.zero
+    private var area = VideoSize.zero
+    private var frame: VideoFrame?
+    /// Called on the window's queue once the sink's window moved ("framed") or its gravity changed, so
+    /// that the engine has the sink draw its last frame again (a paused video draws no other).
+    private var exposeHandler: (@Sendable () -> Void)?
     /// How long a sink waits for the window program's first line.
     private static let startLimit: Duration = .seconds(5)
 
@@ -40,6 +51,10 @@ final class VideoWindow: @unchecked Sendable {
 
     func setEventHandler(_ handler: @escaping @Sendable (VideoEvent) -> Void) {
         condition.withLock { self.handler = handler }
+    }
+
+    func setExposeHandler(_ handler: @escaping @Sendable () -> Void) {
+        condition.withLock { exposeHandler = handler }
     }
 
     private func events(_ event: VideoEvent) {
@@ -89,6 +104,11 @@ final class VideoWindow: @unchecked Sendable {
         child = started
         xid = nil
         ended = false
+        area = .zero
+        frame = nil
+        if size != .zero { videoSize = size }
+        // the settings asked before this window existed (or while none was open)
+        if pictureInPicture { Files.writeAll(Array("pip 1\n".utf8), to: started.input) }
         logger.info("video window started", metadata: ["pid": "\(started.pid)", "display": "\(display.name)"])
         var pending: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 512)
@@ -125,6 +145,17 @@ final class VideoWindow: @unchecked Sendable {
                 xid = words.count == 2 ? UInt64(words[1]) : nil
                 condition.broadcast()
             }
+        case "area":
+            let numbers = words.count == 2 ? words[1].split(separator: " ").compactMap { Int($0) } : []
+            guard numbers.count == 2 else { return }
+            let moved = condition.withLock {
+                area = VideoSize(width: numbers[0], height: numbers[1])
+                return placeSink()
+            }
+            if !moved { condition.withLock { exposeHandler }?() }
+        case "framed":
+            // the sink's window is where "frame" put it: its last frame is drawn there again
+            condition.withLock { exposeHandler }?()
         case "fullscreen": events(.windowFullscreen(words.last == "1"))
         case "closed": events(.windowClosed)
         case "motion": events(.pointerMoved)
@@ -160,12 +191,26 @@ final class VideoWindow: @unchecked Sendable {
         case .setFullscreen(let on): send("fullscreen \(on ? 1 : 0)")
         case .raise: send("raise")
         case .controls: break  // drawn in the pipeline (GStreamerEngine.showControls), not by the program
+        case .setGravity(let new):
+            let moved = condition.withLock {
+                gravity = new
+                return placeSink()
+            }
+            // fit and stretch share a frame: the sink's aspect changed, and it draws again now
+            if !moved { condition.withLock { exposeHandler }?() }
+        case .setPictureInPicture(let on):
+            condition.withLock { pictureInPicture = on }
+            send("pip \(on ? 1 : 0)")
         }
     }
 
     /// The video's size is known (at the preroll): the window takes it, and the player hears it.
     func resize(to size: VideoSize) {
         send("size \(size.width) \(size.height)")
+        condition.withLock {
+            videoSize = size
+            placeSink()
+        }
         events(.windowOpened(size))
     }
 
@@ -175,6 +220,19 @@ final class VideoWindow: @unchecked Sendable {
             guard uses == seen, let child, !ended else { return }
             Files.writeAll(Array("quit\n".utf8), to: child.input)
         }
+    }
+
+    /// Tells the program where the sink's window goes (`VideoGravity.frame`) when that changed
+    /// (true: it says "framed" once it moved it); holding the lock. Nothing until the program said
+    /// its area.
+    @discardableResult
+    private func placeSink() -> Bool {
+        guard let child, !ended, area != .zero else { return false }
+        let placed = gravity.frame(video: videoSize, area: area)
+        guard placed != frame else { return false }
+        frame = placed
+        Files.writeAll(Array("frame \(placed.x) \(placed.y) \(placed.width) \(placed.height)\n".utf8), to: child.input)
+        return true
     }
 
     private func send(_ line: String) {

@@ -279,7 +279,6 @@ public struct PlayerMachine: Sendable {
         if restored.volume.isFinite, restored.volume != settings.volume { setVolume(restored.volume) }
         if restored.isMuted != settings.muted { setMuted(restored.isMuted) }
         settings.loopMode = restored.loopMode
-        video.controlsVisible = restored.controlsVisible
         if restored.rate.isFinite, (configuration.minimumRate...configuration.maximumRate).contains(restored.rate) {
             settings.rate = restored.rate
         }
@@ -295,6 +294,7 @@ public struct PlayerMachine: Sendable {
             for entry in saved.items { if let key = entry.shuffleKey { keys[entry.id] = key } }
             playQueue.restoreShuffle(seed: restored.shuffleSeed, keys: keys)
         }
+        restoreVideoSettings(restored.video)
         for event in currentValues { emit(event) }
         guard let item = playQueue.current else { return }
         let wanted: TransportIntent = resume == .play ? .playing : restored.intent == .stopped ? .stopped : .paused

@@ -23,9 +23,13 @@ public struct VideoState: Hashable, Sendable {
     public var hasWindow = false
     /// The window covers the screen (MPRIS `Fullscreen`); false without a window.
     public var isFullscreen = false
-    /// `ControlsVisible`: whether the on-screen bar shows when the pointer moves (`ControlsBar`);
-    /// a setting the user chose, saved with the queue.
-    public var controlsVisible = true
+    /// Gravity and picture-in-picture (`VideoSettings.swift`): the player's, kept with no window.
+    public var settings = VideoSettings()
+    /// `ControlsVisible` (`ControlsBar`), one of the settings.
+    public var controlsVisible: Bool {
+        get { settings.controlsVisible }
+        set { settings.controlsVisible = newValue }
+    }
     public init() {}
 }
 
@@ -56,6 +60,10 @@ public enum VideoCommand: Hashable, Sendable {
     case raise
     /// The on-screen bar's text, or nil: the bar hides (`ControlsBar`).
     case controls(String?)
+    /// How the video fills the window (kept by the engine for a window to come).
+    case setGravity(VideoGravity)
+    /// Picture-in-picture on or off (kept by the engine for a window to come).
+    case setPictureInPicture(Bool)
 }
 
 extension PlayerMachine {
@@ -120,6 +128,8 @@ extension PlayerMachine {
     @discardableResult
     public mutating func setFullscreen(_ on: Bool) -> Bool {
         guard video.hasWindow else { return false }
+        // a fullscreen window is no picture-in-picture
+        if on { setPictureInPicture(false) }
         command(.video(.setFullscreen(on)))
         return true
     }

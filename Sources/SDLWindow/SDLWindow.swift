@@ -11,7 +11,8 @@ public struct SDLError: Error, CustomStringConvertible {
 /// window id). Thin Swift over SDL2: no policy. Confined to the thread that made it (SDL's video
 /// calls belong to the thread that initialized the video subsystem).
 public final class SDLWindow {
-    private let window: OpaquePointer
+    // internal: SDLWindowGeometry.swift's extension uses it
+    let window: OpaquePointer
 
     /// `SDL_Init(SDL_INIT_VIDEO)` with SDL's X11 driver, the window class `windowClass` (X11
     /// WM_CLASS, and the Wayland app id should SDL ever use Wayland), and no minimizing of a

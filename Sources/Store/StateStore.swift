@@ -344,8 +344,10 @@ public final class StateStore: @unchecked Sendable {
             first_seen_ms INTEGER NOT NULL, last_played_ms INTEGER);
         PRAGMA user_version = 2;
         """,
-        // Schema 3: whether the video window's bar shows (`ControlsVisible`, issue 28).
+        // Schema 3: the video window's settings: gravity, picture-in-picture, the bar (issue 28).
         """
+        ALTER TABLE player ADD COLUMN video_gravity TEXT NOT NULL DEFAULT 'fit';
+        ALTER TABLE player ADD COLUMN picture_in_picture INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE player ADD COLUMN controls_visible INTEGER NOT NULL DEFAULT 1;
         PRAGMA user_version = 3;
         """,
@@ -356,7 +358,7 @@ public final class StateStore: @unchecked Sendable {
         let row = try database.prepare("""
             SELECT head, next_id, current, position_us, duration_us, intent, volume, muted, loop, shuffle, rate
                 \(two ? ", shuffle_seed, active_playlist, active_first, active_last" : "")
-                \(three ? ", controls_visible" : "")
+                \(three ? ", video_gravity, picture_in_picture, controls_visible" : "")
             FROM player WHERE one = 1
             """)
         guard try row.step() else { throw OpenFailure.inconsistent("no player row") }
@@ -380,7 +382,10 @@ public final class StateStore: @unchecked Sendable {
                                               items: UInt64(bitPattern: row.int64(13))...UInt64(bitPattern: row.int64(14)))
             }
         }
-        if three { settings.controlsVisible = row.int64(15) != 0 }
+        if three {
+            settings.video = VideoSettings(gravity: row.string(15).flatMap(VideoGravity.init(rawValue:)) ?? .fit,
+                                           pictureInPicture: row.int64(16) != 0, controlsVisible: row.int64(17) != 0)
+        }
 
         var rows: [Int64: (uri: String, next: Int64?, key: UInt64?)] = [:]
         let items = try database.prepare("SELECT id, uri, next\(two ? ", shuffle_key" : "") FROM item")
@@ -812,13 +817,15 @@ public final class StateStore: @unchecked Sendable {
         private func write(_ settings: SavedSettings) throws(SQLiteError) {
             try database.cached("""
                 UPDATE player SET current = ?, position_us = ?, duration_us = ?, intent = ?, volume = ?, muted = ?,
-                    loop = ?, shuffle = ?, rate = ?, shuffle_seed = ?, controls_visible = ? WHERE one = 1
+                    loop = ?, shuffle = ?, rate = ?, shuffle_seed = ?, video_gravity = ?, picture_in_picture = ?, controls_visible = ? WHERE one = 1
                 """).run(
                     .optional(settings.currentID.map(raw)), .integer(max(settings.position.microseconds, 0)),
                     .optional(settings.currentDuration?.microseconds), .text(settings.intent.rawValue),
                     .real(settings.volume), .integer(settings.isMuted ? 1 : 0), .text(settings.loopMode.rawValue),
                     .integer(settings.isShuffled ? 1 : 0), .real(settings.rate),
-                    .optional(settings.shuffleSeed.map { Int64(bitPattern: $0) }), .integer(settings.controlsVisible ? 1 : 0))
+                    .optional(settings.shuffleSeed.map { Int64(bitPattern: $0) }),
+                    .text(settings.video.gravity.rawValue), .integer(settings.video.pictureInPicture ? 1 : 0),
+                    .integer(settings.video.controlsVisible ? 1 : 0))
         }
     }
 }

@@ -411,6 +411,10 @@ extension PlayerStatus {
             waitingReason: waiting.isEmpty ? nil : waiting,
             bufferingPercent: Int(extensionProperties["BufferingPercent"]?.int32Value ?? 100),
             isLive: extensionProperties["IsLive"]?.boolValue ?? false)
+        if extensionProperties["HasVideo"]?.boolValue == true, let size = extensionProperties["VideoSize"]?.structureValue,
+           size.count == 2, let width = size[0].int32Value, let height = size[1].int32Value {
+            videoSize = VideoSize(width: Int(width), height: Int(height))
+        }
     }
 }
 

@@ -10,9 +10,15 @@ import SDLWindow
 //   out: "window <X11 id>" once the window exists; "fullscreen 0|1" when that changes;
 //        "motion" when the pointer moves over the window, at most every 250 ms;
 //        "closed" when the person closes the window (it is hidden, not destroyed: tonearmd's video
-//        sink may still draw into it until tonearmd says "quit")
+//        sink may still draw into it until tonearmd says "quit");
+//        "area <width> <height>": the window's drawing area, at first and whenever it changes;
+//        "framed" once a "frame" is applied (the sink may draw its last frame again)
 //   in:  "title <text>", "size <width> <height>", "fullscreen 0|1", "raise", "quit" (end of input
-//        is "quit" too)
+//        is "quit" too);
+//        "frame <x> <y> <width> <height>": where the sink's window goes inside the area (x and y
+//        may be negative: "fill" gravity, clipped by the window); "pip 0|1": picture-in-picture
+// The id said in "window" is a child window of the program's own, which "frame" moves; the sink
+// draws into it (see Sources/SDLWindow/SDLWindowGeometry.swift).
 // Usage: tonearm-video WIDTH HEIGHT TITLE
 
 /// Commands read from stdin by the reader thread, taken by the window's thread; guarded by `lock`.
@@ -69,7 +75,12 @@ guard let xid = window.x11WindowID else {
     FileHandleShim.error("tonearm-video: the window is not an X11 window")
     exit(1)
 }
-say("window \(xid)")
+// the sink's window, inside ours, where "frame" puts it
+guard let child = window.makeVideoChild() else {
+    FileHandleShim.error("tonearm-video: no X11 child window for the video (window \(xid))")
+    exit(1)
+}
+say("window \(child)")
 
 let mailbox = Mailbox()
 detachThread(name: "tonearm-video.in") {
@@ -82,6 +93,16 @@ detachThread(name: "tonearm-video.in") {
 /// at most (the bar it shows hides 2 s after the last, so it may hide up to this much early).
 let motionInterval = Duration.milliseconds(250)
 var lastMotion: ContinuousClock.Instant?
+var pictureInPicture = PictureInPicture(window: window)
+var area = (width: 0, height: 0)
+/// Says "area <width> <height>" when the window's size is not the one said last.
+@MainActor func reportArea() {
+    let frame = window.frame
+    guard (frame.width, frame.height) != area else { return }
+    area = (frame.width, frame.height)
+    say("area \(frame.width) \(frame.height)")
+}
+reportArea()
 
 var fullscreen = false
 /// Says "fullscreen 0|1" when the window's state is not the one said last.
@@ -100,6 +121,7 @@ loop: while true {
         say("closed")
     case .windowChanged:
         reportFullscreen()
+        reportArea()
     case .pointerMoved:
         let now = ContinuousClock.now
         if lastMotion.map({ now - $0 >= motionInterval }) ?? true {
@@ -115,7 +137,17 @@ loop: while true {
             case "raise": window.raise()
             case "size":
                 let numbers = rest.split(separator: " ").compactMap { Int($0) }
-                if numbers.count == 2, !window.isFullscreen { window.setSize(width: numbers[0], height: numbers[1]) }
+                guard numbers.count == 2 else { break }
+                if pictureInPicture.resize(video: (numbers[0], numbers[1])) { break }
+                if !window.isFullscreen { window.setSize(width: numbers[0], height: numbers[1]) }
+            case "frame":
+                let numbers = rest.split(separator: " ").compactMap { Int($0) }
+                guard numbers.count == 4 else { break }
+                window.placeChild(child, SDLRect(x: numbers[0], y: numbers[1], width: numbers[2], height: numbers[3]))
+                say("framed")
+            case "pip":
+                pictureInPicture.set(rest == "1")
+                reportFullscreen()
             case "quit": break loop
             default: FileHandleShim.error("tonearm-video: unknown command: \(line)")
             }

@@ -23,6 +23,7 @@ struct Tonearm: ParsableCommand {
             Add.self, Queue.self, Jump.self, Remove.self, Move.self, Clear.self, Playlists.self, PlaylistCommand.self, Save.self,
             Status.self, Watch.self, Daemon.self,
             Controls.self,
+            Fullscreen.self, Raise.self, PictureInPicture.self, Gravity.self,
         ])
 }
 

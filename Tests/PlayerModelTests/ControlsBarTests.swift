@@ -132,7 +132,7 @@ final class ControlsBarTests: XCTestCase {
     func testControlsVisibleIsRestored() {
         var m = Machine()
         var settings = SavedSettings()
-        settings.controlsVisible = false
+        settings.video.controlsVisible = false
         m.machine.restore(SavedState(items: [], settings: settings, nextID: 1), resume: .pause)
         XCTAssertFalse(m.machine.video.controlsVisible)
     }

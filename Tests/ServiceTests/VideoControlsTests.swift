@@ -6,16 +6,7 @@ import XCTest
 /// window with xdotool, the bar seen in screenshots of the window's bottom over the red clip, and
 /// `ControlsVisible` over D-Bus. X has no event a test can wait on from outside: the screen is
 /// read in bounded loops (`waitForX`).
-final class VideoControlsTests: ServiceTestCase {
-    typealias H = ServiceHarness
-
-    private var display: XDisplay?
-
-    override func tearDown() {
-        super.tearDown()  // tonearmd (and with it its window program) before the X server
-        display?.stop()
-        display = nil
-    }
+final class VideoControlsTests: VideoTestCase {
 
     /// The bar's rows: the clip is 320x240 and the bar sits at its bottom (textoverlay's
     /// `valignment` bottom, 25 px of padding under the text).
@@ -24,20 +15,18 @@ final class VideoControlsTests: ServiceTestCase {
     /// How many pixels of the window's bottom are not the clip's red: none while the bar hides,
     /// the shaded bar and its text while it shows.
     func notRed(_ x: XDisplay, _ window: String) throws -> Int {
-        let rgb = try x.bottom(Self.barRows, of: window).rgb
+        let shot = try x.bottom(Self.barRows, of: window)
         var count = 0
-        for index in stride(from: rgb.startIndex, to: rgb.endIndex - 2, by: 3)
-        where !(Colour(Int(rgb[index]), Int(rgb[index + 1]), Int(rgb[index + 2])) == .red) {
-            count += 1
+        for row in 0..<shot.height {
+            for column in 0..<shot.width where !(shot.colour(column, row) == .red) { count += 1 }
         }
         return count
     }
 
     /// Starts the X display with the pointer in its corner, where no window opens (a window that
     /// opens under the pointer gets an enter event, which SDL reports as a movement).
-    private func startDisplay() throws -> XDisplay {
-        let x = try XDisplay.start()
-        display = x
+    override func startDisplay() throws -> XDisplay {
+        let x = try super.startDisplay()
         _ = try x.run("xdotool", ["mousemove", "0", "0"])
         return x
     }
@@ -74,7 +63,7 @@ final class VideoControlsTests: ServiceTestCase {
         var moved = Date()
         try move(x, window)
         try waitForBar(x, window, "the bar to show after the pointer moved")
-        let first = try x.bottom(Self.barRows, of: window).rgb
+        let first = try x.bottom(Self.barRows, of: window).bytes
         // the pointer keeps moving for 2.4 s: the bar stays, and its position text moves on
         for step in 0..<6 {
             try move(x, window, 100 + step * 20, 60 + step * 10)
@@ -82,7 +71,7 @@ final class VideoControlsTests: ServiceTestCase {
             usleep(400_000)
             XCTAssertGreaterThan(try notRed(x, window), 200, "the bar hid while the pointer moved (step \(step))")
         }
-        let later = try x.bottom(Self.barRows, of: window).rgb
+        let later = try x.bottom(Self.barRows, of: window).bytes
         XCTAssertNotEqual(first, later, "the bar's text did not change over 2.4 s of playing")
         // and hides 2 s after the last move
         try x.waitForX("the bar to hide after the pointer stopped") { try notRed(x, window) == 0 }

@@ -6,20 +6,7 @@ import XCTest
 /// driven over MPRIS and the extension, with video generated here (videotestsrc's solid patterns).
 /// X has no event a test can wait on from outside: window state is read with xdotool, xprop and
 /// xwininfo in short bounded loops (`waitForX`).
-final class VideoWindowTests: ServiceTestCase {
-    typealias H = ServiceHarness
-
-    private var display: XDisplay?
-    private var helpers: [FollowingProcess] = []
-
-    override func tearDown() {
-        helpers.forEach { $0.stop() }
-        helpers = []
-        super.tearDown()  // tonearmd (and with it its window program) before the X server
-        display?.stop()
-        display = nil
-    }
-
+final class VideoWindowTests: VideoTestCase {
     // MARK: Tests
 
     func testAVideoItemGetsAWindowOfItsOwnThatMPRISRaisesAndMakesFullscreen() throws {
@@ -142,21 +129,6 @@ final class VideoWindowTests: ServiceTestCase {
         XCTAssertEqual(Self.children(of: daemon.pid, named: "tonearm-video"), [], "a window program started with no display")
     }
 
-    /// The processes whose parent is `parent` and whose name (`/proc/PID/stat`'s comm) is `name`:
-    /// read from /proc, which every Linux has (procps' pgrep is not on a minimal Debian).
-    static func children(of parent: Int32, named name: String) -> [Int32] {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.compactMap { entry -> Int32? in
-            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return nil }
-            let comm = stat[stat.index(after: open)..<close]
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            // after the comm: state, then the parent's pid (proc(5))
-            guard comm == name[...].prefix(15), fields.count > 1, Int32(fields[1]) == parent else { return nil }
-            return pid
-        }
-    }
-
     func testADisplayIsFoundInTheUserManagersEnvironmentWhenTonearmdHasNone() throws {
         let x = try startDisplay()
         // the systemd user manager, as a session started at login has it, on the private bus
@@ -169,17 +141,5 @@ final class VideoWindowTests: ServiceTestCase {
         try harness.start(environment: ["DISPLAY": "", "WAYLAND_DISPLAY": ""])
         let window = try openRedSquare(on: x)
         try x.waitForX("red in the middle of the window") { try x.colour(atMiddleOf: window) == .red }
-    }
-
-    /// The numbers of a structure in a PropertiesChanged (VideoSize's (ii)).
-    static func numbers(_ value: MonitorValue?) -> [Int64]? {
-        guard case .structure(let items)? = value?.unwrapped else { return nil }
-        return items.compactMap(\.int64)
-    }
-
-    private func startDisplay() throws -> XDisplay {
-        let x = try XDisplay.start()
-        display = x
-        return x
     }
 }
