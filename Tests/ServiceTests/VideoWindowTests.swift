@@ -117,6 +117,27 @@ final class VideoWindowTests: VideoTestCase {
         XCTAssertEqual(try harness.playerctl("status").isEmpty, false)
     }
 
+    /// A paused video wakes nothing, in tonearmd or in its window program: the no-polling rule holds
+    /// with a window open (the sinks' own X event threads, which sleep and look 20 times a second,
+    /// are not started: tonearmd tells them of exposes itself).
+    func testAPausedVideoWakesNothing() throws {
+        let x = try startDisplay()
+        let daemon = try harness.start(environment: ["DISPLAY": x.name])
+        let window = try openRedSquare(on: x)
+        try x.waitForX("red in the window") { try x.colour(atMiddleOf: window) == .red }
+        try harness.call(H.player, "Pause")
+        try harness.waitForStatus("Paused")
+        // paused, the demuxer still fills the queues behind the sink (seconds of a small clip, at
+        // once), then every streaming thread waits: measured after that
+        Thread.sleep(forTimeInterval: 6)
+        let program = try XCTUnwrap(Self.children(of: daemon.pid, named: "tonearm-video").first, "tonearm-video runs")
+        let (service, serviceThreads) = WakeUps.count(daemon.pid, window: 3, sanitizerThreadName: "tonearmd")
+        let (windowProgram, programThreads) = WakeUps.count(program, window: 3, sanitizerThreadName: "tonearm-video")
+        XCTAssertLessThanOrEqual(service, 1, "tonearmd woke with a paused video: \(serviceThreads)")
+        XCTAssertLessThanOrEqual(windowProgram, 1, "tonearm-video woke with a paused video: \(programThreads)")
+        XCTAssertTrue(try x.colour(atMiddleOf: window) == .red, "the paused frame still shows")
+    }
+
     func testHeadlessTheAudioOfAVideoFilePlaysAndNoWindowIsMade() throws {
         // no DISPLAY of its own, and no user manager on the bus to find one from
         let daemon = try harness.start(environment: ["DISPLAY": "", "WAYLAND_DISPLAY": ""])
