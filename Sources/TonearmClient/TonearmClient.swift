@@ -1,6 +1,7 @@
 import DBus
 import Dispatch
 import Logging
+import Synchronization
 
 /// A client of one running Tonearm service (`tonearmd`): typed calls and properties of MPRIS
 /// (`org.mpris.MediaPlayer2.Player`, `.TrackList`) and of our extension `io.github.tonearm.Player1`.
@@ -423,18 +424,18 @@ extension PlayerStatus {
 public typealias WalkProgressHandler = @Sendable (_ uri: String, _ files: Int) -> Void
 
 /// The outcome of a call sent without blocking the client's queue, waited for on the caller's thread.
-private final class PendingReply: @unchecked Sendable {
-    // @unchecked: `result` is written once before `done` is signalled, and read after waiting for it.
+private final class PendingReply: Sendable {
     private let done = DispatchSemaphore(value: 0)
-    private var result: Result<[DBusValue], DBusError>?
+    /// Written once before `done` is signalled, read after waiting for it.
+    private let result = Mutex<Result<[DBusValue], DBusError>?>(nil)
 
-    func finish(_ result: Result<[DBusValue], DBusError>) {
-        self.result = result
+    func finish(_ outcome: Result<[DBusValue], DBusError>) {
+        result.withLock { $0 = outcome }
         done.signal()
     }
 
     func wait() -> Result<[DBusValue], DBusError> {
         done.wait()
-        return result!
+        return result.withLock { $0! }
     }
 }

@@ -1,6 +1,7 @@
 import Basics
 import Glibc
 import SDLWindow
+import Synchronization
 
 // tonearm-video: the window tonearmd shows video in, in a process of its own so that tonearmd
 // maps no window library while it plays audio (README, "Video"). tonearmd starts it when an item's
@@ -21,15 +22,14 @@ import SDLWindow
 // draws into it (see Sources/SDLWindow/SDLWindowGeometry.swift).
 // Usage: tonearm-video WIDTH HEIGHT TITLE
 
-/// Commands read from stdin by the reader thread, taken by the window's thread; guarded by `lock`.
-final class Mailbox: @unchecked Sendable {
-    private let lock = Lock()
-    private var lines: [String] = []
+/// Commands read from stdin by the reader thread, taken by the window's thread.
+final class Mailbox: Sendable {
+    private let lines = Mutex<[String]>([])
     func post(_ line: String) {
-        lock.withLock { lines.append(line) }
+        lines.withLock { $0.append(line) }
         SDLWindow.pushUserEvent()
     }
-    func take() -> [String] { lock.withLock { defer { lines.removeAll() }; return lines } }
+    func take() -> [String] { lines.withLock { lines in defer { lines.removeAll() }; return lines } }
 }
 
 func say(_ line: String) {
