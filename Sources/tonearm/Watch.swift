@@ -23,13 +23,14 @@ struct Watch: ParsableCommand {
         let bar = !json && isatty(STDOUT_FILENO) == 1
         let printer = WatchPrinter(bar: bar)
         let finished = Finish()
+        var signalSources: [any DispatchSourceSignal] = []
         // Ctrl-C, a closed terminal, or kill: end the line and leave with status 0
         for number in [SIGINT, SIGTERM, SIGHUP] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { finished.finish(nil) }
             source.resume()
-            finished.keep(source)
+            signalSources.append(source)
         }
         try service.withClient { client in
             let watch = try client.watch(positionInterval: bar ? .seconds(1) : nil) { update in
@@ -45,6 +46,7 @@ struct Watch: ParsableCommand {
             printer.end()
             if let error { throw error }
         }
+        withExtendedLifetime(signalSources) {}  // watched until the end
     }
 }
 
@@ -52,9 +54,6 @@ struct Watch: ParsableCommand {
 private final class Finish: Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let result = Mutex<ClientError??>(nil)
-    private let sources = Mutex<[any DispatchSourceSignal]>([])
-
-    func keep(_ source: any DispatchSourceSignal) { sources.withLock { $0.append(source) } }
 
     func finish(_ error: ClientError?) {
         let first = result.withLock { result in
