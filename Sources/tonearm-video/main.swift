@@ -10,8 +10,8 @@ import SDLWindow
 //   out: "window <X11 id>" once the window exists; "fullscreen 0|1" when that changes;
 //        "closed" when the person closes the window (it is hidden, not destroyed: tonearmd's video
 //        sink may still draw into it until tonearmd says "quit")
-//   in:  "title <text>", "size <width> <height>", "fullscreen 0|1", "raise", "quit" (end of input
-//        is "quit" too)
+//   in:  "title <text>", "size <width> <height>", "fullscreen 0|1", "raise", "show" (shown again
+//        after a close, without the focus), "quit" (end of input is "quit" too)
 // Usage: tonearm-video WIDTH HEIGHT TITLE
 
 /// Commands read from stdin by the reader thread, taken by the window's thread; guarded by `lock`.
@@ -101,6 +101,7 @@ loop: while true {
             case "title": window.setTitle(rest)
             case "fullscreen": window.setFullscreen(rest == "1"); reportFullscreen()
             case "raise": window.raise()
+            case "show": window.show()
             case "size":
                 let numbers = rest.split(separator: " ").compactMap { Int($0) }
                 if numbers.count == 2, !window.isFullscreen { window.setSize(width: numbers[0], height: numbers[1]) }
