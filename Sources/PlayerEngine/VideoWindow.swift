@@ -77,10 +77,15 @@ final class VideoWindow: @unchecked Sendable {
     /// for long: the load goes on without a window of ours.
     func window(for size: VideoSize, display: VideoDisplay) -> UInt64? {
         let opened: UInt64? = condition.withLock {
-            if child == nil || ended { start(size: size, display: display) }
+            let reused = child != nil && !ended
+            if !reused { start(size: size, display: display) }
             let deadline = ContinuousClock.now + Self.startLimit
             while xid == nil && !ended && condition.wait(until: deadline) {}
-            if xid != nil { uses += 1 }
+            guard let xid else { return nil }
+            uses += 1
+            // a window the person closed is hidden, not gone, until its close is carried out: a
+            // sink that gets it before then shows it again
+            if reused, let child { Files.writeAll(Array("show\n".utf8), to: child.input) }
             return xid
         }
         if opened != nil { events(.windowOpened(size)) }

@@ -77,6 +77,9 @@ public final class SDLWindow {
 
     public func hide() { SDL_HideWindow(window) }
 
+    /// `SDL_ShowWindow`: mapped again, the focus left where it is.
+    public func show() { SDL_ShowWindow(window) }
+
     /// `SDL_SetWindowIcon` from `size`×`size` pixels, 0xAARRGGBB, row by row.
     public func setIcon(pixels: [UInt32], size: Int) {
         var pixels = pixels

@@ -14,8 +14,8 @@ import Synchronization
 //        sink may still draw into it until tonearmd says "quit");
 //        "area <width> <height>": the window's drawing area, at first and whenever it changes;
 //        "framed" once a "frame" is applied (the sink may draw its last frame again)
-//   in:  "title <text>", "size <width> <height>", "fullscreen 0|1", "raise", "quit" (end of input
-//        is "quit" too);
+//   in:  "title <text>", "size <width> <height>", "fullscreen 0|1", "raise", "show" (shown again
+//        after a close, without the focus), "quit" (end of input is "quit" too);
 //        "frame <x> <y> <width> <height>": where the sink's window goes inside the area (x and y
 //        may be negative: "fill" gravity, clipped by the window); "pip 0|1": picture-in-picture
 // The id said in "window" is a child window of the program's own, which "frame" moves; the sink
@@ -135,6 +135,7 @@ loop: while true {
             case "title": window.setTitle(rest)
             case "fullscreen": window.setFullscreen(rest == "1"); reportFullscreen()
             case "raise": window.raise()
+            case "show": window.show()
             case "size":
                 let numbers = rest.split(separator: " ").compactMap { Int($0) }
                 guard numbers.count == 2 else { break }
