@@ -138,6 +138,23 @@ final class VideoWindowTests: VideoTestCase {
         XCTAssertTrue(try x.colour(atMiddleOf: window) == .red, "the paused frame still shows")
     }
 
+    /// A video stream over HTTP (HLS of H.264 and AAC, served on 127.0.0.1) shows in the window as
+    /// a file does: the choice of a video sink is not the local files' alone.
+    func testAnHLSVideoStreamShowsInTheWindow() throws {
+        let x = try startDisplay()
+        let generator = try media.generator
+        _ = try generator.hlsStream("hls-video", seconds: 10, segments: 5, video: true)
+        let server = try HTTPServer(directory: generator.directory)
+        try harness.start(environment: ["DISPLAY": x.name])
+        let mark = harness.mark()
+        try harness.call(H.player, "OpenUri", "s", [server.url("hls-video/index.m3u8")])
+        try harness.waitForChange(H.extensionInterface, "HasVideo true", from: mark) { $0["HasVideo"]?.bool == true }
+        try harness.waitForChange(H.extensionInterface, "VideoSize 320x240", from: mark) { Self.numbers($0["VideoSize"]) == [320, 240] }
+        let window = try x.waitForWindow(classed: "tonearm")
+        try x.waitForX("the stream's picture in the window") { !(try x.colour(atMiddleOf: window) == .black) }
+        try harness.waitForStatus("Playing")
+    }
+
     func testHeadlessTheAudioOfAVideoFilePlaysAndNoWindowIsMade() throws {
         // no DISPLAY of its own, and no user manager on the bus to find one from
         let daemon = try harness.start(environment: ["DISPLAY": "", "WAYLAND_DISPLAY": ""])
