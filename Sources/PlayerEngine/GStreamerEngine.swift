@@ -68,6 +68,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private static let maximumFailedResponses = 8
     private var volume = 1.0
     private var muted = false
+    /// The sleep timer's fade (`.setFade`), on top of the user's volume: what the volume element gets is both.
+    private var fade = 1.0
+    private var outputVolume: Double { volume * fade }
     /// The stall timer of the preroll under way, if any (see `watchPreroll`).
     private var prerollWatch: (any DispatchSourceTimer)?
     private static let prerollLimit = DispatchTimeInterval.seconds(8)
@@ -244,6 +247,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             case .seek(let target, let mode, let rate): seek(target, mode: mode, rate: rate)
             case .setVolume(let volume): setVolume(volume)
             case .setMuted(let muted): setMuted(muted)
+            case .setFade(let level):
+                fade = min(max(level, 0), 1)
+                pipeline?.volume?.set("volume", outputVolume)
             case .video(.controls(let text)): showControls(text)
             case .video(let command):
                 if case .setGravity(let gravity) = command { setGravity(gravity) }
@@ -393,7 +399,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // the segments, only the next one's timestamps 2 s later)
         filter.watchForGaps(longerThan: Self.gapThreshold)
         playbin.set("audio-filter", filter)
-        volumeElement?.set("volume", volume)
+        volumeElement?.set("volume", outputVolume)
         volumeElement?.set("mute", muted)
         return volumeElement
     }
@@ -404,7 +410,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         guard let kept = warm else { return try makePipeline() }
         warm = nil
         // its fresh filter went in when it was kept (see `adopt`); volume and mute may have changed
-        kept.volume?.set("volume", volume)
+        kept.volume?.set("volume", outputVolume)
         kept.volume?.set("mute", muted)
         // a retired pipeline's bus was set flushing for its teardown (see `stop`)
         kept.bus.setFlushing(false)
@@ -736,7 +742,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // the volume element's factor is linear amplitude (as GstStreamVolume's linear format), so
         // the caller's linear 0...1 goes through unchanged; a cubic UI curve is the client's business.
         self.volume = volume
-        pipeline?.volume?.set("volume", volume)
+        pipeline?.volume?.set("volume", outputVolume)
     }
 
     private func setMuted(_ muted: Bool) {
