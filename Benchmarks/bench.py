@@ -1459,6 +1459,8 @@ def main():
     if args.video_pairs is None:
         args.video_pairs = 1 if args.quick else 3
     only_video = args.only == "video"
+    if only_video and args.no_video:
+        sys.exit("bench: --only video and --no-video leave nothing to measure")
     if args.video_window > VIDEO_SECONDS - VIDEO_WARMUP - 1:
         sys.exit(f"bench: --video-window must leave the window inside the {VIDEO_SECONDS} s video")
     if not os.access(args.tonearmd, os.X_OK):
