@@ -32,7 +32,16 @@ in this order:
   queue     Benchmarks/queue.py (the queue at 10,000 items), unless --no-queue;
   playlist  Benchmarks/playlists.sh: ActivatePlaylist of a 10,000-entry M3U8 until its reply,
             the median of --playlist-runs (target: under 1000 ms, issue 14), beside Peer.Ping
-            made the same way, unless --no-playlists.
+            made the same way, unless --no-playlists;
+  video     on an Xvfb with openbox of its own (issue 28), unless --no-video: a tonearmd paused on
+            the MP3 headless, and one with DISPLAY set (RSS, RssAnon; the window libraries mapped
+            while the MP3 plays: none is the target); then a 20 s 1080p H.264 MP4 made at bench
+            time, played to its end in Tonearm's window, by bare `gst-launch-1.0 playbin
+            video-sink=glimagesink` (the floor) and, with --peers mpv, by mpv, --video-pairs times
+            each, the order alternating: frames dropped (the QoS messages GStreamer posts, one per
+            dropped frame, from GStreamer's own GST_DEBUG=GST_BUS:5 log; mpv's own counters), CPU
+            per s of video (tonearmd with its tonearm-video; Xvfb's beside it) over --video-window
+            s, RSS; then tonearmd paused on the MP3 again. --only video measures this part alone.
 
 With --peers mpv,vlc, mpv (with mpv-mpris) and VLC run the same workload on the same bus,
 installed from Debian (apt-get) when missing. All of it goes to the terminal as a table, and to
@@ -43,10 +52,11 @@ CPU figures are noisy on a shared machine: that is why each is a ratio to a floo
 the same run, pair by pair.
 
   Benchmarks/bench.py [--tonearmd .build/release/tonearmd] [--pipeline playbin|playbin3]
-                      [--peers mpv,vlc] [--no-queue] [--no-playlists] [--quick]
+                      [--peers mpv,vlc] [--no-queue] [--no-playlists] [--quick] [--only video | --no-video]
 
 Needs python3-jeepney, python3-matplotlib, python3-numpy (Debian), dbus-daemon, gst-launch-1.0,
-cc, libdbus-1-dev and libgstreamer1.0-dev.
+cc, libdbus-1-dev and libgstreamer1.0-dev; for the video, Xvfb, openbox and GStreamer's x264enc,
+avenc_aac, avdec_h264 and glimagesink (the test dependencies).
 """
 
 import argparse
@@ -241,6 +251,7 @@ class Bench:
         self.signals = []       # (perf_counter, msg) of the signals the watcher got
         self.waiters = []       # (predicate, future)
         self.results = {}
+        self.video = None       # the video figures (VideoBench), when measured
 
     # ---- the bus and its watcher
 
@@ -655,13 +666,16 @@ class Bench:
             log(f"gapless {fmt}: {out[fmt]}")
         return out
 
-    async def run(self, players):
+    async def run(self, players, video=None, only_video=False):
+        """Measures PLAYERS (unless ONLY_VIDEO), then the video with VIDEO: (tonearmd's argv, with mpv)."""
         self.start_bus()
         await self.open_watcher()
         echo = Player("echo", [self.floors["echo"], ECHO_NAME], ECHO_NAME)
-        for player in players:
+        for player in players if not only_video else []:
             self.results[player.name] = await self.measure(player, echo)
-        if not self.args.no_gapless:
+        if video:
+            self.video = await VideoBench(self, *video).run()
+        if not self.args.no_gapless and not only_video:
             log("gapless")
             self.results["gapless"] = await self.gapless(players[0].argv)
         await self.watcher.close()
@@ -725,16 +739,424 @@ def measure_gap(captured, a, b, probe=256, tolerance=2):
 
 
 # --------------------------------------------------------------------------------------------
+# Video: a 1080p H.264 file at 1x in Tonearm's own window, on an X display of the bench's own
+
+
+# larger than 1920x1080 with a window frame, so that every player's window is the video's size
+VIDEO_SCREEN = "2560x1440x24"
+VIDEO_FPS, VIDEO_SECONDS = 30, 20
+VIDEO_WARMUP = 2.0  # seconds of playing before the CPU window opens, as for the MP3
+# what a window would bring into tonearmd's address space: Xlib and xcb, OpenGL (GL, GLX, EGL),
+# SDL, GStreamer's GL library (glimagesink's)
+WINDOW_LIBRARIES = ("libX11", "libxcb", "libGL", "libGLX", "libEGL", "libSDL2", "libgstgl")
+# GStreamer's own log of each message posted on a bus (gstbus.c, at DEBUG): while a file plays it
+# logs nothing but the QoS messages of frames dropped (one per frame: basesink, basetransform and
+# GstVideoDecoder each post one for each frame they drop), so it costs nothing when none is
+QOS_LOG = {"GST_DEBUG": "GST_BUS:5", "GST_DEBUG_NO_COLOR": "1"}
+# mpv renders with OpenGL as glimagesink does; on llvmpipe it refuses unless told it may
+# ("Suspected software renderer", mpv 0.35); its null audio output keeps time as fakesink sync=true does
+MPV_VIDEO = ["mpv", "--no-config", "--vo=gpu", "--gpu-sw=yes", "--ao=null", "--no-terminal", "--keep-open=yes"]
+
+
+def make_video(workdir):
+    """20 s of a moving zone plate at 1920x1080 and 30 fps, H.264 High (x264, ~3 Mbit/s) in MP4
+    with AAC stereo: made once per work directory, never committed."""
+    path = os.path.join(workdir, "media", "video-1080p.mp4")
+    if os.path.exists(path):
+        return path
+    log(f"generating the {VIDEO_SECONDS} s 1080p H.264 video")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    part = path + ".part"
+    done = subprocess.run([
+        "gst-launch-1.0", "-q", "videotestsrc", "pattern=zone-plate", "kx2=20", "ky2=20", "kt=1",
+        f"num-buffers={VIDEO_FPS * VIDEO_SECONDS}", "!",
+        f"video/x-raw,format=I420,width=1920,height=1080,framerate={VIDEO_FPS}/1", "!",
+        "x264enc", "speed-preset=superfast", "bitrate=4000", "!", "video/x-h264,profile=high", "!",
+        "mp4mux", "name=m", "!", "filesink", f"location={part}",
+        "audiotestsrc", f"num-buffers={VIDEO_SECONDS * 44100 // 1024 + 1}", "samplesperbuffer=1024", "!",
+        "audio/x-raw,rate=44100,channels=2", "!", "avenc_aac", "!", "m."], capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"bench: cannot make the 1080p video: {done.stderr}")
+    os.rename(part, path)
+    return path
+
+
+def read_line(stream, limit, what):
+    """The next line of a child's pipe, waiting at most LIMIT seconds."""
+    import select
+    ready, _, _ = select.select([stream], [], [], limit)
+    if not ready:
+        sys.exit(f"bench: no {what} within {limit} s")
+    return stream.readline().decode().strip()
+
+
+class XDisplay:
+    """Xvfb with openbox, as the video tests start them (Tests/ServiceTests/VideoTestSupport.swift):
+    Xvfb prints its display number once it accepts clients (-displayfd), openbox runs its
+    --startup command once it manages the screen."""
+
+    def __init__(self, workdir):
+        err = open(os.path.join(workdir, "xvfb.err"), "ab")
+        self.server = subprocess.Popen(["Xvfb", "-displayfd", "1", "-screen", "0", VIDEO_SCREEN, "-nolisten", "tcp"],
+                                       stdout=subprocess.PIPE, stderr=err)
+        self.name = ":" + read_line(self.server.stdout, 20, "display number from Xvfb")
+        self.manager = subprocess.Popen(["openbox", "--startup", "echo openbox-ready"], env=dict(os.environ, DISPLAY=self.name),
+                                        stdout=subprocess.PIPE, stderr=err)
+        err.close()
+        while read_line(self.manager.stdout, 20, "openbox-ready from openbox") != "openbox-ready":
+            pass
+
+    def stop(self):
+        for proc in (self.manager, self.server):
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+
+
+def children(parent, name):
+    """Processes whose parent is PARENT and whose comm is NAME (/proc/PID/stat)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        if comm == name[:15] and int(stat[stat.rindex(")") + 1:].split()[1]) == parent:
+            out.append(int(entry))
+    return out
+
+
+def window_libraries(pid):
+    """The libraries of WINDOW_LIBRARIES mapped in PID (/proc/PID/maps), by file name."""
+    found = set()
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            path = line.split()[-1]
+            name = os.path.basename(path)
+            if path.startswith("/") and name.startswith(WINDOW_LIBRARIES):
+                found.add(name)
+    return sorted(found)
+
+
+def qos_drops(path, offset=0):
+    """Frames dropped, from what GST_BUS:5 logged into PATH after OFFSET: one QoS message per
+    dropped frame (each is logged once per bus it crosses, so counted by its seq-num), by element.
+    'logged' says the log has this play's messages at all: a log that is silent counts nothing."""
+    import re
+    line_re = re.compile(r"seq-num (\d+), element '([^']*)', GstMessageQOS, .*?dropped=\(guint64\)(\d+)")
+    seen, by_element, logged = set(), {}, False
+    with open(path, errors="replace") as f:
+        f.seek(offset)
+        for line in f:
+            if "posting on bus" not in line:
+                continue
+            logged = True
+            m = line_re.search(line)
+            if m and m.group(1) not in seen:
+                seen.add(m.group(1))
+                by_element[m.group(2)] = by_element.get(m.group(2), 0) + 1
+    return {"dropped": sum(by_element.values()) if logged else None, "by_element": by_element, "logged": logged}
+
+
+class MpvIPC:
+    """mpv's JSON IPC (--input-ipc-server): get_property and commands, one at a time."""
+
+    def __init__(self, path, limit=20):
+        import socket
+        deadline = time.monotonic() + limit
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX)
+                self.sock.connect(path)
+                break
+            except OSError:
+                self.sock.close()
+                if time.monotonic() > deadline:
+                    sys.exit(f"bench: mpv opened no IPC socket at {path}")
+                time.sleep(0.05)
+        self.stream = self.sock.makefile("rwb")
+        self.serial = 0
+
+    def command(self, *args):
+        self.serial += 1
+        self.stream.write((json.dumps({"command": list(args), "request_id": self.serial}) + "\n").encode())
+        self.stream.flush()
+        while True:
+            line = self.stream.readline()
+            if not line:
+                return None
+            reply = json.loads(line)
+            if reply.get("request_id") == self.serial:
+                return reply.get("data") if reply.get("error") == "success" else None
+
+    def get(self, name):
+        return self.command("get_property", name)
+
+    def close(self):
+        self.sock.close()
+
+
+class VideoBench:
+    """The video figures: tonearmd, bare gst-launch-1.0 playbin with glimagesink (the floor) and,
+    when asked, mpv, each playing the same 1080p file once per pair, in alternating order, on the
+    same display with the same audio sink."""
+
+    def __init__(self, bench, tonearmd_argv, with_mpv):
+        self.bench, self.args, self.workdir = bench, bench.args, bench.workdir
+        self.tonearmd_argv, self.with_mpv = list(tonearmd_argv), with_mpv
+        self.display = None
+        self.plays = 0
+
+    def env(self, **more):
+        return dict(self.bench.env, DISPLAY=self.display.name, **more)
+
+    async def window(self, pids):
+        """CPU (user + sys, s per s of wall time, which at 1x is s per s of video) of PIDS together,
+        and of the X server, over --video-window s; memory of each at the end."""
+        server = self.display.server.pid
+        cpu0, x0, t0 = sum(cpu_seconds(p) for p in pids), cpu_seconds(server), time.monotonic()
+        await asyncio.sleep(self.args.video_window)
+        cpu1, x1, t1 = sum(cpu_seconds(p) for p in pids), cpu_seconds(server), time.monotonic()
+        return {"cpu_s": cpu1 - cpu0, "seconds": t1 - t0, "cpu_per_s": (cpu1 - cpu0) / (t1 - t0),
+                "xvfb_cpu_per_s": (x1 - x0) / (t1 - t0), "memory_kib": [memory_kib(p) for p in pids]}
+
+    async def audio_only(self, label, env, started):
+        """A tonearmd of its own playing the MP3 (with ENV): the window libraries mapped while it
+        plays, then its memory once paused. Returns (figures, the player, still running), the
+        player also appended to STARTED."""
+        b = self.bench
+        player = Player(f"tonearmd-{label}", self.tonearmd_argv, f"org.mpris.MediaPlayer2.tonearm.video_{label}",
+                        clear=(EXT, "Clear"))
+        player.gst_log = os.path.join(self.workdir, f"video-{label}-gst.log")
+        if os.path.exists(player.gst_log):
+            os.unlink(player.gst_log)
+        started.append(player)
+        await b.start(player, env=dict(env, GST_DEBUG_FILE=player.gst_log, **QOS_LOG), extra=["--instance", f"video_{label}"])
+        b.call(player, PLAYER, "OpenUri", "s", (file_uri(self.bench.files["mp3"]),))
+        await b.until_playing(player)
+        await asyncio.sleep(1)
+        mapped = window_libraries(player.proc.pid)
+        b.call(player, PLAYER, "Pause")
+        await b.until_status(player, "Paused")
+        await wait_quiet([player.proc.pid], limit=10)
+        return {"window_libraries": mapped, "memory_paused_kib": memory_kib(player.proc.pid)}, player
+
+    async def until_stopped(self, player, limit):
+        """Until the queue has played to its end (PlaybackStatus Stopped), asking four times a second."""
+        deadline = time.monotonic() + limit
+        while self.bench.status(player) != "Stopped":
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{player.name}: not Stopped {limit} s after the video started")
+            await asyncio.sleep(0.25)
+
+    async def play_tonearmd(self, player, uri):
+        b = self.bench
+        offset = os.path.getsize(player.gst_log)
+        b.call(player, *player.clear)
+        b.call(player, PLAYER, "OpenUri", "s", (uri,))
+        await b.until_playing(player)
+        await asyncio.sleep(VIDEO_WARMUP)
+        windows = children(player.proc.pid, "tonearm-video")
+        if not windows:
+            raise RuntimeError("tonearmd plays the video but started no tonearm-video (no window)")
+        m = await self.window([player.proc.pid] + windows)
+        # where OpenGL does not open, tonearmd says so and shows the video through ximagesink
+        with open(os.path.join(self.workdir, f"{player.name}.err"), errors="replace") as f:
+            m["sink"] = "ximagesink" if "video shows through ximagesink" in f.read() else "glimagesink"
+        await self.until_stopped(player, VIDEO_SECONDS + 60)
+        m["qos"] = qos_drops(player.gst_log, offset)
+        return m
+
+    async def play_floor(self, uri):
+        self.plays += 1
+        gst_log = os.path.join(self.workdir, f"video-floor-{self.plays}-gst.log")
+        proc = subprocess.Popen(["gst-launch-1.0", "-q", self.args.pipeline_floor, f"uri={uri}", "video-sink=glimagesink",
+                                 f"audio-sink={SINK}"], env=self.env(GST_DEBUG_FILE=gst_log, **QOS_LOG),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            # the window opens when the pipeline reaches PLAYING, as tonearmd's at Position > 0
+            deadline, seen = time.monotonic() + 30, ""
+            playing = "GstMessageStateChanged, old-state=(GstState)paused, new-state=(GstState)playing"
+            while not any(playing in line and "element 'playbin" in line for line in seen.splitlines()):
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("gst-launch-1.0 playbin did not reach PLAYING on the video")
+                await asyncio.sleep(0.05)
+                if os.path.exists(gst_log):
+                    with open(gst_log, errors="replace") as f:
+                        seen = f.read()
+            await asyncio.sleep(VIDEO_WARMUP)
+            m = await self.window([proc.pid])
+            await asyncio.get_running_loop().run_in_executor(None, proc.wait, VIDEO_SECONDS + 60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        m["qos"] = qos_drops(gst_log)
+        return m
+
+    async def play_mpv(self, path):
+        sock = os.path.join(self.workdir, "mpv-video.sock")
+        if os.path.exists(sock):
+            os.unlink(sock)
+        err = open(os.path.join(self.workdir, "mpv-video.err"), "ab")
+        proc = subprocess.Popen(MPV_VIDEO + [f"--input-ipc-server={sock}", path], env=self.env(), stdout=err, stderr=err)
+        err.close()
+        ipc = MpvIPC(sock)
+        try:
+            deadline = time.monotonic() + 30
+            while (ipc.get("playback-time") or 0) <= 0:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("mpv did not start playing the video")
+                await asyncio.sleep(0.02)
+            if ipc.get("current-vo") is None:
+                raise RuntimeError("mpv plays the video with no video output (see mpv-video.err)")
+            await asyncio.sleep(VIDEO_WARMUP)
+            m = await self.window([proc.pid])
+            deadline = time.monotonic() + VIDEO_SECONDS + 60
+            while ipc.get("eof-reached") is not True:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("mpv did not reach the end of the video")
+                await asyncio.sleep(0.25)
+            vo, decoder = ipc.get("frame-drop-count"), ipc.get("decoder-frame-drop-count")
+            m["qos"] = {"dropped": (vo or 0) + (decoder or 0), "by_element": {"vo": vo, "decoder": decoder}, "logged": True}
+            ipc.command("quit")
+            proc.wait(10)
+        finally:
+            ipc.close()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        return m
+
+    async def run(self):
+        b, out = self.bench, {"pairs": []}
+        path = make_video(self.workdir)
+        uri = file_uri(path)
+        self.display = XDisplay(self.workdir)
+        started = []
+        try:
+            log("video: tonearmd paused on the MP3, headless and with a display")
+            out["audio_headless"], headless = await self.audio_only("headless", {}, started)
+            b.stop(headless)
+            out["audio_display"], player = await self.audio_only("display", {"DISPLAY": self.display.name}, started)
+            kinds = ["tonearmd", "floor"] + (["mpv"] if self.with_mpv else [])
+            for i in range(self.args.video_pairs):
+                pair = {}
+                for kind in (kinds if i % 2 == 0 else kinds[::-1]):
+                    log(f"video: {kind} plays the 1080p file ({i + 1} of {self.args.video_pairs})")
+                    if kind == "tonearmd":
+                        pair[kind] = await self.play_tonearmd(player, uri)
+                    elif kind == "floor":
+                        pair[kind] = await self.play_floor(uri)
+                    else:
+                        pair[kind] = await self.play_mpv(path)
+                    await wait_quiet([player.proc.pid], limit=10)
+                for kind in kinds:
+                    pair[kind]["ratio"] = pair[kind]["cpu_per_s"] / max(pair["floor"]["cpu_per_s"], 1e-9)
+                log("  " + "; ".join(f"{k} {pair[k]['cpu_per_s']:.2f} s/s (ratio {pair[k]['ratio']:.2f}), "
+                                     f"dropped {pair[k]['qos']['dropped']}" for k in kinds))
+                out["pairs"].append(pair)
+            # the MP3 again after the video: what the video's work left behind
+            b.call(player, PLAYER, "OpenUri", "s", (file_uri(b.files["mp3"]),))
+            await b.until_playing(player)
+            b.call(player, PLAYER, "Pause")
+            await b.until_status(player, "Paused")
+            await wait_quiet([player.proc.pid], limit=10)
+            out["memory_paused_after_video_kib"] = memory_kib(player.proc.pid)
+            out["window_libraries_after_video"] = window_libraries(player.proc.pid)
+        finally:
+            for player in started:  # tonearmd (and so its window program) before the X server
+                b.stop(player)
+            self.display.stop()
+        out["file"] = {"path": path, "bytes": os.path.getsize(path), "seconds": VIDEO_SECONDS, "fps": VIDEO_FPS}
+        return out
+
+
+def summarize_video(v):
+    """The video figures of the table, from the plays."""
+    pairs = v["pairs"]
+    s = {"kinds": list(pairs[0]) if pairs else []}
+    for kind in s["kinds"]:
+        plays = [p[kind] for p in pairs]
+        s[kind] = {
+            "dropped": [p["qos"]["dropped"] for p in plays],
+            "ratio": stats([p["ratio"] for p in plays]),
+            "cpu_per_s": stats([p["cpu_per_s"] for p in plays]),
+            "xvfb_cpu_per_s": stats([p["xvfb_cpu_per_s"] for p in plays]),
+            "rss_mib": statistics.median(p["memory_kib"][0]["VmRSS"] / 1024 for p in plays),
+            "rss_anon_mib": statistics.median(p["memory_kib"][0]["RssAnon"] / 1024 for p in plays),
+        }
+        if kind == "tonearmd":
+            s[kind]["window_rss_mib"] = statistics.median(sum(m["VmRSS"] for m in p["memory_kib"][1:]) / 1024 for p in plays)
+    for key in ("audio_headless", "audio_display"):
+        m = v[key]["memory_paused_kib"]
+        s[key] = {"rss_mib": m["VmRSS"] / 1024, "rss_anon_mib": m["RssAnon"] / 1024, "window_libraries": v[key]["window_libraries"]}
+    m = v["memory_paused_after_video_kib"]
+    s["after_video"] = {"rss_mib": m["VmRSS"] / 1024, "rss_anon_mib": m["RssAnon"] / 1024}
+    return s
+
+
+def video_rows(s, names):
+    """Rows of the table for the video figures: (label, floor, one cell per column of NAMES)."""
+    def cells(fn):
+        return [fn(s[n]) if n in s["kinds"] and n != "floor" else "-" for n in names]
+
+    def dropped(f):
+        return ", ".join("?" if d is None else str(d) for d in f["dropped"])
+    f = s["floor"]
+    both = s["audio_headless"], s["audio_display"], s["after_video"]
+    mapped = s["audio_display"]["window_libraries"]
+    return [
+        ("1080p H.264 at 1x in a window: frames dropped, each play (target 0)", dropped(f), *cells(dropped)),
+        ("  CPU (user+sys) per s of video, ratio to gst-launch playbin glimagesink, median (range)", "1.00",
+         *cells(lambda g: f"{g['ratio']['median']:.2f} ({g['ratio']['min']:.2f}-{g['ratio']['max']:.2f})")),
+        ("  CPU s per s of video (tonearmd: with tonearm-video)", f"{f['cpu_per_s']['median']:.3f}",
+         *cells(lambda g: f"{g['cpu_per_s']['median']:.3f}")),
+        ("  the X server's (Xvfb) CPU s per s beside it", f"{f['xvfb_cpu_per_s']['median']:.3f}",
+         *cells(lambda g: f"{g['xvfb_cpu_per_s']['median']:.3f}")),
+        ("  RSS playing the video, MiB (RssAnon) [tonearm-video's RSS]", f"{f['rss_mib']:.1f} ({f['rss_anon_mib']:.1f})",
+         *cells(lambda g: f"{g['rss_mib']:.1f} ({g['rss_anon_mib']:.1f})" + (f" [{g['window_rss_mib']:.1f}]" if "window_rss_mib" in g else ""))),
+        ("RSS paused on the MP3, MiB (RssAnon): headless / with a display / after the video", "-",
+         *[" / ".join(f"{m['rss_mib']:.1f} ({m['rss_anon_mib']:.1f})" for m in both) if n == "tonearmd" else "-" for n in names]),
+        ("window libraries mapped in tonearmd playing the MP3 with a display", "-",
+         *[(", ".join(mapped) or "none") if n == "tonearmd" else "-" for n in names]),
+    ]
+
+
+def video_checks(s):
+    t = s["tonearmd"]
+    headless, display = s["audio_headless"], s["audio_display"]
+    return [
+        ("1080p video: 0 frames dropped in every play", all(d == 0 for d in t["dropped"])),
+        ("1080p video: CPU at most the gst-launch playbin glimagesink floor (ratio <= 1)", t["ratio"]["median"] <= 1.0),
+        ("no window library (X11, xcb, GL, EGL, SDL, GstGL) mapped in tonearmd while an MP3 plays with a display",
+         not display["window_libraries"]),
+        ("RssAnon paused on the MP3 with a display within 0.5 MiB of headless",
+         display["rss_anon_mib"] <= headless["rss_anon_mib"] + 0.5),
+        ("RssAnon paused on the MP3 after the 1080p video within 0.5 MiB of before it",
+         s["after_video"]["rss_anon_mib"] <= display["rss_anon_mib"] + 0.5),
+    ]
+
+
+# --------------------------------------------------------------------------------------------
 # Peers
 
 
 PEER_PACKAGES = {"mpv": ["mpv", "mpv-mpris"], "vlc": ["vlc-bin", "vlc-plugin-base"]}
 
 
-def install_peers(names):
+def install_peers(names, packages=PEER_PACKAGES):
     wanted = []
     for name in names:
-        for pkg in PEER_PACKAGES[name]:
+        for pkg in packages[name]:
             status = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg], capture_output=True, text=True).stdout
             if "install ok installed" not in status:
                 wanted.append(pkg)
@@ -838,7 +1260,7 @@ def summarize(results):
     return s
 
 
-def table(summary, results, queues, playlists=None):
+def table(summary, results, queues, playlists=None, video=None):
     names = list(summary)
     t = summary[names[0]]
     rows = []
@@ -901,6 +1323,12 @@ def table(summary, results, queues, playlists=None):
         p0 = next(iter(playlists.values()))
         row(f"ActivatePlaylist {PLAYLIST_ENTRIES:,} entries, median ms", f"{p0['ping_median_ms']:.1f} (Ping)",
             *[f"{playlists[n]['median_ms']:.1f} (target < {PLAYLIST_TARGET_MS})" if n in playlists else "-" for n in names])
+    if video:
+        rows += video_rows(video, names)
+    return format_table(rows, names)
+
+
+def format_table(rows, names):
     head = ("figure", "floor (same run)") + tuple(names)
     widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
     lines = ["| " + " | ".join(str(h).ljust(w) for h, w in zip(head, widths)) + " |",
@@ -1016,6 +1444,10 @@ def main():
     p.add_argument("--playlist-runs", type=int, help="activations of the 10,000-entry playlist (default 5; 3 with --quick)")
     p.add_argument("--no-gapless", action="store_true")
     p.add_argument("--quick", action="store_true", help="fewer repetitions: a smoke run, not figures")
+    p.add_argument("--only", choices=["video"], help="measure only this part (video: the 1080p rows and their checks)")
+    p.add_argument("--no-video", action="store_true", help="leave the 1080p video out")
+    p.add_argument("--video-pairs", type=int, help="plays of the 1080p video by each (default 3; 1 with --quick)")
+    p.add_argument("--video-window", type=float, default=15, help="seconds of each video play's CPU window (of its 20)")
     p.add_argument("--workdir", default=os.path.join(REPO, ".build", "bench", "work"))
     p.add_argument("--out", default=os.path.join(REPO, ".build", "bench"))
     args = p.parse_args()
@@ -1024,13 +1456,22 @@ def main():
         args.open_blocks = 2
     if args.playlist_runs is None:
         args.playlist_runs = 3 if args.quick else 5
+    if args.video_pairs is None:
+        args.video_pairs = 1 if args.quick else 3
+    only_video = args.only == "video"
+    if only_video and args.no_video:
+        sys.exit("bench: --only video and --no-video leave nothing to measure")
+    if args.video_window > VIDEO_SECONDS - VIDEO_WARMUP - 1:
+        sys.exit(f"bench: --video-window must leave the window inside the {VIDEO_SECONDS} s video")
     if not os.access(args.tonearmd, os.X_OK):
         sys.exit(f"bench: no tonearmd at {args.tonearmd} (swift build -c release --product tonearmd)")
     os.makedirs(args.workdir, exist_ok=True)
     os.makedirs(args.out, exist_ok=True)
     peers = [n.strip() for n in args.peers.split(",") if n.strip()]
-    if peers:
+    if peers and not only_video:
         install_peers(peers)
+    elif "mpv" in peers:
+        install_peers(["mpv"], packages={"mpv": ["mpv"]})  # the video plays in mpv itself, not through MPRIS
     floors = build_floors(args.workdir)
     files = make_media(args.workdir)
     argv = [os.path.abspath(args.tonearmd), "--audio-sink", SINK]
@@ -1043,17 +1484,18 @@ def main():
     if args.baseline:
         players.append(Player("tonearmd before", [os.path.abspath(args.baseline)] + argv[1:], "org.mpris.MediaPlayer2.tonearm",
                               clear=(EXT, "Clear")))
-    players += [peer_player(n, args.workdir) for n in peers]
-    started = datetime.datetime.now(datetime.timezone.utc)
+    players += [peer_player(n, args.workdir) for n in peers] if not only_video else []
+    started, load_start = datetime.datetime.now(datetime.timezone.utc), os.getloadavg()
     bench = Bench(args, floors, files)
+    video = (argv, "mpv" in peers) if not args.no_video else None
     try:
-        asyncio.run(bench.run(players))
+        asyncio.run(bench.run(players, video, only_video))
     finally:
         for player in players:
             Bench.stop(player)
         bench.close()
     queues = {}
-    for player in players if not args.no_queue else []:
+    for player in players if not (args.no_queue or only_video) else []:
         if not player.name.startswith("tonearmd") or "--pipeline" in player.argv[3:]:
             continue  # the queue's code is the same whatever the pipeline
         log(f"the queue at 10,000 items (Benchmarks/queue.py), {player.name}")
@@ -1068,7 +1510,7 @@ def main():
             with open(qjson) as f:
                 queues[player.name] = json.load(f)
     playlists = {}
-    for player in players if not args.no_playlists else []:
+    for player in players if not (args.no_playlists or only_video) else []:
         if not player.name.startswith("tonearmd") or "--pipeline" in player.argv[3:]:
             continue  # activating reads, parses and queues: the same whatever the pipeline
         log(f"ActivatePlaylist of {PLAYLIST_ENTRIES:,} entries (Benchmarks/playlists.sh), {player.name}")
@@ -1076,24 +1518,38 @@ def main():
         if measured:
             playlists[player.name] = measured
     summary = summarize(bench.results)
+    video_summary = summarize_video(bench.video) if bench.video else None
     stamp = started.strftime("%Y%m%dT%H%M%SZ")
     info = machine()
     head = (f"make bench, {started:%Y-%m-%d %H:%M} UTC; {info['cpu']}, {info['cores']} cores, load "
-            f"{info['load'][0]:.1f} at the end; {info['gstreamer']}; tonearmd pipeline: {args.pipeline}")
+            f"{load_start[0]:.1f} at the start, {info['load'][0]:.1f} at the end; {info['gstreamer']}; "
+            f"tonearmd pipeline: {args.pipeline}")
     print(head)
-    print(table(summary, bench.results, queues, playlists))
-    verdicts = checks(summary, bench.results, playlists)
+    if only_video:
+        print(format_table(video_rows(video_summary, ["tonearmd"] + (["mpv"] if "mpv" in peers else [])),
+                           ["tonearmd"] + (["mpv"] if "mpv" in peers else [])))
+        verdicts = video_checks(video_summary)
+    else:
+        print(table(summary, bench.results, queues, playlists, video_summary))
+        verdicts = checks(summary, bench.results, playlists) + (video_checks(video_summary) if video_summary else [])
     for label, ok in verdicts:
         print(f"{'PASS' if ok else 'MISS'}  {label}")
-    print("context switches/s playing by thread (median of pairs): " + ", ".join(
-        f"{t} {v:.0f}" for t, v in list(summary["tonearmd"]["switches_by_thread"].items())[:8]))
-    out = {"started": started.isoformat(), "machine": info, "args": vars(args), "summary": summary,
-           "samples": bench.results, "queue": queues, "playlists": playlists, "checks": [{"label": l, "pass": ok} for l, ok in verdicts]}
+    if video_summary:
+        print("video: where frames were dropped (QoS messages by element; mpv: its vo and decoder counters): " + "; ".join(
+            f"{kind} {[p[kind]['qos']['by_element'] for p in bench.video['pairs']]}" for kind in video_summary["kinds"]))
+    if not only_video:
+        print("context switches/s playing by thread (median of pairs): " + ", ".join(
+            f"{t} {v:.0f}" for t, v in list(summary["tonearmd"]["switches_by_thread"].items())[:8]))
+    out = {"started": started.isoformat(), "machine": dict(info, load_start=load_start), "args": vars(args), "summary": summary,
+           "samples": bench.results, "queue": queues, "playlists": playlists, "video": bench.video, "video_summary": video_summary,
+           "checks": [{"label": l, "pass": ok} for l, ok in verdicts]}
     path = os.path.join(args.out, f"bench-{stamp}.json")
     with open(path, "w") as f:
         json.dump(out, f, indent=1, default=str)
-    png = plot(summary, bench.results, os.path.join(args.out, f"bench-{stamp}.png"), head)
-    print(f"json: {path}\nplot: {png}")
+    print(f"json: {path}")
+    if not only_video:
+        png = plot(summary, bench.results, os.path.join(args.out, f"bench-{stamp}.png"), head)
+        print(f"plot: {png}")
 
 
 if __name__ == "__main__":
