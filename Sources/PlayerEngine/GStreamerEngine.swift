@@ -68,6 +68,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private static let maximumFailedResponses = 8
     private var volume = 1.0
     private var muted = false
+    /// ReplayGain and the equalizer as the player last asked (`AudioStages.swift`).
+    private var audio = EngineAudio()
     /// The stall timer of the preroll under way, if any (see `watchPreroll`).
     private var prerollWatch: (any DispatchSourceTimer)?
     private static let prerollLimit = DispatchTimeInterval.seconds(8)
@@ -244,6 +246,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             case .seek(let target, let mode, let rate): seek(target, mode: mode, rate: rate)
             case .setVolume(let volume): setVolume(volume)
             case .setMuted(let muted): setMuted(muted)
+            case .audio(let command):
+                audio.take(command)
+                pipeline?.stages?.apply(audio)
             case .video(.controls(let text)): showControls(text)
             case .video(let command):
                 if case .setGravity(let gravity) = command { setGravity(gravity) }
@@ -270,6 +275,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         /// Our own `volume` element in the audio filter: it carries volume and mute (a reused
         /// pipeline gets a new filter, and with it a new one).
         var volume: Element?
+        /// The filter's optional stages (ReplayGain, the equalizer), replaced with the filter.
+        var stages: AudioStages?
         let bus: Bus
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
@@ -326,7 +333,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // soft-volume flag is off: with it on, playsink 1.22.0 never finalizes the volume element it
         // links for soft volume, so every pipeline leaks that element and its two pads (valgrind:
         // one GstVolume and its pads "still reachable" per load).
-        let volumeElement = try installFilter(on: playbin)
+        let (volumeElement, stages) = try installFilter(on: playbin)
         var flags = playbin.flags("flags") & ~Self.flagSoftVolume
         // An HTTP file of a known size is downloaded whole into a temporary file, nameless from
         // the moment it is made so that it goes with the pipeline, in GLib's user cache directory
@@ -340,6 +347,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         playbin.set("flags", flags: flags)
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
         let pipeline = Pipeline(playbin: playbin, volume: volumeElement, bus: bus, busSource: source)
+        pipeline.stages = stages
         // the video flags and sink are chosen per load (`chooseVideo`); until then, none
         try chooseVideo(for: pipeline, display: nil)
         // The ASYNC_DONE that ends an exact seek goes from the thread that posts it to the player,
@@ -383,10 +391,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         return pipeline
     }
 
-    /// Gives `playbin` a fresh audio filter (scaletempo, then our volume element at the current
-    /// volume and mute) and returns that volume element.
-    private func installFilter(on playbin: Element) throws -> Element? {
-        let filter = try Element(binDescription: "scaletempo ! volume name=tonearm-volume")
+    /// Gives `playbin` a fresh audio filter (scaletempo, the stages turned on, then our volume
+    /// element at the current volume and mute) and returns that volume element and the stages.
+    private func installFilter(on playbin: Element) throws -> (volume: Element?, stages: AudioStages?) {
+        let filter = try Element(binDescription: "scaletempo name=tonearm-tempo ! volume name=tonearm-volume")
+        let stages = AudioStages(filter: filter)
+        stages?.apply(audio)
         let volumeElement = filter.child(named: "tonearm-volume")
         // a stretch that never reaches the filter is reported: legacy hlsdemux and tsdemux skip an
         // HLS segment that is not media without any message (gst-launch-1.0 -m: nothing between
@@ -395,7 +405,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         playbin.set("audio-filter", filter)
         volumeElement?.set("volume", volume)
         volumeElement?.set("mute", muted)
-        return volumeElement
+        return (volumeElement, stages)
     }
 
     /// The pipeline for a load: the one kept warm since the last release (see `retire`), with a
@@ -406,6 +416,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // its fresh filter went in when it was kept (see `adopt`); volume and mute may have changed
         kept.volume?.set("volume", volume)
         kept.volume?.set("mute", muted)
+        kept.stages?.apply(audio)
         // a retired pipeline's bus was set flushing for its teardown (see `stop`)
         kept.bus.setFlushing(false)
         return kept
@@ -499,7 +510,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private func adopt(_ kept: Pipeline) {
         dispatchPrecondition(condition: .onQueue(queue))
         if pipeline == nil, warm == nil, let filter = try? installFilter(on: kept.playbin) {
-            kept.volume = filter
+            kept.volume = filter.volume
+            kept.stages = filter.stages
             warm = kept
         } else {
             kept.busSource.cancel()

@@ -32,6 +32,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case outputFailed(ItemError)
     /// The video or its window changed (`VideoState.swift`).
     case videoChanged(VideoState)
+    /// ReplayGain, the equalizer or its presets changed (`AudioSettings.swift`).
+    case audioChanged(AudioSettings)
 }
 
 /// One change of the queue's order.

@@ -45,6 +45,8 @@ public struct PlayerMachine: Sendable {
     public internal(set) var video = VideoState()
     /// When the video window's bar shows (`ControlsBar.swift`).
     var controlsBar = ControlsBar()
+    /// ReplayGain and the equalizer (`AudioSettings.swift`).
+    var audio = AudioState()
 
     /// Tag reads of items that have not played (see `MetadataReads`).
     private var reads = MetadataReads()
@@ -63,6 +65,7 @@ public struct PlayerMachine: Sendable {
     /// the items about to play have their tags asked for first (see `readMetadata`).
     public mutating func takeActions() -> [PlayerAction] {
         askPlayAfterPreroll()
+        syncReplayGain(current: playQueue.currentID, next: loadState.ready?.next?.id, queue: playQueue)
         readMetadata()
         defer { actions.removeAll(keepingCapacity: true) }
         return actions
@@ -107,6 +110,7 @@ public struct PlayerMachine: Sendable {
             .loopModeChanged(settings.loopMode),
             .shuffleChanged(playQueue.isShuffled),
             .videoChanged(video),
+            .audioChanged(audio.settings),
         ]
         if let item = playQueue.current {
             events += [
@@ -295,6 +299,7 @@ public struct PlayerMachine: Sendable {
             playQueue.restoreShuffle(seed: restored.shuffleSeed, keys: keys)
         }
         restoreVideoSettings(restored.video)
+        restoreAudio(restored.audio)
         for event in currentValues { emit(event) }
         guard let item = playQueue.current else { return }
         let wanted: TransportIntent = resume == .play ? .playing : restored.intent == .stopped ? .stopped : .paused

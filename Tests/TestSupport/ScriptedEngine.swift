@@ -18,6 +18,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case volume(Double)
         case muted(Bool)
         case video(VideoCommand)
+        case audio(AudioCommand)
     }
 
     /// The events a test sends; the engine adds what a real one would have asked of the pipeline.
@@ -108,6 +109,8 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
             recorded.append(.muted(muted))
         case .video(let command):
             recorded.append(.video(command))
+        case .audio(let command):
+            recorded.append(.audio(command))
         }
     }
 
