@@ -44,6 +44,8 @@ final class AudioStages {
 
     /// The linear ReplayGain factor applied now (1 without the stage), for tests.
     var replayGainFactor: Double { replayGain.map(\.factor) ?? 1 }
+    /// The factories of the elements in the filter now, for tests.
+    var filterElements: [String] { filter.childFactoryNames }
 
     func apply(_ audio: EngineAudio) {
         var stages: [Element] = []

@@ -16,6 +16,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// How many pipelines the engine has built so far (a load that takes the one kept warm builds
     /// none), for tests.
     public var pipelinesBuilt: Int { handlerLock.withLock { built } }
+    /// The factories of the elements in the current pipeline's audio filter (`AudioStages`), for
+    /// tests: a stage that is off is not among them. Waits for the engine's queue.
+    public var audioFilterElements: [String] { queue.sync { pipeline?.stages?.filterElements ?? [] } }
 
     private let queue: DispatchQueue
     private let logger: Logger
