@@ -416,6 +416,7 @@ extension PlayerStatus {
            size.count == 2, let width = size[0].int32Value, let height = size[1].int32Value {
             videoSize = VideoSize(width: Int(width), height: Int(height))
         }
+        audio = AudioStatus(extensionProperties)
     }
 }
 

@@ -97,6 +97,8 @@ public struct PlayerStatus: Sendable, Equatable {
     public var isLive: Bool
     /// The current item's video size (the extension's `VideoSize`) while `HasVideo`; nil without video.
     public var videoSize: VideoSize? = nil
+    /// ReplayGain and the equalizer; nil from a service without them.
+    public var audio: AudioStatus? = nil
 }
 
 /// A video's size in pixels, pixel aspect applied.
