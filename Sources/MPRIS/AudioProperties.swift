@@ -40,7 +40,9 @@ extension MPRISService {
                 guard Equalizer.isValidName(name) else {
                     throw DBusError.invalidArgs("a preset's name is 1 to 64 characters, no control characters, and not a built-in preset's: \(name.prefix(64).debugDescription)")
                 }
-                player.saveEqualizerPreset(name)
+                guard player.saveEqualizerPreset(name) else {
+                    throw ServiceError("Failed", "at most \(Equalizer.maximumUserPresets) presets of your own: delete one first")
+                }
             },
             .typed("DeleteEqualizerPreset", arguments: ["name"]) { (name: String, _) in
                 guard player.deleteEqualizerPreset(name) else {

@@ -28,6 +28,8 @@ public enum Equalizer {
     /// Each band's gain, in dB.
     public static let range: ClosedRange<Double> = -12...12
     public static let flat = [Double](repeating: 0, count: bandCount)
+    /// The most presets a user keeps: a client saving names in a loop fills no memory or disk.
+    public static let maximumUserPresets = 100
 
     /// Tonearm's own presets (values of ours, not taken from another player), by name.
     public static let builtIn: [EqualizerPreset] = [
@@ -142,16 +144,20 @@ extension PlayerMachine {
 
     /// `SaveEqualizerPreset`: the current gains under `name` (the caller checked
     /// `Equalizer.isValidName`), replacing a user preset of that name; it becomes the preset shown.
-    public mutating func saveEqualizerPreset(_ name: String) {
-        guard Equalizer.isValidName(name) else { return }
+    /// False when the user has `Equalizer.maximumUserPresets` others already.
+    @discardableResult
+    public mutating func saveEqualizerPreset(_ name: String) -> Bool {
+        guard Equalizer.isValidName(name) else { return false }
         let preset = EqualizerPreset(name: name, gains: audio.settings.equalizer)
         if let index = audio.settings.userPresets.firstIndex(where: { $0.name == name }) {
             audio.settings.userPresets[index] = preset
         } else {
+            guard audio.settings.userPresets.count < Equalizer.maximumUserPresets else { return false }
             audio.settings.userPresets.append(preset)
         }
         audio.settings.equalizerPreset = name
         emit(.audioChanged(audio.settings))
+        return true
     }
 
     /// `DeleteEqualizerPreset`: false when the user has no preset of that name. The gains stay.
@@ -174,7 +180,8 @@ extension PlayerMachine {
 
     /// At a restore: the saved settings, and the engine told those that are not its defaults.
     mutating func restoreAudio(_ saved: AudioSettings) {
-        audio.settings.userPresets = saved.userPresets.filter { Equalizer.isValidName($0.name) && Equalizer.isValid($0.gains) }
+        audio.settings.userPresets = Array(saved.userPresets.filter { Equalizer.isValidName($0.name) && Equalizer.isValid($0.gains) }
+            .prefix(Equalizer.maximumUserPresets))
         if AudioSettings.preampRange.contains(saved.preamp) { audio.settings.preamp = saved.preamp }
         audio.settings.replayGain = saved.replayGain
         if Equalizer.isValid(saved.equalizer) {

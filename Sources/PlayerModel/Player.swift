@@ -301,7 +301,7 @@ public final class Player: @unchecked Sendable {
     public func setReplayGainPreamp(_ preamp: Double) { update { $0.setReplayGainPreamp(preamp) } }
     public func setEqualizer(_ gains: [Double]) { update { $0.setEqualizer(gains) } }
     @discardableResult public func selectEqualizerPreset(_ name: String) -> Bool { update { $0.selectEqualizerPreset(name) } }
-    public func saveEqualizerPreset(_ name: String) { update { $0.saveEqualizerPreset(name) } }
+    @discardableResult public func saveEqualizerPreset(_ name: String) -> Bool { update { $0.saveEqualizerPreset(name) } }
     @discardableResult public func deleteEqualizerPreset(_ name: String) -> Bool { update { $0.deleteEqualizerPreset(name) } }
     /// The extension's `VideoGravity` and `PictureInPicture` (`VideoSettings.swift`).
     public func setVideoGravity(_ gravity: VideoGravity) { update { $0.setVideoGravity(gravity) } }
