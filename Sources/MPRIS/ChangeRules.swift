@@ -6,7 +6,8 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
     case currentItemChanged, queueChanged, itemStatusChanged, timeControlStatusChanged, intentChanged, bufferingChanged,
          metadataChanged, durationChanged, capabilitiesChanged, rateChanged, volumeChanged, loopModeChanged, shuffleChanged,
          seeked, playedToEnd, itemFailed, gapSkipped, outputFailed, videoChanged,
-         stopAfterCurrentChanged, sleepTimerChanged
+         stopAfterCurrentChanged, sleepTimerChanged,
+         audioChanged
 
     /// What the item or the player's settings became, each with no finer rule: Player and the
     /// extension re-read all of their properties on them.
@@ -37,6 +38,7 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
         case .videoChanged: self = .videoChanged
         case .stopAfterCurrentChanged: self = .stopAfterCurrentChanged
         case .sleepTimerChanged: self = .sleepTimerChanged
+        case .audioChanged: self = .audioChanged
         }
     }
 }

@@ -91,7 +91,7 @@ extension MPRISService {
                         throw ServiceError(error)
                     }
                 },
-            ] + bedtimeMethods(),
+            ] + bedtimeMethods() + Self.audioMethods(player),
             properties: [
                 .typed("ItemStatus", get: { [player] in player.currentItem?.status.name ?? "unknown" }),
                 .typed("ItemError", get: { [unowned self] in
@@ -106,7 +106,7 @@ extension MPRISService {
                 }),
                 .typed("IsLive", get: { [player] in player.currentItem?.isLive ?? false }),
                 .typed("Muted", get: { [player] in player.state.isMuted }, set: { [player] (muted: Bool) in player.setMuted(muted) }),
-            ] + Self.extensionVideoProperties(player) + bedtimeProperties(),
+            ] + Self.extensionVideoProperties(player) + bedtimeProperties() + Self.audioProperties(player),
             signals: [
                 .typed("PlayedToEnd", ObjectPath.self, argumentNames: ["trackid"]),
                 .typed("ItemFailed", ObjectPath.self, String.self, String.self, argumentNames: ["trackid", "errorName", "message"]),
@@ -128,5 +128,6 @@ extension MPRISService {
         .videoChanged: .only(["HasVideo", "VideoSize", "ControlsVisible", "VideoGravity", "PictureInPicture"]),
         .stopAfterCurrentChanged: .only(["StopAfterCurrent"]),
         .sleepTimerChanged: .only(["SleepTimerDeadline"]),
+        .audioChanged: .only(audioPropertyNames),
     ], rereadingAll: PlayerEventKind.stateChanges)
 }

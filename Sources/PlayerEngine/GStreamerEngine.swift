@@ -16,6 +16,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// How many pipelines the engine has built so far (a load that takes the one kept warm builds
     /// none), for tests.
     public var pipelinesBuilt: Int { handlerLock.withLock { built } }
+    /// The factories of the elements in the current pipeline's audio filter (`AudioStages`), for
+    /// tests: a stage that is off is not among them. Waits for the engine's queue.
+    public var audioFilterElements: [String] { queue.sync { pipeline?.stages?.filterElements ?? [] } }
 
     private let queue: DispatchQueue
     private let logger: Logger
@@ -70,6 +73,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var muted = false
     /// The sleep timer's fade (`.setFade`), on a volume element of its own just before the sink.
     private var fade = 1.0
+    /// ReplayGain and the equalizer as the player last asked (`AudioStages.swift`).
+    private var audio = EngineAudio()
     /// The stall timer of the preroll under way, if any (see `watchPreroll`).
     private var prerollWatch: (any DispatchSourceTimer)?
     private static let prerollLimit = DispatchTimeInterval.seconds(8)
@@ -249,6 +254,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             case .setFade(let level):
                 fade = min(max(level, 0), 1)
                 pipeline?.fade?.set("volume", fade)
+            case .audio(let command):
+                audio.take(command)
+                pipeline?.stages?.apply(audio)
             case .video(.controls(let text)): showControls(text)
             case .video(let command):
                 if case .setGravity(let gravity) = command { setGravity(gravity) }
@@ -277,6 +285,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         var volume: Element?
         /// The sleep timer's fade, in front of the sink (nil: the sink's description would not take it).
         var fade: Element?
+        /// The filter's optional stages (ReplayGain, the equalizer), replaced with the filter.
+        var stages: AudioStages?
         let bus: Bus
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
@@ -334,7 +344,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // soft-volume flag is off: with it on, playsink 1.22.0 never finalizes the volume element it
         // links for soft volume, so every pipeline leaks that element and its two pads (valgrind:
         // one GstVolume and its pads "still reachable" per load).
-        let volumeElement = try installFilter(on: playbin)
+        let (volumeElement, stages) = try installFilter(on: playbin)
         var flags = playbin.flags("flags") & ~Self.flagSoftVolume
         // An HTTP file of a known size is downloaded whole into a temporary file, nameless from
         // the moment it is made so that it goes with the pipeline, in GLib's user cache directory
@@ -350,6 +360,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let pipeline = Pipeline(playbin: playbin, volume: volumeElement, bus: bus, busSource: source)
         pipeline.fade = sink.child(named: "tonearm-fade")
         pipeline.fade?.set("volume", fade)
+        pipeline.stages = stages
         // the video flags and sink are chosen per load (`chooseVideo`); until then, none
         try chooseVideo(for: pipeline, display: nil)
         // The ASYNC_DONE that ends an exact seek goes from the thread that posts it to the player,
@@ -404,10 +415,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         return try sinkDescription.map { try Element(binDescription: $0) } ?? Element(factory: "autoaudiosink")
     }
 
-    /// Gives `playbin` a fresh audio filter (scaletempo, then our volume element at the current
-    /// volume and mute) and returns that volume element.
-    private func installFilter(on playbin: Element) throws -> Element? {
-        let filter = try Element(binDescription: "scaletempo ! volume name=tonearm-volume")
+    /// Gives `playbin` a fresh audio filter (scaletempo, the stages turned on, then our volume
+    /// element at the current volume and mute) and returns that volume element and the stages.
+    private func installFilter(on playbin: Element) throws -> (volume: Element?, stages: AudioStages?) {
+        let filter = try Element(binDescription: "scaletempo name=tonearm-tempo ! volume name=tonearm-volume")
+        let stages = AudioStages(filter: filter)
+        stages?.apply(audio)
         let volumeElement = filter.child(named: "tonearm-volume")
         // a stretch that never reaches the filter is reported: legacy hlsdemux and tsdemux skip an
         // HLS segment that is not media without any message (gst-launch-1.0 -m: nothing between
@@ -416,7 +429,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         playbin.set("audio-filter", filter)
         volumeElement?.set("volume", volume)
         volumeElement?.set("mute", muted)
-        return volumeElement
+        return (volumeElement, stages)
     }
 
     /// The pipeline for a load: the one kept warm since the last release (see `retire`), with a
@@ -428,6 +441,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         kept.volume?.set("volume", volume)
         kept.fade?.set("volume", fade)
         kept.volume?.set("mute", muted)
+        kept.stages?.apply(audio)
         // a retired pipeline's bus was set flushing for its teardown (see `stop`)
         kept.bus.setFlushing(false)
         return kept
@@ -521,7 +535,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private func adopt(_ kept: Pipeline) {
         dispatchPrecondition(condition: .onQueue(queue))
         if pipeline == nil, warm == nil, let filter = try? installFilter(on: kept.playbin) {
-            kept.volume = filter
+            kept.volume = filter.volume
+            kept.stages = filter.stages
             warm = kept
         } else {
             kept.busSource.cancel()

@@ -76,6 +76,8 @@ public enum EngineCommand: Hashable, Sendable {
     case setFade(Double)
     /// Asks the video window something (`VideoState.swift`).
     case video(VideoCommand)
+    /// ReplayGain and the equalizer (`AudioSettings.swift`).
+    case audio(AudioCommand)
 
     var isSeek: Bool { if case .seek = self { true } else { false } }
 }

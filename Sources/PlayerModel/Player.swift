@@ -294,6 +294,15 @@ public final class Player: @unchecked Sendable {
     @discardableResult public func raiseWindow() -> Bool { update { $0.raiseWindow() } }
     /// `ControlsVisible`: whether the video window's bar shows when the pointer moves.
     public func setControlsVisible(_ on: Bool) { update { $0.setControlsVisible(on) } }
+
+    /// ReplayGain and the equalizer (`AudioSettings.swift`).
+    public var audio: AudioSettings { onQueue { machine.audioSettings } }
+    public func setReplayGainMode(_ mode: ReplayGainMode) { update { $0.setReplayGainMode(mode) } }
+    public func setReplayGainPreamp(_ preamp: Double) { update { $0.setReplayGainPreamp(preamp) } }
+    public func setEqualizer(_ gains: [Double]) { update { $0.setEqualizer(gains) } }
+    @discardableResult public func selectEqualizerPreset(_ name: String) -> Bool { update { $0.selectEqualizerPreset(name) } }
+    @discardableResult public func saveEqualizerPreset(_ name: String) -> Bool { update { $0.saveEqualizerPreset(name) } }
+    @discardableResult public func deleteEqualizerPreset(_ name: String) -> Bool { update { $0.deleteEqualizerPreset(name) } }
     /// The extension's `VideoGravity` and `PictureInPicture` (`VideoSettings.swift`).
     public func setVideoGravity(_ gravity: VideoGravity) { update { $0.setVideoGravity(gravity) } }
     public func setPictureInPicture(_ on: Bool) { update { $0.setPictureInPicture(on) } }

@@ -36,6 +36,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case stopAfterCurrentChanged(Bool)
     /// The sleep timer was set, cancelled or ran out (nil: none).
     case sleepTimerChanged(SleepTimer?)
+    /// ReplayGain, the equalizer or its presets changed (`AudioSettings.swift`).
+    case audioChanged(AudioSettings)
 }
 
 /// One change of the queue's order.

@@ -49,6 +49,8 @@ public struct PlayerMachine: Sendable {
     var controlsBar = ControlsBar()
     /// Stop after the current item, and the sleep timer (`SleepTimer.swift`).
     var bedtime = Bedtime()
+    /// ReplayGain and the equalizer (`AudioSettings.swift`).
+    var audio = AudioState()
 
     /// Tag reads of items that have not played (see `MetadataReads`).
     private var reads = MetadataReads()
@@ -67,6 +69,7 @@ public struct PlayerMachine: Sendable {
     /// the items about to play have their tags asked for first (see `readMetadata`).
     public mutating func takeActions() -> [PlayerAction] {
         askPlayAfterPreroll()
+        syncReplayGain(current: playQueue.currentID, next: loadState.ready?.next?.id, queue: playQueue)
         readMetadata()
         defer { actions.removeAll(keepingCapacity: true) }
         return actions
@@ -113,6 +116,7 @@ public struct PlayerMachine: Sendable {
             .videoChanged(video),
             .stopAfterCurrentChanged(bedtime.stopAfterCurrent),
             .sleepTimerChanged(bedtime.timer),
+            .audioChanged(audio.settings),
         ]
         if let item = playQueue.current {
             events += [
@@ -301,6 +305,7 @@ public struct PlayerMachine: Sendable {
             playQueue.restoreShuffle(seed: restored.shuffleSeed, keys: keys)
         }
         restoreVideoSettings(restored.video)
+        restoreAudio(restored.audio)
         for event in currentValues { emit(event) }
         guard let item = playQueue.current else { return }
         let wanted: TransportIntent = resume == .play ? .playing : restored.intent == .stopped ? .stopped : .paused

@@ -48,6 +48,8 @@ public struct SavedSettings: Sendable, Equatable {
     public var shuffleSeed: UInt64?
     /// The video window's gravity and picture-in-picture (schema 3).
     public var video = VideoSettings()
+    /// ReplayGain, the equalizer and the user's presets (schema 4).
+    public var audio = AudioSettings()
 
     public init(currentID: ItemID? = nil, position: Duration = .zero, currentDuration: Duration? = nil,
                 intent: TransportIntent = .stopped, volume: Double = 1, isMuted: Bool = false,

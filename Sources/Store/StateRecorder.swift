@@ -113,6 +113,8 @@ public final class StateRecorder: @unchecked Sendable {
             record(.settings(settings()))
         case .videoChanged(let video) where video.settings != recordedVideo:
             record(.settings(settings()))
+        case .audioChanged(let audio):
+            record(.audio(audio))
         case .rateChanged(_, let reason) where reason != .refused && reason != .initial:
             record(.settings(settings()))
         case .durationChanged(let id, _) where id == player.currentItem?.id:
@@ -136,6 +138,7 @@ public final class StateRecorder: @unchecked Sendable {
                                   intent: state.intent, volume: state.volume, isMuted: state.isMuted, loopMode: state.loopMode,
                                   isShuffled: state.isShuffled, rate: state.rate, shuffleSeed: player.shuffleSeed)
         saved.video = player.video.settings
+        saved.audio = player.audio
         recordedVideo = saved.video
         return saved
     }

@@ -23,6 +23,9 @@ public enum StateChange: Sendable, Equatable {
     /// Shuffle was turned on: a new play order, whose keys derive from `seed` except `keys` (the
     /// few that do not: the first item's). The keys of an earlier order go.
     case reshuffled(seed: UInt64, keys: [ItemID: UInt64])
+    /// ReplayGain, the equalizer or the user's presets changed (apart from the settings row's other
+    /// columns, which a checkpoint writes every few seconds while playing).
+    case audio(AudioSettings)
     /// A playlist file was given an id, or was activated (insert or update of its row).
     case playlist(PlaylistRecord)
     /// The playlist whose activation filled the queue, or none.
@@ -60,7 +63,7 @@ public final class StateStore: @unchecked Sendable {
     // @unchecked: `database`, `awaitingFullState`, `outage` and the fields below them are
     // confined to `queue` (init opens an existing file before it queues anything there);
     // `pending`, `drainScheduled` and `wholeStateWanted` are guarded by `lock`.
-    public static let schemaVersion: Int64 = 3
+    public static let schemaVersion: Int64 = 4
 
     public let path: String
     private let logger: Logger
@@ -351,7 +354,42 @@ public final class StateStore: @unchecked Sendable {
         ALTER TABLE player ADD COLUMN controls_visible INTEGER NOT NULL DEFAULT 1;
         PRAGMA user_version = 3;
         """,
+        // Schema 4: ReplayGain, the equalizer and the user's presets (issue 29). The gains are
+        // text, ten numbers joined by commas.
+        """
+        ALTER TABLE player ADD COLUMN replaygain_mode TEXT NOT NULL DEFAULT 'off';
+        ALTER TABLE player ADD COLUMN replaygain_preamp REAL NOT NULL DEFAULT 0;
+        ALTER TABLE player ADD COLUMN equalizer TEXT NOT NULL DEFAULT '';
+        ALTER TABLE player ADD COLUMN equalizer_preset TEXT NOT NULL DEFAULT 'flat';
+        CREATE TABLE equalizer_preset (position INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, gains TEXT NOT NULL);
+        PRAGMA user_version = 4;
+        """,
     ]
+
+    /// ReplayGain, the equalizer and the user's presets (schema 4); what does not parse is left
+    /// at its default (the machine checks the rest when it restores them).
+    private static func loadAudio(_ database: Database) throws -> AudioSettings {
+        var audio = AudioSettings()
+        let row = try database.prepare("SELECT replaygain_mode, replaygain_preamp, equalizer, equalizer_preset FROM player WHERE one = 1")
+        if try row.step() {
+            audio.replayGain = row.string(0).flatMap(ReplayGainMode.init(rawValue:)) ?? .off
+            audio.preamp = row.double(1)
+            audio.equalizer = gains(row.string(2)) ?? Equalizer.flat
+            audio.equalizerPreset = row.string(3) ?? ""
+        }
+        let presets = try database.prepare("SELECT name, gains FROM equalizer_preset ORDER BY position")
+        while try presets.step() {
+            guard let name = presets.string(0), let gains = gains(presets.string(1)) else { continue }
+            audio.userPresets.append(EqualizerPreset(name: name, gains: gains))
+        }
+        return audio
+    }
+
+    /// Gains saved as text ("0,-3.5,..."); nil unless there are ten numbers.
+    private static func gains(_ text: String?) -> [Double]? {
+        let gains = (text ?? "").split(separator: ",").compactMap { Double($0) }
+        return gains.count == Equalizer.bandCount ? gains : nil
+    }
 
     private static func load(_ database: Database, version: Int64) throws -> Contents {
         let two = version >= 2, three = version >= 3
@@ -386,6 +424,8 @@ public final class StateStore: @unchecked Sendable {
             settings.video = VideoSettings(gravity: row.string(15).flatMap(VideoGravity.init(rawValue:)) ?? .fit,
                                            pictureInPicture: row.int64(16) != 0, controlsVisible: row.int64(17) != 0)
         }
+
+        if version >= 4 { settings.audio = try loadAudio(database) }
 
         var rows: [Int64: (uri: String, next: Int64?, key: UInt64?)] = [:]
         let items = try database.prepare("SELECT id, uri, next\(two ? ", shuffle_key" : "") FROM item")
@@ -746,8 +786,11 @@ public final class StateStore: @unchecked Sendable {
                 try insertChain(entries, endingBefore: nil)
                 try setHead(entries.first.map { raw($0.id) })
                 try write(settings)
+                try write(settings.audio)
             case .settings(let settings):
                 try write(settings)
+            case .audio(let audio):
+                try write(audio)
             case .reshuffled(let seed, let keys):
                 // only the rows that had a key of their own, and those that get one: not the queue
                 try database.execute("UPDATE item SET shuffle_key = NULL WHERE shuffle_key IS NOT NULL")
@@ -812,6 +855,19 @@ public final class StateStore: @unchecked Sendable {
                 largest = max(largest, raw(entry.id))
             }
             try database.cached("UPDATE player SET next_id = max(next_id, ?) WHERE one = 1").run(.integer(largest &+ 1))
+        }
+
+        private func write(_ audio: AudioSettings) throws(SQLiteError) {
+            func text(_ gains: [Double]) -> String { gains.map { "\($0)" }.joined(separator: ",") }
+            try database.cached("""
+                UPDATE player SET replaygain_mode = ?, replaygain_preamp = ?, equalizer = ?, equalizer_preset = ? WHERE one = 1
+                """).run(.text(audio.replayGain.rawValue), .real(audio.preamp), .text(text(audio.equalizer)),
+                         .text(audio.equalizerPreset))
+            try database.execute("DELETE FROM equalizer_preset")
+            let insert = try database.cached("INSERT INTO equalizer_preset (position, name, gains) VALUES (?, ?, ?)")
+            for (position, preset) in audio.userPresets.enumerated() {
+                try insert.run(.integer(Int64(position)), .text(preset.name), .text(text(preset.gains)))
+            }
         }
 
         private func write(_ settings: SavedSettings) throws(SQLiteError) {

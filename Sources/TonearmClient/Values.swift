@@ -106,6 +106,9 @@ public struct PlayerStatus: Sendable, Equatable {
     public func sleepLeft(now: Int64) -> Duration? {
         sleepDeadline.map { .microseconds(max($0 - now, 0)) }
     }
+
+    /// ReplayGain and the equalizer; nil from a service without them.
+    public var audio: AudioStatus? = nil
 }
 
 /// A video's size in pixels, pixel aspect applied.

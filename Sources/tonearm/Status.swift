@@ -65,16 +65,22 @@ enum Format {
         if status.rate != 1 { lines.append(("rate", "\(status.rate)")) }
         if status.bufferingPercent < 100 { lines.append(("buffering", "\(status.bufferingPercent)%")) }
         if let size = status.videoSize { lines.append(("video", size.description)) }
+        if let audio = status.audio {
+            lines.append(("replaygain", replayGain(audio)))
+            lines.append(("equalizer", equalizer(audio)))
+        }
         if let error = status.itemError { lines.append(("error", "\(error.message) (\(error.name))")) }
         if status.stopAfterCurrent { lines.append(("stop", "after this track")) }
         if let left = status.sleepLeft(now: wallClock()) { lines.append(("sleep", "in \(TimeText.format(left))")) }
-        return lines.map { "\($0.0 + String(repeating: " ", count: max(0, 9 - $0.0.count)))\($0.1)" }.joined(separator: "\n")
+        return lines.map { "\($0.0 + String(repeating: " ", count: max(1, 9 - $0.0.count)))\($0.1)" }.joined(separator: "\n")
     }
 
     /// `status --json`: the schema of the README's "tonearm status --json". Keys sorted, so the text is
     /// stable too. Add keys, never change or remove one (and bump `version` if that ever must happen).
     struct JSONStatus: Encodable {
         struct Failure: Encodable { var name: String; var message: String }
+        struct ReplayGain: Encodable { var mode: String; var preamp: Double }
+        struct Equalizer: Encodable { var preset: String; var gains: [Double] }
         var version = 1
         var status: String
         var title: String?
@@ -94,6 +100,8 @@ enum Format {
         var buffering: Int
         var waiting: String?
         var error: Failure?
+        var replaygain: ReplayGain?
+        var equalizer: Equalizer?
         /// Only in `watch`'s lines: what happened.
         var event: String?
         var stopAfter: Bool
@@ -102,7 +110,7 @@ enum Format {
 
         enum CodingKeys: String, CodingKey {
             case event, version, status, title, artist, artists, album, url, trackid, position, duration, volume, muted, loop,
-                 shuffle, rate, live, buffering, waiting, error, stopAfter, sleep
+                 shuffle, rate, live, buffering, waiting, error, stopAfter, sleep, replaygain, equalizer
         }
 
         // nil is written as null: every key is always there
@@ -127,6 +135,8 @@ enum Format {
             try c.encode(buffering, forKey: .buffering)
             try c.encode(waiting, forKey: .waiting)
             try c.encode(error, forKey: .error)
+            try c.encode(replaygain, forKey: .replaygain)
+            try c.encode(equalizer, forKey: .equalizer)
             try c.encodeIfPresent(event, forKey: .event)
             try c.encode(stopAfter, forKey: .stopAfter)
             try c.encode(sleep, forKey: .sleep)
@@ -150,7 +160,9 @@ enum Format {
             position: seconds(status.position), duration: metadata.length.map(seconds), volume: status.volume,
             muted: status.muted, loop: status.loop.rawValue, shuffle: status.shuffle, rate: status.rate,
             live: status.isLive, buffering: status.bufferingPercent, waiting: status.waitingReason,
-            error: status.itemError.map { JSONStatus.Failure(name: $0.name, message: $0.message) }, event: event,
+            error: status.itemError.map { JSONStatus.Failure(name: $0.name, message: $0.message) },
+            replaygain: status.audio.map { JSONStatus.ReplayGain(mode: $0.replayGain, preamp: $0.preamp) },
+            equalizer: status.audio.map { JSONStatus.Equalizer(preset: $0.equalizerPreset, gains: $0.equalizer) }, event: event,
             stopAfter: status.stopAfterCurrent, sleep: status.sleepLeft(now: wallClock()).map(seconds))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -25,6 +25,7 @@ struct Tonearm: ParsableCommand {
             Controls.self,
             Fullscreen.self, Raise.self, PictureInPicture.self, Gravity.self,
             StopAfter.self, Sleep.self,
+            ReplayGain.self, EQ.self,
         ])
 }
 

@@ -152,6 +152,7 @@ final class StateStoreTests: XCTestCase {
         XCTAssertTrue(loaded.settings.isShuffled)
         XCTAssertNil(loaded.settings.shuffleSeed, "no order was saved: the player makes a new one")
         XCTAssertTrue(loaded.settings.video.controlsVisible, "a file from before ControlsVisible shows the bar")
+        XCTAssertEqual(loaded.settings.audio, AudioSettings(), "a file from before the audio settings: the defaults")
         store.record(.reshuffled(seed: 9, keys: [ItemID(1): 0]))
         store.record(.playlist(PlaylistRecord(id: 3, path: "/music/Playlists/x.m3u", firstSeen: Date(timeIntervalSince1970: 1_000))))
         store.flush()
@@ -170,6 +171,20 @@ final class StateStoreTests: XCTestCase {
         store.flush()
         store.close()
         XCTAssertEqual(try XCTUnwrap(reopen().loaded).settings.video.controlsVisible, false)
+    }
+
+    /// ReplayGain, the equalizer and the user's presets (schema 4) come back as they were saved;
+    /// a file from before them (the schema 1 test above) loads the defaults.
+    func testTheAudioSettingsAreSaved() throws {
+        let store = reopen()
+        let audio = AudioSettings(replayGain: .auto, preamp: -4.5, equalizer: [1, -2, 3.5, 0, 0, 0, 0, 0, 0, 12],
+                                  equalizerPreset: "night", userPresets: [EqualizerPreset(name: "night", gains: [1, -2, 3.5, 0, 0, 0, 0, 0, 0, 12]),
+                                                                           EqualizerPreset(name: "day", gains: Equalizer.flat)])
+        store.record(.audio(audio))
+        store.record(.settings(SavedSettings()))
+        store.flush()
+        store.close()
+        XCTAssertEqual(try XCTUnwrap(reopen().loaded).settings.audio, audio)
     }
 
     /// A change the file cannot apply (an edit of an entry it lacks) rolls its batch back and

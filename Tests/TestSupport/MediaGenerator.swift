@@ -27,6 +27,8 @@ public final class MediaGenerator: @unchecked Sendable {
         public var genre: String?
         public var date: String?
         public var comment: String?
+        /// More taginject fields as written there (`replaygain-track-gain=-6.0`), for all but MP3.
+        public var extra: [String] = []
         public init(title: String? = nil, artist: String? = nil, album: String? = nil, albumArtist: String? = nil,
                     trackNumber: Int? = nil, discNumber: Int? = nil, genre: String? = nil, date: String? = nil,
                     comment: String? = nil) {
@@ -56,6 +58,7 @@ public final class MediaGenerator: @unchecked Sendable {
             if let genre { parts.append("genre=\(quoted(genre))") }
             if let date { parts.append("datetime=(GstDateTime)\(date)") }
             if let comment { parts.append("comment=\(quoted(comment))") }
+            parts += extra
             return parts.joined(separator: ",")
         }
     }

@@ -19,6 +19,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case muted(Bool)
         case video(VideoCommand)
         case fade(Double)
+        case audio(AudioCommand)
     }
 
     /// The events a test sends; the engine adds what a real one would have asked of the pipeline.
@@ -111,6 +112,8 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
             recorded.append(.fade(level))
         case .video(let command):
             recorded.append(.video(command))
+        case .audio(let command):
+            recorded.append(.audio(command))
         }
     }
 

@@ -41,4 +41,26 @@ gboolean tonearm_gl_sink_use_display(GstElement *sink, const gchar *display_name
 /// for another sink, or before the sink has a GL context.
 void tonearm_gl_sink_queue_resize(GstElement *sink);
 
+/// ReplayGain for the streams through `volume` (a `volume` element), in audio_filters.c: a probe on
+/// its sink pad forgets the gains at each stream-start, reads REPLAYGAIN_* tags and Opus R128_*
+/// comments from tag events, and sets the element's volume to the gain they give (album or track
+/// gain, plus the pre-amp, capped by the peak so that nothing clips; 1 for an untagged stream).
+/// Returns a reference for the caller (`tonearm_replay_gain_release`); NULL without a sink pad.
+typedef struct TonearmReplayGain TonearmReplayGain;
+TonearmReplayGain *tonearm_replay_gain_attach(GstElement *volume);
+/// Album mode and the pre-amp (dB) for the stream playing now; applied at once.
+void tonearm_replay_gain_set(TonearmReplayGain *gain, gboolean album_mode, gdouble pre_amp);
+/// Album mode (0 or 1) for the next stream, taken at its stream-start; -1: none armed.
+void tonearm_replay_gain_set_next(TonearmReplayGain *gain, gint next_album_mode);
+/// The linear factor set on the volume element last.
+gdouble tonearm_replay_gain_factor_applied(TonearmReplayGain *gain);
+void tonearm_replay_gain_release(gpointer gain);
+
+/// Makes the chain between `head` and `tail` (children of `bin`, head's src linked to tail's sink
+/// through what is between) hold exactly `stages` (at most 4, each with one sink and one src pad),
+/// in order: added to `bin`, linked and brought to its state, or unlinked, set to NULL and removed.
+/// Done when head's src pad is idle (at once when nothing flows, else right after the buffer
+/// passing through it), so a playing stream goes on without a gap; the newest wish wins.
+void tonearm_filter_chain_set(GstElement *bin, GstElement *head, GstElement *tail, GstElement **stages, guint count);
+
 #endif
