@@ -6,6 +6,7 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
     case currentItemChanged, queueChanged, itemStatusChanged, timeControlStatusChanged, intentChanged, bufferingChanged,
          metadataChanged, durationChanged, capabilitiesChanged, rateChanged, volumeChanged, loopModeChanged, shuffleChanged,
          seeked, playedToEnd, itemFailed, gapSkipped, outputFailed, videoChanged
+    case openRequested
 
     /// What the item or the player's settings became, each with no finer rule: Player and the
     /// extension re-read all of their properties on them.
@@ -34,6 +35,7 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
         case .gapSkipped: self = .gapSkipped
         case .outputFailed: self = .outputFailed
         case .videoChanged: self = .videoChanged
+        case .openRequested: self = .openRequested
         }
     }
 }

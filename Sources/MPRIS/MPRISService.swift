@@ -214,6 +214,8 @@ public final class MPRISService: @unchecked Sendable {
             trackListChanged(change)
         case .metadataChanged(let id, _), .durationChanged(let id, _):
             trackMetadataMayHaveChanged(id)
+        case .openRequested(let texts):
+            openDropped(texts)
         default:
             break
         }

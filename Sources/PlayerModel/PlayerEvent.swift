@@ -31,6 +31,9 @@ public enum PlayerEvent: Sendable, Equatable {
     case outputFailed(ItemError)
     /// The video or its window changed (`VideoState.swift`).
     case videoChanged(VideoState)
+    /// The person dropped these (paths or URIs, in order) on the video window: whoever resolves
+    /// URIs opens them as OpenUri would, the first playing now and the rest after it.
+    case openRequested([String])
 }
 
 /// One change of the queue's order.

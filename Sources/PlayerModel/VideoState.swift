@@ -41,6 +41,8 @@ public enum VideoEvent: Sendable, Equatable {
     case windowClosed
     /// The window is gone: the queue moved to an item without video, or it ended.
     case windowGone
+    /// The person pressed a key, double-clicked or dropped something in the window (`WindowInput`).
+    case input(WindowInput)
 }
 
 /// What the player asks of the window; ignored by an engine without one.
@@ -79,6 +81,8 @@ extension PlayerMachine {
         case .windowGone:
             next.hasWindow = false
             next.isFullscreen = false
+        case .input:
+            return true  // taken first by handle(_:of:at:), which has the instant
         }
         setVideo(next)
         return true
