@@ -14,7 +14,7 @@ import PlayerModel
 /// `window(for:)` runs on a streaming thread, in the bus's sync handler (trap 12); the other
 /// methods on the engine's queue. Never on the queue that answers D-Bus.
 final class VideoWindow: @unchecked Sendable {
-    // @unchecked: every mutable field is guarded by `condition`'s lock.
+    // @unchecked: every mutable field is guarded by `condition`'s lock, but `dropping`, confined to `readQueue`.
     private let helper: String
     private let logger: Logger
     /// Where the window's events go; set once by the engine before its first load.
@@ -30,6 +30,8 @@ final class VideoWindow: @unchecked Sendable {
     /// Counts the windows handed to sinks: a close asked before the latest one does not happen.
     private(set) var uses = 0
     private var title = "Tonearm"
+    /// What the drop under way carried so far; confined to `readQueue`, as the lines are.
+    private var dropping: [String] = []
     /// How long a sink waits for the window program's first line.
     private static let startLimit: Duration = .seconds(5)
 
@@ -127,6 +129,20 @@ final class VideoWindow: @unchecked Sendable {
             }
         case "fullscreen": events(.windowFullscreen(words.last == "1"))
         case "closed": events(.windowClosed)
+        case "key":
+            // keys without an action are no error: the program reports every key
+            if words.count == 2, let input = WindowInput(key: words[1]) { events(.input(input)) }
+        case "double-click": events(.input(.doubleClick))
+        case "drop":
+            if words.count == 2, let text = words[1].removingPercentEscapes() {
+                dropping.append(text)
+            } else {
+                logger.warning("the video window said a drop that is not one: \(line)")
+            }
+        case "drop-end":
+            let texts = dropping
+            dropping = []
+            events(.input(.drop(texts)))
         default: logger.warning("the video window said something unknown: \(line)")
         }
     }
@@ -144,6 +160,7 @@ final class VideoWindow: @unchecked Sendable {
             condition.broadcast()
             return had
         }
+        dropping = []  // a drop cut short by the program's end is none
         logger.info("video window ended", metadata: ["pid": "\(ended.pid)", "status": "\(status)"])
         if hadWindow { events(.windowGone) }
     }

@@ -12,6 +12,11 @@ import SDLWindow
 //        sink may still draw into it until tonearmd says "quit")
 //   in:  "title <text>", "size <width> <height>", "fullscreen 0|1", "raise", "quit" (end of input
 //        is "quit" too)
+//   out, what the person does (tonearmd's player decides what it means: PlayerModel/WindowInput.swift):
+//        "key <name>" for a key pressed without Ctrl, Alt or Super (SDL_GetKeyName: "Space",
+//        "Left", "F"; again while held, SDL's key repeat); "double-click" for a double click of
+//        the first button; "drop <text>" for each path or text of a drop, then "drop-end"
+//        (`%`, line feeds and carriage returns percent-escaped: a file's name may hold them)
 // Usage: tonearm-video WIDTH HEIGHT TITLE
 
 /// Commands read from stdin by the reader thread, taken by the window's thread; guarded by `lock`.
@@ -110,6 +115,16 @@ loop: while true {
         }
     case .quit:
         break loop  // SIGINT or SIGTERM
+    case .key(let name, let modifiers):
+        // combinations with Ctrl, Alt or Super belong to the desktop (Alt+F4, Super+arrows)
+        if modifiers.isDisjoint(with: [.control, .alt, .gui]) { say("key \(name)") }
+    case .mouseButton(let button, let clicks):
+        // the third click of a run is no second double click
+        if button == 1 && clicks == 2 { say("double-click") }
+    case .dropped(let text):
+        say("drop \(text.percentEscapingLineBreaks())")
+    case .dropComplete:
+        say("drop-end")
     case .other:
         break
     }
