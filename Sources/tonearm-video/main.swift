@@ -14,8 +14,8 @@ import SDLWindow
 //        is "quit" too)
 //   out, what the person does (tonearmd's player decides what it means: PlayerModel/WindowInput.swift):
 //        "key <name>" for a key pressed without Ctrl, Alt or Super (SDL_GetKeyName: "Space",
-//        "Left", "F"; again while held, SDL's key repeat); "double-click" for a double click of
-//        the first button; "drop <text>" for each path or text of a drop, then "drop-end"
+//        "Left", "F"; again while held, SDL's key repeat); "double-click" for each second click
+//        of the first button in a run; "drop <text>" for each path or text of a drop, then "drop-end"
 //        (`%`, line feeds and carriage returns percent-escaped: a file's name may hold them)
 // Usage: tonearm-video WIDTH HEIGHT TITLE
 
@@ -119,8 +119,9 @@ loop: while true {
         // combinations with Ctrl, Alt or Super belong to the desktop (Alt+F4, Super+arrows)
         if modifiers.isDisjoint(with: [.control, .alt, .gui]) { say("key \(name)") }
     case .mouseButton(let button, let clicks):
-        // the third click of a run is no second double click
-        if button == 1 && clicks == 2 { say("double-click") }
+        // SDL counts on within its double-click time: every second click of a run is a double
+        // click (two quick double clicks are four), the third is none
+        if button == 1 && clicks % 2 == 0 { say("double-click") }
     case .dropped(let text):
         say("drop \(text.percentEscapingLineBreaks())")
     case .dropComplete:
