@@ -63,6 +63,8 @@ PACKAGES=(
     mount
     # video: ximagesink, the sink that draws into Tonearm's window (gstreamer1.0-x)
     gstreamer1.0-x
+    # video: glimagesink, which scales the video to the window (gravity, picture-in-picture)
+    gstreamer1.0-gl
     # video tests (VideoWindowTests): an X server of the test's own (Xvfb), a window manager
     # (openbox), xdotool and x11-utils (xprop, xwininfo) to read the windows
     xvfb

@@ -204,5 +204,10 @@ static inline void tonearm_reconfigure_sink(gpointer sink) {
     gst_pad_push_event(pad, gst_event_new_reconfigure());
     gst_object_unref(pad);
 }
+// GST_IS_VIDEO_OVERLAY and GST_VIDEO_OVERLAY are macros: the sink draws its last frame again
+// (its window was resized while paused).
+static inline void tonearm_video_overlay_expose(gpointer sink) {
+    if (GST_IS_VIDEO_OVERLAY(sink)) gst_video_overlay_expose(GST_VIDEO_OVERLAY(sink));
+}
 
 #endif

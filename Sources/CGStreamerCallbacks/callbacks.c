@@ -199,3 +199,68 @@ gboolean tonearm_survive_x_errors(void) {
     dlclose(x11);  // the sink's own reference keeps it loaded
     return set != NULL;
 }
+
+// GstGL's calls, found with dlsym in the libgstgl-1.0 that glimagesink's plugin loaded, so that
+// tonearmd links no GL library of its own (an audio-only service maps none). GstGLDisplay and
+// GstGLContext are GstObjects; only their pointers pass through here.
+typedef gpointer (*TonearmGLDisplayNew)(const gchar *name);
+typedef void (*TonearmSetGLDisplay)(GstContext *context, gpointer display);
+typedef gpointer (*TonearmGLContextNew)(gpointer display);
+typedef gboolean (*TonearmGLContextCreate)(gpointer context, gpointer other, GError **error);
+
+gboolean tonearm_gl_sink_use_display(GstElement *sink, const gchar *display_name, gboolean probe) {
+    void *gl = dlopen("libgstgl-1.0.so.0", RTLD_NOW | RTLD_NOLOAD);
+    if (gl == NULL) return FALSE;
+    TonearmGLDisplayNew display_new = (TonearmGLDisplayNew) dlsym(gl, "gst_gl_display_x11_new");
+    TonearmSetGLDisplay set_display = (TonearmSetGLDisplay) dlsym(gl, "gst_context_set_gl_display");
+    TonearmGLContextNew context_new = (TonearmGLContextNew) dlsym(gl, "gst_gl_context_new");
+    TonearmGLContextCreate context_create = (TonearmGLContextCreate) dlsym(gl, "gst_gl_context_create");
+    dlclose(gl);  // the plugin's own reference keeps it loaded
+    if (display_new == NULL || set_display == NULL || context_new == NULL || context_create == NULL) return FALSE;
+    gpointer display = display_new(display_name);  // XOpenDisplay: NULL when it cannot be opened
+    if (display == NULL) return FALSE;
+    gboolean usable = TRUE;
+    if (probe) {
+        // a context made and dropped at once: its hidden window is never mapped
+        gpointer context = context_new(display);
+        GError *error = NULL;
+        usable = context != NULL && context_create(context, NULL, &error);
+        if (error != NULL) {
+            GST_WARNING("OpenGL on %s: %s", display_name, error->message);
+            g_error_free(error);
+        }
+        if (context != NULL) gst_object_unref(context);
+    }
+    if (usable) {
+        // the sink's display, asked as a context at NULL -> READY (gst_gl_ensure_element_data);
+        // "gst.gl.GLDisplay" is GST_GL_DISPLAY_CONTEXT_TYPE
+        GstContext *context = gst_context_new("gst.gl.GLDisplay", TRUE);
+        set_display(context, display);
+        gst_element_set_context(sink, context);
+        gst_context_unref(context);
+    }
+    gst_object_unref(display);
+    return usable;
+}
+
+typedef gpointer (*TonearmGLContextGetWindow)(gpointer context);
+typedef void (*TonearmGLWindowQueueResize)(gpointer window);
+
+void tonearm_gl_sink_queue_resize(GstElement *sink) {
+    if (g_object_class_find_property(G_OBJECT_GET_CLASS(sink), "context") == NULL) return;
+    gpointer context = NULL;
+    g_object_get(sink, "context", &context, NULL);
+    if (context == NULL) return;
+    void *gl = dlopen("libgstgl-1.0.so.0", RTLD_NOW | RTLD_NOLOAD);
+    if (gl != NULL) {
+        TonearmGLContextGetWindow get_window = (TonearmGLContextGetWindow) dlsym(gl, "gst_gl_context_get_window");
+        TonearmGLWindowQueueResize queue_resize = (TonearmGLWindowQueueResize) dlsym(gl, "gst_gl_window_queue_resize");
+        dlclose(gl);
+        gpointer window = get_window != NULL ? get_window(context) : NULL;
+        if (window != NULL) {
+            if (queue_resize != NULL) queue_resize(window);
+            gst_object_unref(window);
+        }
+    }
+    gst_object_unref(context);
+}

@@ -470,6 +470,7 @@ private let releasePendingBox: @convention(c) (UnsafeMutableRawPointer?) -> Void
 
 /// Carries a non-Sendable value (an `OpaquePointer`) to the connection's queue, where it is used alone.
 struct UnsafeSendable<T>: @unchecked Sendable {
+    // @unchecked: the value crosses to the queue once and is used only there.
     let value: T
     init(_ value: T) { self.value = value }
 }

@@ -24,6 +24,7 @@ import Logging
 /// }
 /// ```
 public final class ObjectServer: @unchecked Sendable {
+    // @unchecked: confined to the connection's queue (libdbus is only called there).
     public let connection: Connection
     /// Where the objects' diagnostics go (a getter that failed, a PropertiesChanged not sent).
     public let logger: Logger
@@ -168,6 +169,7 @@ public final class ObjectServer: @unchecked Sendable {
 ///
 /// Threading: use on the connection's queue only.
 public final class ExportedObject: @unchecked Sendable {
+    // @unchecked: confined to the connection's queue, as its server is.
     /// Where the object is exported, and its tables (the standard interfaces are not listed).
     public let path: ObjectPath
     public let interfaces: [InterfaceDescription]

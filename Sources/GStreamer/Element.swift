@@ -109,6 +109,23 @@ public final class Element: @unchecked Sendable {
     /// negotiates again.
     public func reconfigureSink() { tonearm_reconfigure_sink(object) }
 
+    /// `gst_video_overlay_expose`: a video sink draws its last frame again; nothing for another element.
+    public func exposeVideo() { tonearm_video_overlay_expose(object) }
+
+    /// `force-aspect-ratio`, taken at once: glimagesink reads it only when its window is resized,
+    /// so its layout is redone at its next draw (`tonearm_gl_sink_queue_resize`).
+    public func setForceAspectRatio(_ on: Bool) {
+        set("force-aspect-ratio", on)
+        tonearm_gl_sink_queue_resize(pointer)
+    }
+
+    /// A glimagesink's GL display: the X display `name` (a GstContext set on it), after checking,
+    /// with `probe`, that an OpenGL context opens there (`tonearm_gl_sink_use_display`). False
+    /// when it does not (or the display cannot be opened): the sink is left as it was.
+    public func useGLDisplay(_ name: String, probe: Bool) -> Bool {
+        tonearm_gl_sink_use_display(pointer, name, probe ? 1 : 0) != 0
+    }
+
     public func set(_ property: String, _ value: String) { tonearm_set_string(object, property, value) }
     public func set(_ property: String, _ value: Int32) { tonearm_set_int(object, property, value) }
     public func set(_ property: String, flags value: UInt32) { tonearm_set_flags(object, property, value) }

@@ -125,6 +125,6 @@ extension MPRISService {
         .intentChanged: .only(["TimeControlStatus", "WaitingReason"]),
         .timeControlStatusChanged: .only(["TimeControlStatus", "WaitingReason"]),
         .itemFailed: .all,
-        .videoChanged: .only(["HasVideo", "VideoSize"]),
+        .videoChanged: .only(["HasVideo", "VideoSize", "ControlsVisible", "VideoGravity", "PictureInPicture"]),
     ], rereadingAll: PlayerEventKind.stateChanges)
 }

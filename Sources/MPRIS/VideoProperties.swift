@@ -7,7 +7,7 @@ typealias SizeValue = DBusPair<Int32, Int32>
 
 /// The video's part of the D-Bus surface (README, "Video"): on org.mpris.MediaPlayer2,
 /// `Fullscreen`, `CanSetFullscreen`, `CanRaise` and `Raise`, which the MPRIS spec puts on the root
-/// interface; on io.github.tonearm.Player1, `HasVideo` and `VideoSize`. Each reads the player's
+/// interface; on io.github.tonearm.Player1, `HasVideo`, `VideoSize` and `ControlsVisible`. Each reads the player's
 /// `VideoState`; `.videoChanged` announces what changed (the change rules of both interfaces).
 extension MPRISService {
     /// `Raise`: shows and focuses the window; with none (CanRaise false) it does nothing, as the
@@ -36,7 +36,8 @@ extension MPRISService {
                 let size = player.video.size
                 return SizeValue(Int32(clamping: size.width), Int32(clamping: size.height))
             }),
-        ]
+            .typed("ControlsVisible", get: { player.video.controlsVisible }, set: { (on: Bool) in player.setControlsVisible(on) }),
+        ] + videoSettingsProperties(player)
     }
 
     /// Which of the root interface's properties each player event may change: only the window's.

@@ -31,8 +31,9 @@ public struct EngineConfiguration: Sendable {
     /// Show video when the item has some and a display exists.
     public var video = true
     /// The video sink's factory (`TONEARM_VIDEO_SINK`): it must draw into a window it is given
-    /// (GstVideoOverlay), as ximagesink, xvimagesink and glimagesink do.
-    public var videoSink = "ximagesink"
+    /// (GstVideoOverlay), as ximagesink, xvimagesink and glimagesink do. glimagesink, the default,
+    /// falls back to ximagesink where OpenGL does not open (`GStreamerEngine.makeVideoSink`).
+    public var videoSink = "glimagesink"
     /// The window program (`TONEARM_VIDEO_HELPER`); nil: `tonearm-video` beside the running program.
     public var videoHelper: String?
     /// How long an HTTP source waits for the server before it gives up on the connection

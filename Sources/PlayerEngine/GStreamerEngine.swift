@@ -91,6 +91,18 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var waitsForDisposal = false
     /// The video window (`VideoWindow.swift`); the program behind it runs only while video shows.
     private let windows: VideoWindow
+    /// The on-screen bar's text (nil: hidden), drawn by the `textoverlay` of the pipeline's video
+    /// (see "Video controls" below); kept for a pipeline built while it shows.
+    private var controlsText: String?
+    /// The rate the player last asked for with a seek: a redraw of a paused frame keeps it.
+    private var rate = 1.0
+    /// A redraw of the paused frame is under way (`showControls`): its ASYNC_DONE and state
+    /// changes are the engine's own, not the player's.
+    private var redrawing = false
+    /// How the video fills the window: glimagesink keeps the aspect unless it is `stretch`.
+    private var videoGravity = VideoGravity.fit
+    /// Whether OpenGL opens on each display name (asked once, at its first video sink).
+    private var openGLWorks: [String: Bool] = [:]
 
     /// Returns at once: GStreamer's set-up (`gst_init`, which scans every plugin when there is no
     /// registry cache yet, and the choice of the sink) runs first on the engine's queue, so the
@@ -104,6 +116,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         queue = DispatchQueue(label: "tonearm.engine", attributes: .initiallyInactive)
         windows = VideoWindow(helper: configuration.videoHelper ?? VideoWindow.helperPath(), logger: logger)
         windows.setEventHandler { [weak self] event in self?.videoEvent(event) }
+        windows.setExposeHandler { [weak self] in self?.exposeVideo() }
         queue.async { [self] in setUp() }
         if startsAtOnce { queue.activate() }
     }
@@ -231,7 +244,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             case .seek(let target, let mode, let rate): seek(target, mode: mode, rate: rate)
             case .setVolume(let volume): setVolume(volume)
             case .setMuted(let muted): setMuted(muted)
-            case .video(let command): windows.perform(command)
+            case .video(.controls(let text)): showControls(text)
+            case .video(let command):
+                if case .setGravity(let gravity) = command { setGravity(gravity) }
+                windows.perform(command)
             }
         }
     }
@@ -273,6 +289,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         var videoSink: Element?
         /// The display the pipeline's flags and video sink were set for; guarded by the engine's queue.
         var videoSetFor: VideoDisplay??
+        /// The `textoverlay` that draws the on-screen bar (`makeControls`); guarded by the engine's queue.
+        var controls: Element?
 
         init(playbin: Element, volume: Element?, bus: Bus, busSource: DispatchSourceRead) {
             self.playbin = playbin
@@ -604,6 +622,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         pipeline = fresh
         self.generation = generation
         self.uri = uri
+        rate = 1
+        redrawing = false
         // per item: a display found now (the user manager's, when tonearmd has none) shows video
         try? chooseVideo(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)
         fresh.playbin.set("uri", uri.string)
@@ -666,6 +686,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func setPlaying(_ playing: Bool) {
         playsAfterPreroll = false
+        redrawing = false
         guard let pipeline, generation != nil else { return }
         // the player's own PLAYING after a preroll that `playAfterPreroll` already took there
         if playing, pipeline.playbin.currentState == (.playing, .voidPending) { return }
@@ -674,6 +695,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func seek(_ target: SeekTarget, mode: SeekMode, rate: Double) {
         guard let pipeline, let generation else { return }
+        self.rate = rate
+        redrawing = false
         var flags: SeekFlags = [.flush]
         switch mode {
         case .exact:
@@ -812,6 +835,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func handle(_ message: Message) {
         guard let pipeline, let generation else { return }
+        if redrawing, endsRedraw(message) { return }
         switch message.kind {
         case .stateChanged(_, let new, let pending):
             // only the pipeline's own state changes count (trap 4)
@@ -923,13 +947,14 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         var flags = pipeline.playbin.flags("flags")
         if let display {
             flags |= Self.flagVideo | Self.flagText
-            // ximagesink renders anywhere X does (Xvfb too, where xvimagesink finds no Xv port), and
-            // draws into the window it is given (GstVideoOverlay); named, so autovideosink never
-            // tries kmssink (trap 12)
-            let sink = try Element(factory: configuration.videoSink)
-            sink.set("display", display.name)
+            // glimagesink scales (Mesa's llvmpipe renders under Xvfb too), ximagesink renders
+            // anywhere X does, where xvimagesink finds no Xv port; both draw into the window they are
+            // given (GstVideoOverlay); named, so autovideosink never tries kmssink (trap 12)
+            let sink = try makeVideoSink(for: display)
             pipeline.playbin.set("video-sink", sink)
             pipeline.videoSink = sink
+            pipeline.controls = makeControls()
+            if let controls = pipeline.controls { pipeline.playbin.set("video-filter", controls) }
         } else {
             flags &= ~(Self.flagVideo | Self.flagText)
             // legacy playbin still tries real video sinks while autoplugging a video stream, and
@@ -939,6 +964,49 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
         pipeline.playbin.set("flags", flags: flags)
         pipeline.videoSetFor = .some(display)
+    }
+
+    /// The sink for a video on `display`: glimagesink (it scales) when it can be made and OpenGL
+    /// opens there, else ximagesink (which cannot scale: README, "Video"); `TONEARM_VIDEO_SINK`
+    /// names another. Its events are left to our window, whose program takes the pointer.
+    private func makeVideoSink(for display: VideoDisplay) throws -> Element {
+        var factory = configuration.videoSink
+        if factory == "glimagesink" {
+            if openGLWorks[display.name] != false, let sink = try? Element(factory: "glimagesink") {
+                let works = sink.useGLDisplay(display.name, probe: openGLWorks[display.name] == nil)
+                if openGLWorks[display.name] == nil && !works {
+                    logger.warning("OpenGL does not open on \(display.name): video shows through ximagesink, which cannot scale")
+                }
+                openGLWorks[display.name] = works
+                if works {
+                    configure(sink)
+                    return sink
+                }
+            }
+            factory = "ximagesink"
+        }
+        let sink = try Element(factory: factory)
+        sink.set("display", display.name)
+        configure(sink)
+        return sink
+    }
+
+    /// A sink's gravity, and its events: a sink that takes the pointer's buttons on its window
+    /// (handle-events) keeps them from our window program (picture-in-picture's drag).
+    private func configure(_ sink: Element) {
+        sink.set("force-aspect-ratio", videoGravity != .stretch)
+        sink.set("handle-events", false)
+    }
+
+    private func setGravity(_ gravity: VideoGravity) {
+        videoGravity = gravity
+        pipeline?.videoSink?.setForceAspectRatio(gravity != .stretch)
+    }
+
+    /// The window was resized or the sink's area moved: the sink draws its last frame again,
+    /// which a paused video needs (glimagesink takes its window's new size when it draws).
+    private func exposeVideo() {
+        queue.async { [self] in pipeline?.videoSink?.exposeVideo() }
     }
 
     /// Ends the window program once the pipelines that drew into it are in NULL (a sink drawing
@@ -959,6 +1027,62 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// others whatever the load (the player takes them whatever the generation).
     private func videoEvent(_ event: VideoEvent) {
         queue.async { [self] in deliver(.video(event), generation ?? Generation(0)) }
+    }
+
+    // MARK: Video controls
+
+    /// The on-screen bar of the video window: a `textoverlay` as playbin's video filter, before
+    /// whichever sink draws (ximagesink blends it into the frame, glimagesink gets it as an
+    /// overlay composition), silent while the bar is hidden. Nil when the pango plugin is missing:
+    /// the video plays with no bar.
+    private func makeControls() -> Element? {
+        guard let overlay = try? Element(factory: "textoverlay") else {
+            logger.warning("no textoverlay (gstreamer1.0-x's pango plugin): the video window shows no bar")
+            return nil
+        }
+        // GstBaseTextOverlayVAlign bottom = 1, GstBaseTextOverlayHAlign left = 0 (gst-inspect-1.0 textoverlay)
+        overlay.set("valignment", Int32(1))
+        overlay.set("halignment", Int32(0))
+        overlay.set("shaded-background", true)
+        overlay.set("font-desc", "Sans Bold 18")
+        apply(controlsText, to: overlay)
+        return overlay
+    }
+
+    private func apply(_ text: String?, to overlay: Element) {
+        if let text { overlay.set("text", text) }
+        overlay.set("silent", text == nil)
+    }
+
+    /// Shows the bar with `text`, or hides it (nil). A playing video shows the change with its
+    /// next frame; a paused one shows the frame it drew before, so that frame is drawn again.
+    private func showControls(_ text: String?) {
+        controlsText = text
+        guard let pipeline, let overlay = pipeline.controls else { return }
+        apply(text, to: overlay)
+        redrawPausedFrame(pipeline)
+    }
+
+    /// A paused pipeline's sink holds the frame the overlay drew into before (ximagesink keeps the
+    /// blended image, and a paused pipeline pushes no other): a flushing seek to where it is
+    /// prerolls that frame again through the overlay. The player never hears of it.
+    private func redrawPausedFrame(_ pipeline: Pipeline) {
+        guard prerolled, !redrawing, pipeline.playbin.currentState == (.paused, .voidPending),
+              let position = pipeline.playbin.queryPosition() else { return }
+        redrawing = true
+        if !pipeline.playbin.seek(rate: rate, flags: [.flush, .accurate], start: position) { redrawing = false }
+    }
+
+    /// A message of the pipeline while a redraw is under way: true when it is the redraw's own
+    /// (its state changes, through PAUSED again, and its ASYNC_DONE, which ends it).
+    private func endsRedraw(_ message: Message) -> Bool {
+        switch message.kind {
+        case .stateChanged: return message.isFromPipeline
+        case .asyncDone:
+            redrawing = false
+            return true
+        default: return false
+        }
     }
 
     private static func state(_ state: ElementState) -> PipelineState? {

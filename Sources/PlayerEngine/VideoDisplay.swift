@@ -25,9 +25,10 @@ public struct VideoDisplay: Sendable, Equatable {
     /// they ask the user manager. An audio file then maps no window library (ximagesink links
     /// libX11), spawns nothing on a headless machine, and never shows its cover art in a window
     /// (playbin shows an MP3's picture as a video stream); a URI without one of these (an audio
-    /// file, a radio stream, an HLS playlist) plays its audio only.
+    /// file, a radio stream) plays its audio only. HLS and DASH playlists are counted in: most
+    /// carry video, and an audio-only one gets a sink that no stream reaches (no window opens).
     static let videoExtensions: Set<String> = ["mp4", "m4v", "mkv", "webm", "ogv", "mov", "avi", "mpg", "mpeg", "ts", "m2ts",
-                                               "wmv", "flv", "3gp", "ogg", "ogm"]
+                                               "wmv", "flv", "3gp", "ogg", "ogm", "m3u8", "mpd"]
 
     public static func mayHaveVideo(_ uri: MediaURI) -> Bool {
         let name = uri.displayName.lowercased()

@@ -32,6 +32,17 @@ final class VideoWindow: @unchecked Sendable {
     /// Counts the windows handed to sinks: a close asked before the latest one does not happen.
     private(set) var uses = 0
     private var title = "Tonearm"
+    /// Kept for the window to come (`VideoCommand`): how the video fills it, and picture-in-picture.
+    private var gravity = VideoGravity.fit
+    private var pictureInPicture = false
+    /// The video's size (at the preroll), the window's drawing area (its "area" line) and where
+    /// the sink's window was last put in it ("frame"): `VideoGravity.frame` of the first two.
+    private var videoSize = VideoSize.zero
+    private var area = VideoSize.zero
+    private var frame: VideoFrame?
+    /// Called on the window's queue once the sink's window moved ("framed") or its gravity changed, so
+    /// that the engine has the sink draw its last frame again (a paused video draws no other).
+    private var exposeHandler: (@Sendable () -> Void)?
     /// How long a sink waits for the window program's first line.
     private static let startLimit: Duration = .seconds(5)
 
@@ -42,6 +53,10 @@ final class VideoWindow: @unchecked Sendable {
 
     func setEventHandler(_ handler: @escaping @Sendable (VideoEvent) -> Void) {
         condition.withLock { self.handler = handler }
+    }
+
+    func setExposeHandler(_ handler: @escaping @Sendable () -> Void) {
+        condition.withLock { exposeHandler = handler }
     }
 
     private func events(_ event: VideoEvent) {
@@ -64,10 +79,15 @@ final class VideoWindow: @unchecked Sendable {
     /// for long: the load goes on without a window of ours.
     func window(for size: VideoSize, display: VideoDisplay) -> UInt64? {
         let opened: UInt64? = condition.withLock {
-            if child == nil || ended || quitting { start(size: size, display: display) }
+            let reused = child != nil && !ended && !quitting
+            if !reused { start(size: size, display: display) }
             let deadline = ContinuousClock.now + Self.startLimit
             while xid == nil && !ended && condition.wait(until: deadline) {}
-            if xid != nil { uses += 1 }
+            guard let xid else { return nil }
+            uses += 1
+            // a window the person closed is hidden, not gone, until its close is carried out: a
+            // sink that gets it before then shows it again
+            if reused, let child { Files.writeAll(Array("show\n".utf8), to: child.input) }
             return xid
         }
         if opened != nil { events(.windowOpened(size)) }
@@ -92,6 +112,11 @@ final class VideoWindow: @unchecked Sendable {
         xid = nil
         ended = false
         quitting = false
+        area = .zero
+        frame = nil
+        if size != .zero { videoSize = size }
+        // the settings asked before this window existed (or while none was open)
+        if pictureInPicture { Files.writeAll(Array("pip 1\n".utf8), to: started.input) }
         logger.info("video window started", metadata: ["pid": "\(started.pid)", "display": "\(display.name)"])
         // a blocking read on a thread of the program's own, not a dispatch read source: one
         // cancelled at the pipe's end now and then crashed libdispatch's manager thread in
@@ -126,8 +151,20 @@ final class VideoWindow: @unchecked Sendable {
                 xid = words.count == 2 ? UInt64(words[1]) : nil
                 condition.broadcast()
             }
+        case "area":
+            let numbers = words.count == 2 ? words[1].split(separator: " ").compactMap { Int($0) } : []
+            guard numbers.count == 2 else { return }
+            let moved = condition.withLock {
+                area = VideoSize(width: numbers[0], height: numbers[1])
+                return placeSink()
+            }
+            if !moved { condition.withLock { exposeHandler }?() }
+        case "framed":
+            // the sink's window is where "frame" put it: its last frame is drawn there again
+            condition.withLock { exposeHandler }?()
         case "fullscreen": events(.windowFullscreen(words.last == "1"))
         case "closed": events(.windowClosed)
+        case "motion": events(.pointerMoved)
         case "key":
             // keys without an action are no error: the program reports every key
             if words.count == 2, let input = WindowInput(key: words[1]) { events(.input(input)) }
@@ -172,6 +209,17 @@ final class VideoWindow: @unchecked Sendable {
             send("title \(line)")
         case .setFullscreen(let on): send("fullscreen \(on ? 1 : 0)")
         case .raise: send("raise")
+        case .controls: break  // drawn in the pipeline (GStreamerEngine.showControls), not by the program
+        case .setGravity(let new):
+            let moved = condition.withLock {
+                gravity = new
+                return placeSink()
+            }
+            // fit and stretch share a frame: the sink's aspect changed, and it draws again now
+            if !moved { condition.withLock { exposeHandler }?() }
+        case .setPictureInPicture(let on):
+            condition.withLock { pictureInPicture = on }
+            send("pip \(on ? 1 : 0)")
         }
     }
 
@@ -180,6 +228,10 @@ final class VideoWindow: @unchecked Sendable {
         // the program may have ended since the sink got its window: then there is none to size
         guard condition.withLock({ child != nil && !ended && !quitting }) else { return }
         send("size \(size.width) \(size.height)")
+        condition.withLock {
+            videoSize = size
+            placeSink()
+        }
         events(.windowOpened(size))
     }
 
@@ -190,6 +242,19 @@ final class VideoWindow: @unchecked Sendable {
             Files.writeAll(Array("quit\n".utf8), to: child.input)
             quitting = true
         }
+    }
+
+    /// Tells the program where the sink's window goes (`VideoGravity.frame`) when that changed
+    /// (true: it says "framed" once it moved it); holding the lock. Nothing until the program said
+    /// its area.
+    @discardableResult
+    private func placeSink() -> Bool {
+        guard let child, !ended, area != .zero else { return false }
+        let placed = gravity.frame(video: videoSize, area: area)
+        guard placed != frame else { return false }
+        frame = placed
+        Files.writeAll(Array("frame \(placed.x) \(placed.y) \(placed.width) \(placed.height)\n".utf8), to: child.input)
+        return true
     }
 
     private func send(_ line: String) {

@@ -292,6 +292,11 @@ public final class Player: @unchecked Sendable {
     @discardableResult public func setFullscreen(_ on: Bool) -> Bool { update { $0.setFullscreen(on) } }
     /// MPRIS `Raise`; false without a window.
     @discardableResult public func raiseWindow() -> Bool { update { $0.raiseWindow() } }
+    /// `ControlsVisible`: whether the video window's bar shows when the pointer moves.
+    public func setControlsVisible(_ on: Bool) { update { $0.setControlsVisible(on) } }
+    /// The extension's `VideoGravity` and `PictureInPicture` (`VideoSettings.swift`).
+    public func setVideoGravity(_ gravity: VideoGravity) { update { $0.setVideoGravity(gravity) } }
+    public func setPictureInPicture(_ on: Bool) { update { $0.setPictureInPicture(on) } }
 
     /// Tries the failed item again, within the retry budget. It plays.
     public func retry() throws(PlayerError) { try update { m throws(PlayerError) in try m.retry() } }

@@ -1,5 +1,6 @@
 import Basics
 import FoundationEssentials
+import Synchronization
 
 /// What observers of a player hear. States arrive first with their current value when a
 /// subscription starts (rule 1); moments (`seeked`, `playedToEnd`, `itemFailed`) only as they happen.
@@ -66,13 +67,12 @@ public struct PlayerError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Keeps a subscription alive; `cancel()` or dropping it ends it.
-public final class Subscription: @unchecked Sendable {
-    // @unchecked: `onCancel` is guarded by `lock`, so two threads cancelling run it once.
-    private let lock = Lock()
-    private var onCancel: (() -> Void)?
-    init(_ onCancel: @escaping () -> Void) { self.onCancel = onCancel }
+public final class Subscription: Sendable {
+    /// Taken by the first `cancel`, so two threads cancelling run it once.
+    private let onCancel: Mutex<(@Sendable () -> Void)?>
+    init(_ onCancel: @escaping @Sendable () -> Void) { self.onCancel = Mutex(onCancel) }
     public func cancel() {
-        let body = lock.withLock { () -> (() -> Void)? in
+        let body = onCancel.withLock { onCancel in
             defer { onCancel = nil }
             return onCancel
         }

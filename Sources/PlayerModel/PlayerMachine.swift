@@ -19,6 +19,8 @@ public enum PlayerTimer: Hashable, Sendable, CaseIterable {
     case reconnect
     /// A buffering pause that makes no progress for `ReconnectPolicy.stallLimit`.
     case bufferingStall
+    /// The video window's bar: its next refresh or its end, only while it shows (`ControlsBar`).
+    case controls
 }
 
 /// The player's rules (design brief, rules 1-7) as a state machine: each input (a client's request,
@@ -41,6 +43,8 @@ public struct PlayerMachine: Sendable {
     private var loadState: LoadState = .idle(start: nil)
     /// The current item's video and the window (`VideoState.swift`).
     public internal(set) var video = VideoState()
+    /// When the video window's bar shows (`ControlsBar.swift`).
+    var controlsBar = ControlsBar()
 
     /// Tag reads of items that have not played (see `MetadataReads`).
     private var reads = MetadataReads()
@@ -65,6 +69,7 @@ public struct PlayerMachine: Sendable {
     }
 
     mutating func emit(_ event: PlayerEvent) { actions.append(.emit(event)) }
+    mutating func append(_ action: PlayerAction) { actions.append(action) }
     mutating func command(_ command: EngineCommand) {
         if case .setPlaying = command { loadState.loading?.playsAfterPreroll = false }  // the engine drops it too
         actions.append(.engine(command))
@@ -289,6 +294,7 @@ public struct PlayerMachine: Sendable {
             for entry in saved.items { if let key = entry.shuffleKey { keys[entry.id] = key } }
             playQueue.restoreShuffle(seed: restored.shuffleSeed, keys: keys)
         }
+        restoreVideoSettings(restored.video)
         for event in currentValues { emit(event) }
         guard let item = playQueue.current else { return }
         let wanted: TransportIntent = resume == .play ? .playing : restored.intent == .stopped ? .stopped : .paused
@@ -823,6 +829,7 @@ public struct PlayerMachine: Sendable {
         switch timer {
         case .reconnect: reconnectDue()
         case .bufferingStall: bufferingStallDue(now: now)
+        case .controls: controlsDue(now: now)
         }
     }
 
@@ -889,6 +896,7 @@ public struct PlayerMachine: Sendable {
 
     /// An event of the engine, for the load `generation`, handed to the machine at `now`.
     public mutating func handle(_ event: EngineEvent, of generation: Generation, at now: ContinuousClock.Instant) {
+        if case .video(.pointerMoved) = event { return pointerMoved(now: now) }
         // the person's, not a load's: whatever the generation
         if case .video(.input(let input)) = event {
             handleWindowInput(input, now: now)

@@ -46,6 +46,8 @@ public struct SavedSettings: Sendable, Equatable {
     /// While shuffled, what the play order's keys are derived from for the items without a key of
     /// their own (those that were there when shuffle was turned on); nil when none was saved.
     public var shuffleSeed: UInt64?
+    /// The video window's gravity and picture-in-picture (schema 3).
+    public var video = VideoSettings()
 
     public init(currentID: ItemID? = nil, position: Duration = .zero, currentDuration: Duration? = nil,
                 intent: TransportIntent = .stopped, volume: Double = 1, isMuted: Bool = false,

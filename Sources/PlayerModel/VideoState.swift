@@ -23,6 +23,13 @@ public struct VideoState: Hashable, Sendable {
     public var hasWindow = false
     /// The window covers the screen (MPRIS `Fullscreen`); false without a window.
     public var isFullscreen = false
+    /// Gravity and picture-in-picture (`VideoSettings.swift`): the player's, kept with no window.
+    public var settings = VideoSettings()
+    /// `ControlsVisible` (`ControlsBar`), one of the settings.
+    public var controlsVisible: Bool {
+        get { settings.controlsVisible }
+        set { settings.controlsVisible = newValue }
+    }
     public init() {}
 }
 
@@ -41,6 +48,8 @@ public enum VideoEvent: Sendable, Equatable {
     case windowClosed
     /// The window is gone: the queue moved to an item without video, or it ended.
     case windowGone
+    /// The pointer moved over the window (the program says so at most every 250 ms).
+    case pointerMoved
     /// The person pressed a key, double-clicked or dropped something in the window (`WindowInput`).
     case input(WindowInput)
 }
@@ -51,6 +60,12 @@ public enum VideoCommand: Hashable, Sendable {
     case setFullscreen(Bool)
     /// Show it and give it the focus (MPRIS `Raise`).
     case raise
+    /// The on-screen bar's text, or nil: the bar hides (`ControlsBar`).
+    case controls(String?)
+    /// How the video fills the window (kept by the engine for a window to come).
+    case setGravity(VideoGravity)
+    /// Picture-in-picture on or off (kept by the engine for a window to come).
+    case setPictureInPicture(Bool)
 }
 
 extension PlayerMachine {
@@ -81,6 +96,9 @@ extension PlayerMachine {
         case .windowGone:
             next.hasWindow = false
             next.isFullscreen = false
+            hideControls()
+        case .pointerMoved:
+            return true  // taken by `handle` with its instant
         case .input:
             return true  // taken first by handle(_:of:at:), which has the instant
         }
@@ -96,6 +114,7 @@ extension PlayerMachine {
     /// The item's video is forgotten when its load is released (the window stays until the engine
     /// says it is gone: a video item after a video item keeps it).
     mutating func forgetItemVideo() {
+        hideControls()
         var next = video
         next.hasVideo = false
         next.size = .zero
@@ -113,6 +132,8 @@ extension PlayerMachine {
     @discardableResult
     public mutating func setFullscreen(_ on: Bool) -> Bool {
         guard video.hasWindow else { return false }
+        // a fullscreen window is no picture-in-picture
+        if on { setPictureInPicture(false) }
         command(.video(.setFullscreen(on)))
         return true
     }

@@ -1,10 +1,10 @@
 import Basics
+import Synchronization
 
 /// One call's walk of folders, as its owner on the service queue and the walk on its own thread
 /// share it: the walk reads whether it was cancelled between directory reads, and tells how far
 /// it got.
-public final class WalkControl: @unchecked Sendable {
-    // @unchecked: `cancelled` is guarded by `lock`; the rest is immutable.
+public final class WalkControl: Sendable {
 
     /// How many files found between two `progress` reports: a bounded rate, never a timer
     /// (a walk of 100,000 files reports 100 times).
@@ -12,8 +12,7 @@ public final class WalkControl: @unchecked Sendable {
 
     /// Told the number of files found so far, every `progressStep` of them, on the walk's thread.
     public let progress: (@Sendable (_ root: MediaURI, _ files: Int) -> Void)?
-    private let lock = Lock()
-    private var cancelled: String?
+    private let cancelled = Mutex<String?>(nil)
 
     public init(progress: (@Sendable (_ root: MediaURI, _ files: Int) -> Void)? = nil) {
         self.progress = progress
@@ -21,11 +20,11 @@ public final class WalkControl: @unchecked Sendable {
 
     /// Stops the walk at its next directory; `reason` says who stopped it ("Clear was called").
     public func cancel(_ reason: String) {
-        lock.withLock { if cancelled == nil { cancelled = reason } }
+        cancelled.withLock { if $0 == nil { $0 = reason } }
     }
 
     /// Why the walk was cancelled, or nil while it may go on.
-    public var cancellation: String? { lock.withLock { cancelled } }
+    public var cancellation: String? { cancelled.withLock { $0 } }
 }
 
 /// Why resolving a URI (a stat, a folder walked) gave no files.

@@ -11,7 +11,8 @@ public struct SDLError: Error, CustomStringConvertible {
 /// window id). Thin Swift over SDL2: no policy. Confined to the thread that made it (SDL's video
 /// calls belong to the thread that initialized the video subsystem).
 public final class SDLWindow {
-    private let window: OpaquePointer
+    // internal: SDLWindowGeometry.swift's extension uses it
+    let window: OpaquePointer
 
     /// `SDL_Init(SDL_INIT_VIDEO)` with SDL's X11 driver, the window class `windowClass` (X11
     /// WM_CLASS, and the Wayland app id should SDL ever use Wayland), and no minimizing of a
@@ -76,6 +77,9 @@ public final class SDLWindow {
 
     public func hide() { SDL_HideWindow(window) }
 
+    /// `SDL_ShowWindow`: mapped again, the focus left where it is.
+    public func show() { SDL_ShowWindow(window) }
+
     /// `SDL_SetWindowIcon` from `size`×`size` pixels, 0xAARRGGBB, row by row.
     public func setIcon(pixels: [UInt32], size: Int) {
         var pixels = pixels
@@ -95,6 +99,8 @@ public final class SDLWindow {
         case windowChanged
         /// `pushUserEvent` was called.
         case user
+        /// The pointer moved over the window.
+        case pointerMoved
         case quit
         case other
         /// A key went down (again while held: SDL's key repeat), named as `SDL_GetKeyName` names
@@ -133,6 +139,7 @@ public final class SDLWindow {
         switch SDL_EventType(event.type) {
         case SDL_QUIT: return .quit
         case SDL_USEREVENT: return .user
+        case SDL_MOUSEMOTION: return .pointerMoved
         case SDL_KEYDOWN:
             let name = String(cString: SDL_GetKeyName(event.key.keysym.sym))
             return .key(name: name, modifiers: KeyModifiers(event.key.keysym.mod))

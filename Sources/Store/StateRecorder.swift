@@ -17,6 +17,8 @@ public final class StateRecorder: @unchecked Sendable {
     /// the answer to the call that caused them has left (`Player.whenAnswered`), because the store
     /// wakes a thread of its own for them; in order, and before anything `finish` writes.
     private var unsent: [StateChange] = []
+    /// The video settings in the last settings row recorded: the window's other changes write nothing.
+    private var recordedVideo = VideoSettings()
 
     /// Every 4.5 s, 0.5 s of leeway: a checkpoint is never more than 5 s old (issue 14).
     public init(player: Player, store: StateStore, checkpointInterval: DispatchTimeInterval = .milliseconds(4500)) {
@@ -109,6 +111,8 @@ public final class StateRecorder: @unchecked Sendable {
             record(.settings(settings()))
         case .currentItemChanged, .intentChanged, .seeked, .volumeChanged, .loopModeChanged:
             record(.settings(settings()))
+        case .videoChanged(let video) where video.settings != recordedVideo:
+            record(.settings(settings()))
         case .rateChanged(_, let reason) where reason != .refused && reason != .initial:
             record(.settings(settings()))
         case .durationChanged(let id, _) where id == player.currentItem?.id:
@@ -128,9 +132,12 @@ public final class StateRecorder: @unchecked Sendable {
 
     private func settings() -> SavedSettings {
         let state = player.state
-        return SavedSettings(currentID: state.current?.id, position: player.position, currentDuration: state.current?.duration,
-                             intent: state.intent, volume: state.volume, isMuted: state.isMuted, loopMode: state.loopMode,
-                             isShuffled: state.isShuffled, rate: state.rate, shuffleSeed: player.shuffleSeed)
+        var saved = SavedSettings(currentID: state.current?.id, position: player.position, currentDuration: state.current?.duration,
+                                  intent: state.intent, volume: state.volume, isMuted: state.isMuted, loopMode: state.loopMode,
+                                  isShuffled: state.isShuffled, rate: state.rate, shuffleSeed: player.shuffleSeed)
+        saved.video = player.video.settings
+        recordedVideo = saved.video
+        return saved
     }
 
     /// A repeating timer on the player's queue, only while playing.

@@ -60,7 +60,7 @@ public final class StateStore: @unchecked Sendable {
     // @unchecked: `database`, `awaitingFullState`, `outage` and the fields below them are
     // confined to `queue` (init opens an existing file before it queues anything there);
     // `pending`, `drainScheduled` and `wholeStateWanted` are guarded by `lock`.
-    public static let schemaVersion: Int64 = 2
+    public static let schemaVersion: Int64 = 3
 
     public let path: String
     private let logger: Logger
@@ -344,13 +344,21 @@ public final class StateStore: @unchecked Sendable {
             first_seen_ms INTEGER NOT NULL, last_played_ms INTEGER);
         PRAGMA user_version = 2;
         """,
+        // Schema 3: the video window's settings: gravity, picture-in-picture, the bar (issue 28).
+        """
+        ALTER TABLE player ADD COLUMN video_gravity TEXT NOT NULL DEFAULT 'fit';
+        ALTER TABLE player ADD COLUMN picture_in_picture INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE player ADD COLUMN controls_visible INTEGER NOT NULL DEFAULT 1;
+        PRAGMA user_version = 3;
+        """,
     ]
 
     private static func load(_ database: Database, version: Int64) throws -> Contents {
-        let two = version >= 2
+        let two = version >= 2, three = version >= 3
         let row = try database.prepare("""
             SELECT head, next_id, current, position_us, duration_us, intent, volume, muted, loop, shuffle, rate
                 \(two ? ", shuffle_seed, active_playlist, active_first, active_last" : "")
+                \(three ? ", video_gravity, picture_in_picture, controls_visible" : "")
             FROM player WHERE one = 1
             """)
         guard try row.step() else { throw OpenFailure.inconsistent("no player row") }
@@ -373,6 +381,10 @@ public final class StateStore: @unchecked Sendable {
                 active = ActivePlaylistRecord(playlist: UInt64(bitPattern: row.int64(12)),
                                               items: UInt64(bitPattern: row.int64(13))...UInt64(bitPattern: row.int64(14)))
             }
+        }
+        if three {
+            settings.video = VideoSettings(gravity: row.string(15).flatMap(VideoGravity.init(rawValue:)) ?? .fit,
+                                           pictureInPicture: row.int64(16) != 0, controlsVisible: row.int64(17) != 0)
         }
 
         var rows: [Int64: (uri: String, next: Int64?, key: UInt64?)] = [:]
@@ -805,13 +817,15 @@ public final class StateStore: @unchecked Sendable {
         private func write(_ settings: SavedSettings) throws(SQLiteError) {
             try database.cached("""
                 UPDATE player SET current = ?, position_us = ?, duration_us = ?, intent = ?, volume = ?, muted = ?,
-                    loop = ?, shuffle = ?, rate = ?, shuffle_seed = ? WHERE one = 1
+                    loop = ?, shuffle = ?, rate = ?, shuffle_seed = ?, video_gravity = ?, picture_in_picture = ?, controls_visible = ? WHERE one = 1
                 """).run(
                     .optional(settings.currentID.map(raw)), .integer(max(settings.position.microseconds, 0)),
                     .optional(settings.currentDuration?.microseconds), .text(settings.intent.rawValue),
                     .real(settings.volume), .integer(settings.isMuted ? 1 : 0), .text(settings.loopMode.rawValue),
                     .integer(settings.isShuffled ? 1 : 0), .real(settings.rate),
-                    .optional(settings.shuffleSeed.map { Int64(bitPattern: $0) }))
+                    .optional(settings.shuffleSeed.map { Int64(bitPattern: $0) }),
+                    .text(settings.video.gravity.rawValue), .integer(settings.video.pictureInPicture ? 1 : 0),
+                    .integer(settings.video.controlsVisible ? 1 : 0))
         }
     }
 }

@@ -1,13 +1,10 @@
+import Basics
+
 /// Times as a person types and reads them: `75`, `1:15`, `1:02:03`, `+5`, `-0:30`.
 public enum TimeText {
     /// `M:SS`, or `H:MM:SS` from an hour on; negative durations get a `-`. Whole seconds, rounded down.
     public static func format(_ duration: Duration) -> String {
-        let micro = duration.microsecondsSaturating
-        let sign = micro < 0 ? "-" : ""
-        let total = micro.magnitude / 1_000_000
-        let hours = total / 3600, minutes = total / 60 % 60, seconds = total % 60
-        func two(_ value: UInt64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return hours > 0 ? "\(sign)\(hours):\(two(minutes)):\(two(seconds))" : "\(sign)\(minutes):\(two(seconds))"
+        ClockText.format(microseconds: duration.microsecondsSaturating)
     }
 
     /// A seek target: `SECONDS`, `MM:SS` or `H:MM:SS` is absolute, with a leading `+` or `-`

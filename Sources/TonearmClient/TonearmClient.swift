@@ -1,6 +1,7 @@
 import DBus
 import Dispatch
 import Logging
+import Synchronization
 
 /// A client of one running Tonearm service (`tonearmd`): typed calls and properties of MPRIS
 /// (`org.mpris.MediaPlayer2.Player`, `.TrackList`) and of our extension `io.github.tonearm.Player1`.
@@ -268,6 +269,18 @@ public final class TonearmClient: @unchecked Sendable {
         try setProperty(Self.playerInterface, "Shuffle", .bool(shuffle))
     }
 
+    /// `ControlsVisible`: whether the video window shows its bar when the pointer moves.
+    public func controlsVisible() throws -> Bool {
+        guard let on = try property(Self.extensionInterface, "ControlsVisible").boolValue else {
+            throw ClientError(.unexpectedReply, "ControlsVisible is not a boolean")
+        }
+        return on
+    }
+
+    public func setControlsVisible(_ on: Bool) throws {
+        try setProperty(Self.extensionInterface, "ControlsVisible", .bool(on))
+    }
+
     /// `Rate`; the service refuses (InvalidArgs) what is outside `MinimumRate...MaximumRate` (0 pauses).
     public func setRate(_ rate: Double) throws {
         try setProperty(Self.playerInterface, "Rate", .double(rate))
@@ -399,6 +412,10 @@ extension PlayerStatus {
             waitingReason: waiting.isEmpty ? nil : waiting,
             bufferingPercent: Int(extensionProperties["BufferingPercent"]?.int32Value ?? 100),
             isLive: extensionProperties["IsLive"]?.boolValue ?? false)
+        if extensionProperties["HasVideo"]?.boolValue == true, let size = extensionProperties["VideoSize"]?.structureValue,
+           size.count == 2, let width = size[0].int32Value, let height = size[1].int32Value {
+            videoSize = VideoSize(width: Int(width), height: Int(height))
+        }
     }
 }
 
@@ -407,18 +424,18 @@ extension PlayerStatus {
 public typealias WalkProgressHandler = @Sendable (_ uri: String, _ files: Int) -> Void
 
 /// The outcome of a call sent without blocking the client's queue, waited for on the caller's thread.
-private final class PendingReply: @unchecked Sendable {
-    // @unchecked: `result` is written once before `done` is signalled, and read after waiting for it.
+private final class PendingReply: Sendable {
     private let done = DispatchSemaphore(value: 0)
-    private var result: Result<[DBusValue], DBusError>?
+    /// Written once before `done` is signalled, read after waiting for it.
+    private let result = Mutex<Result<[DBusValue], DBusError>?>(nil)
 
-    func finish(_ result: Result<[DBusValue], DBusError>) {
-        self.result = result
+    func finish(_ outcome: Result<[DBusValue], DBusError>) {
+        result.withLock { $0 = outcome }
         done.signal()
     }
 
     func wait() -> Result<[DBusValue], DBusError> {
         done.wait()
-        return result!
+        return result.withLock { $0! }
     }
 }

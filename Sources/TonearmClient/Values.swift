@@ -95,6 +95,15 @@ public struct PlayerStatus: Sendable, Equatable {
     public var waitingReason: String?
     public var bufferingPercent: Int
     public var isLive: Bool
+    /// The current item's video size (the extension's `VideoSize`) while `HasVideo`; nil without video.
+    public var videoSize: VideoSize? = nil
+}
+
+/// A video's size in pixels, pixel aspect applied.
+public struct VideoSize: Sendable, Equatable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+    public var description: String { "\(width)x\(height)" }
 }
 
 /// One entry of the queue as `tonearm queue` lists it.

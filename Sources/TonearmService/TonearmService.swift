@@ -197,5 +197,16 @@ public final class TonearmService: @unchecked Sendable {
             connection.close()
         }
         // the system bus connection closes with the process: its queue may still be connecting
+        // Streaming threads must be done before exit() runs the libraries' destructors: libX11
+        // 1.8 frees its global lock in one (XFreeThreads), and a video sink starting up then
+        // crashes in XSetErrorHandler (a TSan run caught it). The pipelines are released by the
+        // player's stop above (a bus lost or failed engine stops nothing: they are stopped here).
+        if case .openFailed = termination {} else {
+            engine.perform(.release)
+            _ = engine.waitForDisposals(timeout: Self.exitWait)
+        }
     }
+
+    /// How long an ending tonearmd waits for its pipelines to reach NULL (a few ms as a rule).
+    private static let exitWait: TimeInterval = 2
 }

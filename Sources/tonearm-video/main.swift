@@ -1,6 +1,7 @@
 import Basics
 import Glibc
 import SDLWindow
+import Synchronization
 
 // tonearm-video: the window tonearmd shows video in, in a process of its own so that tonearmd
 // maps no window library while it plays audio (README, "Video"). tonearmd starts it when an item's
@@ -8,26 +9,32 @@ import SDLWindow
 //
 // A line protocol on stdin/stdout (tonearmd's side: Sources/PlayerEngine/VideoWindow.swift):
 //   out: "window <X11 id>" once the window exists; "fullscreen 0|1" when that changes;
+//        "motion" when the pointer moves over the window, at most every 250 ms;
 //        "closed" when the person closes the window (it is hidden, not destroyed: tonearmd's video
-//        sink may still draw into it until tonearmd says "quit")
-//   in:  "title <text>", "size <width> <height>", "fullscreen 0|1", "raise", "quit" (end of input
-//        is "quit" too)
+//        sink may still draw into it until tonearmd says "quit");
+//        "area <width> <height>": the window's drawing area, at first and whenever it changes;
+//        "framed" once a "frame" is applied (the sink may draw its last frame again)
+//   in:  "title <text>", "size <width> <height>", "fullscreen 0|1", "raise", "show" (shown again
+//        after a close, without the focus), "quit" (end of input is "quit" too);
+//        "frame <x> <y> <width> <height>": where the sink's window goes inside the area (x and y
+//        may be negative: "fill" gravity, clipped by the window); "pip 0|1": picture-in-picture
 //   out, what the person does (tonearmd's player decides what it means: PlayerModel/WindowInput.swift):
 //        "key <name>" for a key pressed without Ctrl, Alt or Super (SDL_GetKeyName: "Space",
 //        "Left", "F"; again while held, SDL's key repeat); "double-click" for each second click
 //        of the first button in a run; "drop <text>" for each path or text of a drop, then "drop-end"
 //        (`%`, line feeds and carriage returns percent-escaped: a file's name may hold them)
+// The id said in "window" is a child window of the program's own, which "frame" moves; the sink
+// draws into it (see Sources/SDLWindow/SDLWindowGeometry.swift).
 // Usage: tonearm-video WIDTH HEIGHT TITLE
 
-/// Commands read from stdin by the reader thread, taken by the window's thread; guarded by `lock`.
-final class Mailbox: @unchecked Sendable {
-    private let lock = Lock()
-    private var lines: [String] = []
+/// Commands read from stdin by the reader thread, taken by the window's thread.
+final class Mailbox: Sendable {
+    private let lines = Mutex<[String]>([])
     func post(_ line: String) {
-        lock.withLock { lines.append(line) }
+        lines.withLock { $0.append(line) }
         SDLWindow.pushUserEvent()
     }
-    func take() -> [String] { lock.withLock { defer { lines.removeAll() }; return lines } }
+    func take() -> [String] { lines.withLock { lines in defer { lines.removeAll() }; return lines } }
 }
 
 func say(_ line: String) {
@@ -73,7 +80,12 @@ guard let xid = window.x11WindowID else {
     FileHandleShim.error("tonearm-video: the window is not an X11 window")
     exit(1)
 }
-say("window \(xid)")
+// the sink's window, inside ours, where "frame" puts it
+guard let child = window.makeVideoChild() else {
+    FileHandleShim.error("tonearm-video: no X11 child window for the video (window \(xid))")
+    exit(1)
+}
+say("window \(child)")
 
 let mailbox = Mailbox()
 detachThread(name: "tonearm-video.in") {
@@ -81,6 +93,21 @@ detachThread(name: "tonearm-video.in") {
     while let line = readLine(strippingNewline: true) { mailbox.post(line) }
     mailbox.post("quit")
 }
+
+/// A moving pointer makes a motion event per pixel: tonearmd hears of one every `motionInterval`
+/// at most (the bar it shows hides 2 s after the last, so it may hide up to this much early).
+let motionInterval = Duration.milliseconds(250)
+var lastMotion: ContinuousClock.Instant?
+var pictureInPicture = PictureInPicture(window: window)
+var area = (width: 0, height: 0)
+/// Says "area <width> <height>" when the window's size is not the one said last.
+@MainActor func reportArea() {
+    let frame = window.frame
+    guard (frame.width, frame.height) != area else { return }
+    area = (frame.width, frame.height)
+    say("area \(frame.width) \(frame.height)")
+}
+reportArea()
 
 var fullscreen = false
 /// Says "fullscreen 0|1" when the window's state is not the one said last.
@@ -99,6 +126,13 @@ loop: while true {
         say("closed")
     case .windowChanged:
         reportFullscreen()
+        reportArea()
+    case .pointerMoved:
+        let now = ContinuousClock.now
+        if lastMotion.map({ now - $0 >= motionInterval }) ?? true {
+            lastMotion = now
+            say("motion")
+        }
     case .user:
         for line in mailbox.take() {
             let (verb, rest) = line.firstIndex(of: " ").map { (String(line[..<$0]), String(line[line.index(after: $0)...])) } ?? (line, "")
@@ -106,9 +140,20 @@ loop: while true {
             case "title": window.setTitle(rest)
             case "fullscreen": window.setFullscreen(rest == "1"); reportFullscreen()
             case "raise": window.raise()
+            case "show": window.show()
             case "size":
                 let numbers = rest.split(separator: " ").compactMap { Int($0) }
-                if numbers.count == 2, !window.isFullscreen { window.setSize(width: numbers[0], height: numbers[1]) }
+                guard numbers.count == 2 else { break }
+                if pictureInPicture.resize(video: (numbers[0], numbers[1])) { break }
+                if !window.isFullscreen { window.setSize(width: numbers[0], height: numbers[1]) }
+            case "frame":
+                let numbers = rest.split(separator: " ").compactMap { Int($0) }
+                guard numbers.count == 4 else { break }
+                window.placeChild(child, SDLRect(x: numbers[0], y: numbers[1], width: numbers[2], height: numbers[3]))
+                say("framed")
+            case "pip":
+                pictureInPicture.set(rest == "1")
+                reportFullscreen()
             case "quit": break loop
             default: FileHandleShim.error("tonearm-video: unknown command: \(line)")
             }

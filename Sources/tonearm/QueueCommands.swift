@@ -1,5 +1,6 @@
 import ArgumentParser
 import Glibc
+import Synchronization
 import TonearmClient
 
 struct Add: ParsableCommand {
@@ -32,10 +33,9 @@ struct Add: ParsableCommand {
 /// "walking ~/Music: 12,000 files…" on stderr, rewritten in place as the service's WalkProgress
 /// comes (every 1,000 files), and erased when the call is answered. Only on a terminal: nil when
 /// stderr is not one, so that a script's output holds no carriage returns.
-final class WalkProgressLine: @unchecked Sendable {
-    // @unchecked: `shown` is only touched on the client's queue (`show`) and after the call returned (`end`).
+final class WalkProgressLine: Sendable {
     private let names: [String: String]
-    private var shown = false
+    private let shown = Mutex(false)
 
     init?(named names: [String: String]) {
         guard isatty(STDERR_FILENO) == 1 else { return nil }
@@ -43,13 +43,13 @@ final class WalkProgressLine: @unchecked Sendable {
     }
 
     func show(_ uri: String, _ files: Int) {
-        shown = true
+        shown.withLock { $0 = true }
         // \r, then erase to the end of the line (ECMA-48 EL) after the text, as `watch` draws
         writeAll("\rwalking \(names[uri] ?? uri): \(Self.grouped(files)) files…\u{1B}[K", to: STDERR_FILENO)
     }
 
     func end() {
-        if shown { writeAll("\r\u{1B}[K", to: STDERR_FILENO) }
+        if shown.withLock({ $0 }) { writeAll("\r\u{1B}[K", to: STDERR_FILENO) }
     }
 
     /// 12345 as "12,345".

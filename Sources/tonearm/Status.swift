@@ -64,6 +64,7 @@ enum Format {
         lines.append(("shuffle", status.shuffle ? "on" : "off"))
         if status.rate != 1 { lines.append(("rate", "\(status.rate)")) }
         if status.bufferingPercent < 100 { lines.append(("buffering", "\(status.bufferingPercent)%")) }
+        if let size = status.videoSize { lines.append(("video", size.description)) }
         if let error = status.itemError { lines.append(("error", "\(error.message) (\(error.name))")) }
         return lines.map { "\($0.0 + String(repeating: " ", count: max(0, 9 - $0.0.count)))\($0.1)" }.joined(separator: "\n")
     }

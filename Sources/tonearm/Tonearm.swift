@@ -22,6 +22,8 @@ struct Tonearm: ParsableCommand {
             Volume.self, Mute.self, Unmute.self, Loop.self, Shuffle.self, Rate.self, Retry.self,
             Add.self, Queue.self, Jump.self, Remove.self, Move.self, Clear.self, Playlists.self, PlaylistCommand.self, Save.self,
             Status.self, Watch.self, Daemon.self,
+            Controls.self,
+            Fullscreen.self, Raise.self, PictureInPicture.self, Gravity.self,
         ])
 }
 

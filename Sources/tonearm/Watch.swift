@@ -3,6 +3,7 @@ import Basics
 import Dispatch
 import FoundationEssentials
 import Glibc
+import Synchronization
 import TonearmClient
 
 struct Watch: ParsableCommand {
@@ -22,13 +23,14 @@ struct Watch: ParsableCommand {
         let bar = !json && isatty(STDOUT_FILENO) == 1
         let printer = WatchPrinter(bar: bar)
         let finished = Finish()
+        var signalSources: [any DispatchSourceSignal] = []
         // Ctrl-C, a closed terminal, or kill: end the line and leave with status 0
         for number in [SIGINT, SIGTERM, SIGHUP] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { finished.finish(nil) }
             source.resume()
-            finished.keep(source)
+            signalSources.append(source)
         }
         try service.withClient { client in
             let watch = try client.watch(positionInterval: bar ? .seconds(1) : nil) { update in
@@ -44,21 +46,17 @@ struct Watch: ParsableCommand {
             printer.end()
             if let error { throw error }
         }
+        withExtendedLifetime(signalSources) {}  // watched until the end
     }
 }
 
 /// The first of Ctrl-C and the watch's end, for the main thread to wait on.
-private final class Finish: @unchecked Sendable {
-    // @unchecked: `result` and `sources` are guarded by `lock`
-    private let lock = Lock()
+private final class Finish: Sendable {
     private let done = DispatchSemaphore(value: 0)
-    private var result: ClientError??
-    private var sources: [any DispatchSourceSignal] = []
-
-    func keep(_ source: any DispatchSourceSignal) { lock.withLock { sources.append(source) } }
+    private let result = Mutex<ClientError??>(nil)
 
     func finish(_ error: ClientError?) {
-        let first = lock.withLock {
+        let first = result.withLock { result in
             guard result == nil else { return false }
             result = .some(error)
             return true
@@ -68,17 +66,16 @@ private final class Finish: @unchecked Sendable {
 
     func wait() -> ClientError? {
         done.wait()
-        return lock.withLock { result ?? nil }
+        return result.withLock { $0 ?? nil }
     }
 }
 
 /// Writes what `watch` shows, straight to the file descriptor (stdout is block-buffered in a pipe, and
 /// a line that waits in a buffer is no use to a status bar).
-final class WatchPrinter: @unchecked Sendable {
-    // @unchecked: `lastLine` is guarded by `lock`
+final class WatchPrinter: Sendable {
     private let bar: Bool
-    private let lock = Lock()
-    private var lastLine: String?
+    /// The bar's line last drawn; its lock also keeps two writes from interleaving.
+    private let lastLine = Mutex<String?>(nil)
 
     init(bar: Bool) { self.bar = bar }
 
@@ -86,19 +83,19 @@ final class WatchPrinter: @unchecked Sendable {
     func show(_ status: PlayerStatus, event: String?) {
         if bar {
             let line = WatchLine.render(status, width: Self.terminalWidth())
-            lock.withLock {
+            lastLine.withLock { lastLine in
                 guard line != lastLine else { return }
                 lastLine = line
                 write("\r" + line + "\u{1B}[K")
             }
         } else if let event, let text = try? Format.json(status, event: event) {
-            lock.withLock { write(text + "\n") }
+            lastLine.withLock { _ in write(text + "\n") }
         }
     }
 
     /// Leaves the cursor on a new line after the bar.
     func end() {
-        if bar { lock.withLock { if lastLine != nil { write("\n") } } }
+        if bar { lastLine.withLock { if $0 != nil { write("\n") } } }
     }
 
     private func write(_ text: String) { writeAll(text, to: STDOUT_FILENO) }

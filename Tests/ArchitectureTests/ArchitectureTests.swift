@@ -86,6 +86,23 @@ final class ArchitectureTests: XCTestCase {
         }
     }
 
+    /// Each `@unchecked Sendable` is a promise the compiler cannot check: it says, beside it, what
+    /// keeps it true (a `// @unchecked:` comment), so that a reader can hold the code to it. State
+    /// guarded by a lock and nothing else is a `Mutex` (checked), not a promise.
+    func testEveryUncheckedSendableSaysWhatMakesItSafe() throws {
+        for (target, files) in try Self.targets() {
+            for file in files {
+                let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+                for (number, line) in lines.enumerated() where line.contains("@unchecked Sendable") {
+                    guard !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") else { continue }
+                    let around = lines[max(0, number - 3)..<min(lines.count, number + 3)]
+                    XCTAssertTrue(around.contains { $0.contains("// @unchecked") || $0.contains("/// `@unchecked") || $0.contains("`@unchecked Sendable`") },
+                                  "Sources/\(target)/\(file.lastPathComponent):\(number + 1) is @unchecked Sendable without a comment saying what keeps it safe")
+                }
+            }
+        }
+    }
+
     /// Pointers and dlsym only where C is wrapped: everywhere else, typed Swift values.
     func testPointersAndDlsymStayInTheWrapperTargets() throws {
         let table = try Self.table()

@@ -41,6 +41,7 @@ final class CommandTests: CLITestCase {
             (["shuffle", "maybe"], "maybe"), (["jump", "0"], "0"), (["jump", "99999999999999999999999"], "99999999999999999999999"),
             (["remove", "x"], "x"), (["status", "--format", "{nope}"], "{nope}"), (["status", "--format", "{title"], "{title"),
             (["status", "--json", "--format", "{title}"], "--json"), (["frobnicate"], "frobnicate"), (["add"], "add"),
+            (["controls", "maybe"], "maybe"),
         ]
         for (arguments, named) in cases {
             let output = try harness.tonearm(arguments)
@@ -191,6 +192,17 @@ final class CommandTests: CLITestCase {
         XCTAssertTrue(refused.stderr.contains("10"), "names the rate: \(refused.stderr)")
         XCTAssertTrue(refused.stderr.contains("org.freedesktop.DBus.Error.InvalidArgs"), refused.stderr)
         XCTAssertEqual(try harness.property(H.player, "Rate") as? Double, 1.5, "unchanged")
+    }
+
+    /// `tonearm controls`: ControlsVisible, with no video playing (it is settable with no window).
+    func testControlsOnAndOff() throws {
+        try harness.startService()
+        XCTAssertEqual(try harness.ok("controls"), "on\n")
+        try harness.ok("controls", "off")
+        XCTAssertEqual(try harness.property(H.extensionInterface, "ControlsVisible") as? Bool, false)
+        XCTAssertEqual(try harness.ok("controls"), "off\n")
+        try harness.ok("controls", "on")
+        XCTAssertEqual(try harness.property(H.extensionInterface, "ControlsVisible") as? Bool, true)
     }
 
     func testQueueJumpRemoveAddClear() throws {

@@ -96,6 +96,7 @@ final class BadInputTests: ServiceTestCase {
             (H.player, "Shuffle", "variant:int32:1"),
             (H.extensionInterface, "Muted", "variant:string:yes"),
             (H.root, "Fullscreen", "variant:string:yes"),
+            (H.extensionInterface, "ControlsVisible", "variant:string:no"),
         ] {
             try assertError([Self.invalidArgs], H.properties, "Set", ["string:\(interface)", "string:\(property)", value])
         }

@@ -2,24 +2,54 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// What the video tests share (VideoWindowTests, VideoInputTests): an X display of the test's own,
-/// helper processes stopped before it, and video made by `gst-launch-1.0` at test time.
+// What the video tests share (VideoWindowTests, VideoGeometryTests, VideoControlsTests): their media, made at test time
+// with gst-launch-1.0, and an X display of their own with the clients that read it.
+
+/// A service test on an X display of its own (`startDisplay`), with helper programs it stops at
+/// the end; tonearmd (and with it its window program) stops before the X server.
 class VideoTestCase: ServiceTestCase {
     typealias H = ServiceHarness
 
-    var display: XDisplay?
+    private var display: XDisplay?
     var helpers: [FollowingProcess] = []
 
     override func tearDown() {
         helpers.forEach { $0.stop() }
         helpers = []
-        super.tearDown()  // tonearmd (and with it its window program) before the X server
+        super.tearDown()
         display?.stop()
         display = nil
     }
 
-    // MARK: Media
+    func startDisplay() throws -> XDisplay {
+        let x = try XDisplay.start()
+        display = x
+        return x
+    }
 
+    /// The processes whose parent is `parent` and whose name (`/proc/PID/stat`'s comm) is `name`:
+    /// read from /proc, which every Linux has (procps' pgrep is not on a minimal Debian).
+    static func children(of parent: Int32, named name: String) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> Int32? in
+            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return nil }
+            let comm = stat[stat.index(after: open)..<close]
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            // after the comm: state, then the parent's pid (proc(5))
+            guard comm == name[...].prefix(15), fields.count > 1, Int32(fields[1]) == parent else { return nil }
+            return pid
+        }
+    }
+
+    /// The numbers of a structure in a PropertiesChanged (VideoSize's (ii)).
+    static func numbers(_ value: MonitorValue?) -> [Int64]? {
+        guard case .structure(let items)? = value?.unwrapped else { return nil }
+        return items.compactMap(\.int64)
+    }
+}
+
+extension VideoTestCase {
     /// 10 s of `pattern` at 320x240, H.264 in MP4 with AAC audio and a title tag.
     func mp4(_ pattern: String, title: String) throws -> URL {
         try video("\(pattern).mp4", [
@@ -46,6 +76,15 @@ class VideoTestCase: ServiceTestCase {
         ])
     }
 
+    /// Opens the red H.264 clip and returns Tonearm's window once MPRIS says it can raise it.
+    func openRedSquare(on x: XDisplay) throws -> String {
+        typealias H = ServiceHarness
+        let mark = harness.mark()
+        try harness.call(H.player, "OpenUri", "s", [H.uri(try mp4("red", title: "Red-Square"))])
+        try harness.waitForChange(H.root, "CanRaise true", from: mark) { $0["CanRaise"]?.bool == true }
+        return try x.waitForWindow(classed: "tonearm")
+    }
+
     func video(_ name: String, _ pipeline: [String]) throws -> URL {
         let url = try media.generator.url(name)
         if FileManager.default.fileExists(atPath: url.path) { return url }
@@ -53,50 +92,15 @@ class VideoTestCase: ServiceTestCase {
         guard output.status == 0 else { throw TestError("gst-launch-1.0 could not make \(name): \(output.stderr)") }
         return url
     }
-
-    /// Opens the red H.264 clip and returns Tonearm's window once MPRIS says it can raise it.
-    func openRedSquare(on x: XDisplay) throws -> String {
-        let mark = harness.mark()
-        try harness.call(H.player, "OpenUri", "s", [H.uri(try mp4("red", title: "Red-Square"))])
-        try harness.waitForChange(H.root, "CanRaise true", from: mark) { $0["CanRaise"]?.bool == true }
-        return try x.waitForWindow(classed: "tonearm")
-    }
-
-    /// The processes whose parent is `parent` and whose name (`/proc/PID/stat`'s comm) is `name`:
-    /// read from /proc, which every Linux has (procps' pgrep is not on a minimal Debian).
-    static func children(of parent: Int32, named name: String) -> [Int32] {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.compactMap { entry -> Int32? in
-            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return nil }
-            let comm = stat[stat.index(after: open)..<close]
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            // after the comm: state, then the parent's pid (proc(5))
-            guard comm == name[...].prefix(15), fields.count > 1, Int32(fields[1]) == parent else { return nil }
-            return pid
-        }
-    }
-
-    /// The numbers of a structure in a PropertiesChanged (VideoSize's (ii)).
-    static func numbers(_ value: MonitorValue?) -> [Int64]? {
-        guard case .structure(let items)? = value?.unwrapped else { return nil }
-        return items.compactMap(\.int64)
-    }
-
-    /// Starts the test's X display, stopped in `tearDown` after tonearmd.
-    func startDisplay() throws -> XDisplay {
-        let x = try XDisplay.start()
-        display = x
-        return x
-    }
 }
 
 /// The colours of videotestsrc's solid patterns, as a screenshot's pixel shows them.
 enum Colour: CustomStringConvertible {
-    case red, green, blue, other(Int, Int, Int)
+    case red, green, blue, black, other(Int, Int, Int)
 
     init(_ r: Int, _ g: Int, _ b: Int) {
         switch (r, g, b) {
+        case (..<40, ..<40, ..<40): self = .black
         case (200..., ..<60, ..<60): self = .red
         case (..<60, 200..., ..<60): self = .green
         case (..<60, ..<60, 200...): self = .blue
@@ -109,6 +113,7 @@ enum Colour: CustomStringConvertible {
         case .red: "red"
         case .green: "green"
         case .blue: "blue"
+        case .black: "black"
         case .other(let r, let g, let b): "rgb(\(r),\(g),\(b))"
         }
     }
@@ -194,18 +199,54 @@ final class XDisplay {
         return try pixel(x + width / 2, y + height / 2)
     }
 
-    /// One pixel of the screen as RGB, through a file (the grab's bytes are not text).
+    /// One pixel of the screen.
     private func pixel(_ x: Int, _ y: Int) throws -> Colour {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-pixel-\(UUID().uuidString).rgb")
+        try screenshot(x: x, y: y, width: 1, height: 1).colour(0, 0)
+    }
+
+    /// What the screen shows of `window` (its client area, where xwininfo puts it).
+    func screenshot(of window: String) throws -> Screenshot {
+        let (x, y, (width, height)) = try geometry(of: window)
+        return try screenshot(x: x, y: y, width: width, height: height)
+    }
+
+    /// The bottom `rows` rows of `window` as the screen shows them.
+    func bottom(_ rows: Int, of window: String) throws -> Screenshot {
+        let (x, y, (width, height)) = try geometry(of: window)
+        return try screenshot(x: x, y: y + height - rows, width: width, height: rows)
+    }
+
+    /// A rectangle of the screen as RGB, grabbed with ximagesrc through a file (its bytes are not text).
+    func screenshot(x: Int, y: Int, width: Int, height: Int) throws -> Screenshot {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-grab-\(UUID().uuidString).rgb")
         defer { try? FileManager.default.removeItem(at: file) }
         let output = try Tool.run("gst-launch-1.0", [
-            "-q", "ximagesrc", "display-name=\(name)", "startx=\(x)", "starty=\(y)", "endx=\(x)", "endy=\(y)", "num-buffers=1",
-            "use-damage=false", "!", "videoconvert", "!", "video/x-raw,format=RGB,width=1,height=1", "!", "filesink", "location=\(file.path)",
+            "-q", "ximagesrc", "display-name=\(name)", "startx=\(x)", "starty=\(y)", "endx=\(x + width - 1)", "endy=\(y + height - 1)",
+            "num-buffers=1", "use-damage=false", "!", "videoconvert", "!", "video/x-raw,format=RGB,width=\(width),height=\(height)", "!",
+            "filesink", "location=\(file.path)",
         ], timeout: 15)
-        guard output.status == 0 else { throw TestError("ximagesrc could not grab \(x),\(y): \(output.stderr)") }
-        let data = try Data(contentsOf: file)
-        guard data.count >= 3 else { throw TestError("the grab of \(x),\(y) has \(data.count) bytes") }
-        return Colour(Int(data[0]), Int(data[1]), Int(data[2]))
+        guard output.status == 0 else { throw TestError("ximagesrc could not grab \(width)x\(height)+\(x)+\(y): \(output.stderr)") }
+        let shot = Screenshot(width: width, height: height, bytes: [UInt8](try Data(contentsOf: file)))
+        guard shot.bytes.count >= shot.stride * height else {
+            throw TestError("the grab of \(width)x\(height)+\(x)+\(y) has \(shot.bytes.count) bytes")
+        }
+        return shot
+    }
+
+    /// `xprop -id window property`'s value (after the `=` or `:`), or "" when it has none.
+    func property(_ property: String, of window: String) throws -> String {
+        let line = try run("xprop", ["-id", window, property])
+        guard let cut = line.firstIndex(where: { $0 == "=" || $0 == ":" }) else { return "" }
+        return line[line.index(after: cut)...].trimmingCharacters(in: .whitespaces)
+    }
+
+    /// The window `window` is a child of (xwininfo -tree), in decimal as xdotool says ids.
+    func parent(of window: String) throws -> String {
+        let info = try run("xwininfo", ["-id", window, "-tree"])
+        guard let line = info.split(separator: "\n").first(where: { $0.contains("Parent window id:") }),
+              let hex = line.split(separator: ":")[1].split(separator: " ").first,
+              let id = UInt64(hex.dropFirst(2), radix: 16) else { throw TestError("xwininfo -tree of \(window) names no parent: \(info)") }
+        return String(id)
     }
 
     /// A window of another program, which openbox gives the focus to: a second tonearm-video.
@@ -214,7 +255,8 @@ final class XDisplay {
         // its stdin held open: its end is the program's "quit"
         let process = try FollowingProcess(program.path, ["200", "150", "Other"], environment: ["DISPLAY": name], holdsInput: true)
         let index = try process.wait(for: "the other window's id") { $0.hasPrefix("window ") }
-        let id = String(process.lines[index].dropFirst("window ".count))
+        // the program says the child window its sink would draw into; its window is the parent
+        let id = try parent(of: String(process.lines[index].dropFirst("window ".count)))
         try waitForX("the other window to be mapped") { try windows(classed: "tonearm").contains(id) }
         return (id, process)
     }
@@ -233,5 +275,18 @@ final class XDisplay {
             usleep(50_000)
         }
         throw TestError("timed out after \(timeout) s waiting for \(what)\(lastError.map { " (last: \($0))" } ?? "")")
+    }
+}
+
+/// A rectangle of the screen as RGB rows (GStreamer pads each row to a multiple of 4 bytes).
+struct Screenshot {
+    let width: Int
+    let height: Int
+    let bytes: [UInt8]
+    var stride: Int { (width * 3 + 3) / 4 * 4 }
+
+    func colour(_ x: Int, _ y: Int) -> Colour {
+        let at = y * stride + x * 3
+        return Colour(Int(bytes[at]), Int(bytes[at + 1]), Int(bytes[at + 2]))
     }
 }

@@ -119,6 +119,44 @@ final class VideoWindowTests: VideoTestCase {
         XCTAssertEqual(try harness.playerctl("status").isEmpty, false)
     }
 
+    /// A paused video wakes nothing, in tonearmd or in its window program: the no-polling rule holds
+    /// with a window open (the sinks' own X event threads, which sleep and look 20 times a second,
+    /// are not started: tonearmd tells them of exposes itself).
+    func testAPausedVideoWakesNothing() throws {
+        let x = try startDisplay()
+        let daemon = try harness.start(environment: ["DISPLAY": x.name])
+        let window = try openRedSquare(on: x)
+        try x.waitForX("red in the window") { try x.colour(atMiddleOf: window) == .red }
+        try harness.call(H.player, "Pause")
+        try harness.waitForStatus("Paused")
+        // paused, the demuxer still fills the queues behind the sink (seconds of a small clip, at
+        // once), then every streaming thread waits: measured after that
+        Thread.sleep(forTimeInterval: 6)
+        let program = try XCTUnwrap(Self.children(of: daemon.pid, named: "tonearm-video").first, "tonearm-video runs")
+        let (service, serviceThreads) = WakeUps.count(daemon.pid, window: 3, sanitizerThreadName: "tonearmd")
+        let (windowProgram, programThreads) = WakeUps.count(program, window: 3, sanitizerThreadName: "tonearm-video")
+        XCTAssertLessThanOrEqual(service, 1, "tonearmd woke with a paused video: \(serviceThreads)")
+        XCTAssertLessThanOrEqual(windowProgram, 1, "tonearm-video woke with a paused video: \(programThreads)")
+        XCTAssertTrue(try x.colour(atMiddleOf: window) == .red, "the paused frame still shows")
+    }
+
+    /// A video stream over HTTP (HLS of H.264 and AAC, served on 127.0.0.1) shows in the window as
+    /// a file does: the choice of a video sink is not the local files' alone.
+    func testAnHLSVideoStreamShowsInTheWindow() throws {
+        let x = try startDisplay()
+        let generator = try media.generator
+        _ = try generator.hlsStream("hls-video", seconds: 10, segments: 5, video: true)
+        let server = try HTTPServer(directory: generator.directory)
+        try harness.start(environment: ["DISPLAY": x.name])
+        let mark = harness.mark()
+        try harness.call(H.player, "OpenUri", "s", [server.url("hls-video/index.m3u8")])
+        try harness.waitForChange(H.extensionInterface, "HasVideo true", from: mark) { $0["HasVideo"]?.bool == true }
+        try harness.waitForChange(H.extensionInterface, "VideoSize 320x240", from: mark) { Self.numbers($0["VideoSize"]) == [320, 240] }
+        let window = try x.waitForWindow(classed: "tonearm")
+        try x.waitForX("the stream's picture in the window") { !(try x.colour(atMiddleOf: window) == .black) }
+        try harness.waitForStatus("Playing")
+    }
+
     func testHeadlessTheAudioOfAVideoFilePlaysAndNoWindowIsMade() throws {
         // no DISPLAY of its own, and no user manager on the bus to find one from
         let daemon = try harness.start(environment: ["DISPLAY": "", "WAYLAND_DISPLAY": ""])

@@ -151,6 +151,7 @@ final class StateStoreTests: XCTestCase {
         XCTAssertEqual(loaded.items.map(\.id.rawValue), [2, 1])
         XCTAssertTrue(loaded.settings.isShuffled)
         XCTAssertNil(loaded.settings.shuffleSeed, "no order was saved: the player makes a new one")
+        XCTAssertTrue(loaded.settings.video.controlsVisible, "a file from before ControlsVisible shows the bar")
         store.record(.reshuffled(seed: 9, keys: [ItemID(1): 0]))
         store.record(.playlist(PlaylistRecord(id: 3, path: "/music/Playlists/x.m3u", firstSeen: Date(timeIntervalSince1970: 1_000))))
         store.flush()
@@ -158,6 +159,17 @@ final class StateStoreTests: XCTestCase {
         let again = reopen()
         XCTAssertEqual(again.loaded?.items.map(\.shuffleKey), [nil, 0])
         XCTAssertEqual(again.loadedPlaylists.map(\.id), [3])
+    }
+
+    /// `ControlsVisible` (schema 3) comes back as it was saved.
+    func testControlsVisibleIsSaved() throws {
+        let store = reopen()
+        var settings = SavedSettings()
+        settings.video.controlsVisible = false
+        store.record(.settings(settings))
+        store.flush()
+        store.close()
+        XCTAssertEqual(try XCTUnwrap(reopen().loaded).settings.video.controlsVisible, false)
     }
 
     /// A change the file cannot apply (an edit of an entry it lacks) rolls its batch back and
