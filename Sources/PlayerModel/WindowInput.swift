@@ -1,7 +1,7 @@
 /// What the person does in the video window (README, "Video": the window's keys and drops), as its
 /// program reports it. The window only reports; the player decides, through the same methods the
 /// matching client calls use (MPRIS PlayPause, Seek, Volume and Fullscreen, the extension's
-/// Muted, OpenUri), so that each rule is written once.
+/// Muted and PictureInPicture, OpenUri), so that each rule is written once.
 public enum WindowInput: Sendable, Equatable {
     case playPause
     case toggleFullscreen
@@ -65,15 +65,11 @@ extension PlayerMachine {
         case .toggleMute:
             setMuted(!state.isMuted)
         case .togglePictureInPicture:
-            togglePictureInPicture()
+            setPictureInPicture(!video.settings.pictureInPicture)
         case .drop(let texts):
             guard !texts.isEmpty else { return }
             // resolving them (a stat, a folder walked) is for whoever queues URIs off this queue
             emit(.openRequested(texts))
         }
     }
-
-    /// The `p` key: the hook the picture-in-picture work (the `PictureInPicture` property) fills in
-    /// with the same method its property's setter calls; until then the key does nothing.
-    mutating func togglePictureInPicture() {}
 }

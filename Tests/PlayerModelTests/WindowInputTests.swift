@@ -125,10 +125,13 @@ final class WindowInputTests: XCTestCase {
         XCTAssertEqual(player.state.volume, 1, "mute keeps the volume")
     }
 
-    func testPictureInPictureIsAHookThatDoesNothingYet() throws {
+    func testPTogglesPictureInPictureAsThePropertyDoes() throws {
         try playInAWindow()
         try press("P")
-        XCTAssertEqual(engine.calls, [])
+        XCTAssertTrue(player.video.settings.pictureInPicture)
+        try press("P")
+        XCTAssertFalse(player.video.settings.pictureInPicture)
+        XCTAssertEqual(engine.calls, [true, false].map { .video(.setPictureInPicture($0)) })
     }
 
     func testADropAsksForItsPathsToBeOpenedInOrder() throws {

@@ -33,7 +33,7 @@ final class VideoInputTests: VideoTestCase {
         return Double(try harness.waitForSeeked(from: mark)) / 1e6
     }
 
-    func testKeysPlayPauseSeekStepTheVolumeMuteAndToggleFullscreen() throws {
+    func testKeysPlayPauseSeekStepTheVolumeMuteAndToggleFullscreenAndPictureInPicture() throws {
         let x = try startDisplay()
         let daemon = try harness.start(environment: ["DISPLAY": x.name])
         let window = try playInFocusedWindow(on: x)
@@ -77,6 +77,12 @@ final class VideoInputTests: VideoTestCase {
         _ = try x.run("xdotool", ["key", "--window", window, "Escape", "q", "ctrl+f", "space"])
         try harness.waitForChange(H.player, "PlaybackStatus Playing after space", from: calm) { $0["PlaybackStatus"]?.string == "Playing" }
         XCTAssertTrue(harness.propertiesChanged(H.root, from: calm).isEmpty, "Esc out of a window, q and Ctrl+F do nothing")
+
+        // p: picture-in-picture, a quarter of the screen's width at the video's aspect, and back
+        try press("p", in: window, on: x, H.extensionInterface, "PictureInPicture true") { $0["PictureInPicture"]?.bool == true }
+        try x.waitForX("the window to be 256x192") { try x.geometry(of: window).size == (256, 192) }
+        try press("p", in: window, on: x, H.extensionInterface, "PictureInPicture false") { $0["PictureInPicture"]?.bool == false }
+        try x.waitForX("the window to be 320x240 again") { try x.geometry(of: window).size == (320, 240) }
         XCTAssertTrue(daemon.isRunning)
     }
 
