@@ -5,7 +5,8 @@ import PlayerModel
 enum PlayerEventKind: Hashable, CaseIterable, Sendable {
     case currentItemChanged, queueChanged, itemStatusChanged, timeControlStatusChanged, intentChanged, bufferingChanged,
          metadataChanged, durationChanged, capabilitiesChanged, rateChanged, volumeChanged, loopModeChanged, shuffleChanged,
-         seeked, playedToEnd, itemFailed, gapSkipped, outputFailed, videoChanged
+         seeked, playedToEnd, itemFailed, gapSkipped, outputFailed, videoChanged,
+         stopAfterCurrentChanged, sleepTimerChanged
     case openRequested
 
     /// What the item or the player's settings became, each with no finer rule: Player and the
@@ -35,6 +36,8 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
         case .gapSkipped: self = .gapSkipped
         case .outputFailed: self = .outputFailed
         case .videoChanged: self = .videoChanged
+        case .stopAfterCurrentChanged: self = .stopAfterCurrentChanged
+        case .sleepTimerChanged: self = .sleepTimerChanged
         case .openRequested: self = .openRequested
         }
     }

@@ -71,6 +71,8 @@ public final class MPRISService: @unchecked Sendable {
     var playlists: [PlaylistEntry] = []
     /// The playlist whose activation filled the queue, and when it stops being so.
     var activePlaylist = ActivePlaylistTracker()
+    /// `SleepTimerDeadline`: set when the timer changes (`wallClockDeadline`).
+    var sleepTimerDeadline: Int64 = 0
     /// Called when a client asks the service to quit.
     public var onQuit: (() -> Void)?
     public private(set) var busName: String?
@@ -214,6 +216,8 @@ public final class MPRISService: @unchecked Sendable {
             trackListChanged(change)
         case .metadataChanged(let id, _), .durationChanged(let id, _):
             trackMetadataMayHaveChanged(id)
+        case .sleepTimerChanged(let timer):
+            sleepTimerDeadline = Self.wallClockDeadline(timer)
         case .openRequested(let texts):
             openDropped(texts)
         default:

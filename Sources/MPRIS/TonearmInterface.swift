@@ -91,7 +91,7 @@ extension MPRISService {
                         throw ServiceError(error)
                     }
                 },
-            ],
+            ] + bedtimeMethods(),
             properties: [
                 .typed("ItemStatus", get: { [player] in player.currentItem?.status.name ?? "unknown" }),
                 .typed("ItemError", get: { [unowned self] in
@@ -106,7 +106,7 @@ extension MPRISService {
                 }),
                 .typed("IsLive", get: { [player] in player.currentItem?.isLive ?? false }),
                 .typed("Muted", get: { [player] in player.state.isMuted }, set: { [player] (muted: Bool) in player.setMuted(muted) }),
-            ] + Self.extensionVideoProperties(player),
+            ] + Self.extensionVideoProperties(player) + bedtimeProperties(),
             signals: [
                 .typed("PlayedToEnd", ObjectPath.self, argumentNames: ["trackid"]),
                 .typed("ItemFailed", ObjectPath.self, String.self, String.self, argumentNames: ["trackid", "errorName", "message"]),
@@ -126,5 +126,7 @@ extension MPRISService {
         .timeControlStatusChanged: .only(["TimeControlStatus", "WaitingReason"]),
         .itemFailed: .all,
         .videoChanged: .only(["HasVideo", "VideoSize", "ControlsVisible", "VideoGravity", "PictureInPicture"]),
+        .stopAfterCurrentChanged: .only(["StopAfterCurrent"]),
+        .sleepTimerChanged: .only(["SleepTimerDeadline"]),
     ], rereadingAll: PlayerEventKind.stateChanges)
 }

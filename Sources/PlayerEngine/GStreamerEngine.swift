@@ -68,6 +68,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private static let maximumFailedResponses = 8
     private var volume = 1.0
     private var muted = false
+    /// The sleep timer's fade (`.setFade`), on a volume element of its own just before the sink.
+    private var fade = 1.0
     /// The stall timer of the preroll under way, if any (see `watchPreroll`).
     private var prerollWatch: (any DispatchSourceTimer)?
     private static let prerollLimit = DispatchTimeInterval.seconds(8)
@@ -244,6 +246,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             case .seek(let target, let mode, let rate): seek(target, mode: mode, rate: rate)
             case .setVolume(let volume): setVolume(volume)
             case .setMuted(let muted): setMuted(muted)
+            case .setFade(let level):
+                fade = min(max(level, 0), 1)
+                pipeline?.fade?.set("volume", fade)
             case .video(.controls(let text)): showControls(text)
             case .video(let command):
                 if case .setGravity(let gravity) = command { setGravity(gravity) }
@@ -270,6 +275,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         /// Our own `volume` element in the audio filter: it carries volume and mute (a reused
         /// pipeline gets a new filter, and with it a new one).
         var volume: Element?
+        /// The sleep timer's fade, in front of the sink (nil: the sink's description would not take it).
+        var fade: Element?
         let bus: Bus
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
@@ -314,7 +321,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let playbin = try Element(factory: configuration.pipeline.rawValue, name: "tonearm", isPipeline: true)
         handlerLock.withLock { built += 1 }
         guard let bus = playbin.bus else { throw GStreamerError(domain: GStreamerError.coreDomain, code: 0, message: "playbin has no bus") }
-        playbin.set("audio-sink", try sinkDescription.map { try Element(binDescription: $0) } ?? Element(factory: "autoaudiosink"))
+        let sink = try makeSink()
+        playbin.set("audio-sink", sink)
         // pitch holds across rates: rate changes are seeks and scaletempo stretches time. Each
         // pipeline has a scaletempo of its own, never reused across a READY cycle: its stop()
         // frees the sample queue but keeps the count of bytes queued, and the next buffer at a
@@ -340,6 +348,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         playbin.set("flags", flags: flags)
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
         let pipeline = Pipeline(playbin: playbin, volume: volumeElement, bus: bus, busSource: source)
+        pipeline.fade = sink.child(named: "tonearm-fade")
+        pipeline.fade?.set("volume", fade)
         // the video flags and sink are chosen per load (`chooseVideo`); until then, none
         try chooseVideo(for: pipeline, display: nil)
         // The ASYNC_DONE that ends an exact seek goes from the thread that posts it to the player,
@@ -383,6 +393,17 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         return pipeline
     }
 
+    /// The audio sink, with the sleep timer's fade in front of it. Not in the audio filter beside the
+    /// volume: playsink queues about a second after its filter, so a fade there was heard a second
+    /// late and cut off at ~15% by the pause (SleepTimerServiceTests, through a WAV capture).
+    private func makeSink() throws -> Element {
+        let description = sinkDescription ?? "autoaudiosink"
+        if let sink = try? Element(binDescription: "volume name=tonearm-fade ! \(description)") { return sink }
+        logger.warning("the audio sink takes no volume element in front of it: the sleep timer will pause without fading",
+                       metadata: ["sink": "\(description)"])
+        return try sinkDescription.map { try Element(binDescription: $0) } ?? Element(factory: "autoaudiosink")
+    }
+
     /// Gives `playbin` a fresh audio filter (scaletempo, then our volume element at the current
     /// volume and mute) and returns that volume element.
     private func installFilter(on playbin: Element) throws -> Element? {
@@ -405,6 +426,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         warm = nil
         // its fresh filter went in when it was kept (see `adopt`); volume and mute may have changed
         kept.volume?.set("volume", volume)
+        kept.fade?.set("volume", fade)
         kept.volume?.set("mute", muted)
         // a retired pipeline's bus was set flushing for its teardown (see `stop`)
         kept.bus.setFlushing(false)

@@ -72,6 +72,8 @@ public enum EngineCommand: Hashable, Sendable {
     case seek(SeekTarget, SeekMode, rate: Double)
     case setVolume(Double)
     case setMuted(Bool)
+    /// The output's level on top of the volume, 0...1: the sleep timer's fade (1: none).
+    case setFade(Double)
     /// Asks the video window something (`VideoState.swift`).
     case video(VideoCommand)
 

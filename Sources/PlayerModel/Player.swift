@@ -298,6 +298,14 @@ public final class Player: @unchecked Sendable {
     public func setVideoGravity(_ gravity: VideoGravity) { update { $0.setVideoGravity(gravity) } }
     public func setPictureInPicture(_ on: Bool) { update { $0.setPictureInPicture(on) } }
 
+    /// Stop when the current item ends (`SleepTimer.swift`).
+    public var stopsAfterCurrent: Bool { onQueue { machine.stopsAfterCurrent } }
+    public func setStopAfterCurrent(_ on: Bool) { update { $0.setStopAfterCurrent(on) } }
+    /// The sleep timer, if set: pauses `length` from now, fading out over its last 10 s.
+    public var sleepTimer: SleepTimer? { onQueue { machine.sleepTimer } }
+    public func setSleepTimer(after length: Duration) { update { $0.setSleepTimer(after: length, now: clock()) } }
+    public func cancelSleepTimer() { update { $0.cancelSleepTimer() } }
+
     /// Tries the failed item again, within the retry budget. It plays.
     public func retry() throws(PlayerError) { try update { m throws(PlayerError) in try m.retry() } }
 

@@ -32,6 +32,10 @@ public enum PlayerEvent: Sendable, Equatable {
     case outputFailed(ItemError)
     /// The video or its window changed (`VideoState.swift`).
     case videoChanged(VideoState)
+    /// Whether playback stops when the current item ends (`SleepTimer.swift`).
+    case stopAfterCurrentChanged(Bool)
+    /// The sleep timer was set, cancelled or ran out (nil: none).
+    case sleepTimerChanged(SleepTimer?)
     /// The person dropped these (paths or URIs, in order) on the video window: whoever resolves
     /// URIs opens them as OpenUri would, the first playing now and the rest after it.
     case openRequested([String])

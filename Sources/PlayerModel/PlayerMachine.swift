@@ -21,6 +21,8 @@ public enum PlayerTimer: Hashable, Sendable, CaseIterable {
     case bufferingStall
     /// The video window's bar: its next refresh or its end, only while it shows (`ControlsBar`).
     case controls
+    /// The sleep timer: the start of its fade, each step of the fade, its end (`SleepTimer.swift`).
+    case sleep
 }
 
 /// The player's rules (design brief, rules 1-7) as a state machine: each input (a client's request,
@@ -31,20 +33,22 @@ public struct PlayerMachine: Sendable {
     public let configuration: PlayerConfiguration
     public let hasMetadataReader: Bool
 
-    private var playQueue = PlayQueue()
+    var playQueue = PlayQueue()
     /// What the user asked of the transport, and what it does.
     private var transportState = TransportState()
     /// What clients set that outlives an item (saved with the queue).
-    private var settings = Settings()
+    var settings = Settings()
     private var failures = Failures()
 
     private var generationCounter: UInt64 = 0
     /// The current item's load, and what the engine said of it (see `LoadState`).
-    private var loadState: LoadState = .idle(start: nil)
+    var loadState: LoadState = .idle(start: nil)
     /// The current item's video and the window (`VideoState.swift`).
     public internal(set) var video = VideoState()
     /// When the video window's bar shows (`ControlsBar.swift`).
     var controlsBar = ControlsBar()
+    /// Stop after the current item, and the sleep timer (`SleepTimer.swift`).
+    var bedtime = Bedtime()
 
     /// Tag reads of items that have not played (see `MetadataReads`).
     private var reads = MetadataReads()
@@ -107,6 +111,8 @@ public struct PlayerMachine: Sendable {
             .loopModeChanged(settings.loopMode),
             .shuffleChanged(playQueue.isShuffled),
             .videoChanged(video),
+            .stopAfterCurrentChanged(bedtime.stopAfterCurrent),
+            .sleepTimerChanged(bedtime.timer),
         ]
         if let item = playQueue.current {
             events += [
@@ -542,17 +548,17 @@ public struct PlayerMachine: Sendable {
     /// The item a gapless switch goes on to when the current one is about to finish: the same
     /// one looping a track, else the next (wrapping when looping the queue), unless it failed.
     private func gaplessNext() -> (ItemID, Item)? {
-        guard let current = playQueue.currentID else { return nil }
+        guard !bedtime.stopAfterCurrent, let current = playQueue.currentID else { return nil }
         let nextID: ItemID? = settings.loopMode == .track ? current : nextItemID(wrap: settings.loopMode == .queue)
         guard let nextID, let next = playQueue.item(nextID), next.error == nil else { return nil }
         return (nextID, next)
     }
 
-    private func nextItemID(wrap: Bool) -> ItemID? {
+    func nextItemID(wrap: Bool) -> ItemID? {
         playQueue.next(after: playQueue.currentID, wrap: wrap)
     }
 
-    private mutating func setIntent(_ newIntent: TransportIntent) {
+    mutating func setIntent(_ newIntent: TransportIntent) {
         transportState.interruptedBy = nil
         if newIntent != transportState.intent {
             transportState.intent = newIntent
@@ -573,7 +579,7 @@ public struct PlayerMachine: Sendable {
     }
 
     /// Makes `id` current. With `load`, loads it (prerolled; playing if that is the intent).
-    private mutating func makeCurrent(_ id: ItemID, load shouldLoad: Bool, force: Bool = false) {
+    mutating func makeCurrent(_ id: ItemID, load shouldLoad: Bool, force: Bool = false) {
         let changed = playQueue.currentID != id
         if changed || force {
             release()
@@ -596,7 +602,7 @@ public struct PlayerMachine: Sendable {
     /// Takes the pipeline to NULL (device and file released) and forgets the current load: its
     /// generation, the prepared next item, what the pipeline reported, its seeks, a reconnect, and
     /// the position (rule 6).
-    private mutating func release() {
+    mutating func release() {
         if loadState.pipeline != nil { command(.release) }
         forgetItemVideo()
         if case .awaitingReconnect = loadState { actions.append(.cancelTimer(.reconnect)) }
@@ -638,12 +644,13 @@ public struct PlayerMachine: Sendable {
     }
 
     /// Tells the engine what follows the current item, for a gapless switch on about-to-finish.
-    private mutating func prepareGaplessNext() {
+    mutating func prepareGaplessNext() {
         // only once the current item prerolled: an item that never produces a buffer must end in
         // its own error, not in a switch that would call it played; and playbin3 1.22.0 aborts
         // (reconfigure_output assertion) when about-to-finish switches away from such a stream.
         // An item shorter than the pipeline's queues may drain before preroll and end with EOS.
         guard let ready = loadState.ready else { return }  // nothing is armed before
+        if bedtime.stopAfterCurrent { return withdrawGaplessNext() }
         guard playQueue.current?.status == .readyToPlay, let (nextID, next) = gaplessNext() else {
             if ready.next != nil { command(.prepareNext(nil, nil)) }
             loadState.ready?.next = nil
@@ -830,6 +837,7 @@ public struct PlayerMachine: Sendable {
         case .reconnect: reconnectDue()
         case .bufferingStall: bufferingStallDue(now: now)
         case .controls: controlsDue(now: now)
+        case .sleep: sleepDue(now: now)
         }
     }
 
@@ -931,6 +939,7 @@ public struct PlayerMachine: Sendable {
             }
         case .endOfStream:
             emit(.playedToEnd(id))
+            if bedtime.stopAfterCurrent { return stopAfterCurrentEnded() }
             if settings.loopMode == .track {
                 go(to: id)
             } else {
@@ -1006,6 +1015,7 @@ public struct PlayerMachine: Sendable {
             }
             prepareGaplessNext()
             updateTimeControl()
+            if bedtime.stopAfterCurrent { stopAtGaplessBoundary() }
         case .failed(let error):
             // the engine already switched to the next item when it failed (after about-to-finish):
             // the previous one played to its end, the failed one becomes current and is moved on

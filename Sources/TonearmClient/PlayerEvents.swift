@@ -14,7 +14,7 @@ public enum PlayerEventKind: String, Sendable, CaseIterable, Equatable {
     case error
     /// `Volume` or `Muted` changed.
     case volume
-    /// `LoopStatus`, `Shuffle` or `Rate` changed.
+    /// `LoopStatus`, `Shuffle` or `Rate` changed, or stop-after or the sleep timer.
     case options
 }
 
@@ -40,7 +40,8 @@ extension PlayerStatus {
         if bufferingPercent != old.bufferingPercent || waitingReason != old.waitingReason { kinds.append(.buffering) }
         if itemError != old.itemError, itemError != nil { kinds.append(.error) }
         if volume != old.volume || muted != old.muted { kinds.append(.volume) }
-        if loop != old.loop || shuffle != old.shuffle || rate != old.rate { kinds.append(.options) }
+        if loop != old.loop || shuffle != old.shuffle || rate != old.rate || stopAfterCurrent != old.stopAfterCurrent
+            || sleepDeadline != old.sleepDeadline { kinds.append(.options) }
         return kinds
     }
 }

@@ -416,6 +416,8 @@ extension PlayerStatus {
            size.count == 2, let width = size[0].int32Value, let height = size[1].int32Value {
             videoSize = VideoSize(width: Int(width), height: Int(height))
         }
+        stopAfterCurrent = extensionProperties["StopAfterCurrent"]?.boolValue ?? false
+        if let deadline = extensionProperties["SleepTimerDeadline"]?.int64Value, deadline > 0 { sleepDeadline = deadline }
     }
 }
 

@@ -97,6 +97,15 @@ public struct PlayerStatus: Sendable, Equatable {
     public var isLive: Bool
     /// The current item's video size (the extension's `VideoSize`) while `HasVideo`; nil without video.
     public var videoSize: VideoSize? = nil
+    /// The extension's `StopAfterCurrent`.
+    public var stopAfterCurrent = false
+    /// When the sleep timer pauses, in microseconds since the Unix epoch (`SleepTimerDeadline`); nil: none.
+    public var sleepDeadline: Int64? = nil
+
+    /// The sleep timer's time left at `now` (microseconds since the Unix epoch); nil: none.
+    public func sleepLeft(now: Int64) -> Duration? {
+        sleepDeadline.map { .microseconds(max($0 - now, 0)) }
+    }
 }
 
 /// A video's size in pixels, pixel aspect applied.

@@ -66,6 +66,8 @@ enum Format {
         if status.bufferingPercent < 100 { lines.append(("buffering", "\(status.bufferingPercent)%")) }
         if let size = status.videoSize { lines.append(("video", size.description)) }
         if let error = status.itemError { lines.append(("error", "\(error.message) (\(error.name))")) }
+        if status.stopAfterCurrent { lines.append(("stop", "after this track")) }
+        if let left = status.sleepLeft(now: wallClock()) { lines.append(("sleep", "in \(TimeText.format(left))")) }
         return lines.map { "\($0.0 + String(repeating: " ", count: max(0, 9 - $0.0.count)))\($0.1)" }.joined(separator: "\n")
     }
 
@@ -94,10 +96,13 @@ enum Format {
         var error: Failure?
         /// Only in `watch`'s lines: what happened.
         var event: String?
+        var stopAfter: Bool
+        /// Seconds until the sleep timer pauses; nil: none.
+        var sleep: Double?
 
         enum CodingKeys: String, CodingKey {
             case event, version, status, title, artist, artists, album, url, trackid, position, duration, volume, muted, loop,
-                 shuffle, rate, live, buffering, waiting, error
+                 shuffle, rate, live, buffering, waiting, error, stopAfter, sleep
         }
 
         // nil is written as null: every key is always there
@@ -123,8 +128,13 @@ enum Format {
             try c.encode(waiting, forKey: .waiting)
             try c.encode(error, forKey: .error)
             try c.encodeIfPresent(event, forKey: .event)
+            try c.encode(stopAfter, forKey: .stopAfter)
+            try c.encode(sleep, forKey: .sleep)
         }
     }
+
+    /// Now on the wall clock, in microseconds since the Unix epoch (what `SleepTimerDeadline` counts in).
+    static func wallClock() -> Int64 { Int64((Date().timeIntervalSince1970 * 1e6).rounded()) }
 
     static func seconds(_ duration: Duration) -> Double {
         Double(duration.microsecondsSaturating) / 1_000_000
@@ -140,7 +150,8 @@ enum Format {
             position: seconds(status.position), duration: metadata.length.map(seconds), volume: status.volume,
             muted: status.muted, loop: status.loop.rawValue, shuffle: status.shuffle, rate: status.rate,
             live: status.isLive, buffering: status.bufferingPercent, waiting: status.waitingReason,
-            error: status.itemError.map { JSONStatus.Failure(name: $0.name, message: $0.message) }, event: event)
+            error: status.itemError.map { JSONStatus.Failure(name: $0.name, message: $0.message) }, event: event,
+            stopAfter: status.stopAfterCurrent, sleep: status.sleepLeft(now: wallClock()).map(seconds))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(value), as: UTF8.self)

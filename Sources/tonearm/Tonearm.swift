@@ -24,6 +24,7 @@ struct Tonearm: ParsableCommand {
             Status.self, Watch.self, Daemon.self,
             Controls.self,
             Fullscreen.self, Raise.self, PictureInPicture.self, Gravity.self,
+            StopAfter.self, Sleep.self,
         ])
 }
 

@@ -18,6 +18,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case volume(Double)
         case muted(Bool)
         case video(VideoCommand)
+        case fade(Double)
     }
 
     /// The events a test sends; the engine adds what a real one would have asked of the pipeline.
@@ -106,6 +107,8 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
             recorded.append(.volume(volume))
         case .setMuted(let muted):
             recorded.append(.muted(muted))
+        case .setFade(let level):
+            recorded.append(.fade(level))
         case .video(let command):
             recorded.append(.video(command))
         }
