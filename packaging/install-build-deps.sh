@@ -71,6 +71,8 @@ PACKAGES=(
     openbox
     xdotool
     x11-utils
+    # video tests (VideoInputTests): an XDND drag source of the test's own (Tests/PySupport/xdnd_source.py)
+    python3-xlib
     # man pages and the Debian package: man renders the generated pages in the tests;
     # dpkg-shlibdeps finds the package's library dependencies (make deb)
     man-db

@@ -25,6 +25,24 @@ extension StringProtocol {
     }
 }
 
+extension String {
+    /// One line of a line protocol: `%`, line feeds and carriage returns percent-escaped, which
+    /// `removingPercentEscapes()` undoes (a file's name may hold a line break).
+    public func percentEscapingLineBreaks() -> String {
+        var escaped = ""
+        escaped.reserveCapacity(utf8.count)
+        for character in unicodeScalars {
+            switch character {
+            case "%": escaped += "%25"
+            case "\n": escaped += "%0A"
+            case "\r": escaped += "%0D"
+            default: escaped.unicodeScalars.append(character)
+            }
+        }
+        return escaped
+    }
+}
+
 private func hexValue(_ byte: UInt8) -> UInt8? {
     switch byte {
     case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")

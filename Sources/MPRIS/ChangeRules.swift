@@ -8,6 +8,7 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
          seeked, playedToEnd, itemFailed, gapSkipped, outputFailed, videoChanged,
          stopAfterCurrentChanged, sleepTimerChanged,
          audioChanged
+    case openRequested
 
     /// What the item or the player's settings became, each with no finer rule: Player and the
     /// extension re-read all of their properties on them.
@@ -39,6 +40,7 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
         case .stopAfterCurrentChanged: self = .stopAfterCurrentChanged
         case .sleepTimerChanged: self = .sleepTimerChanged
         case .audioChanged: self = .audioChanged
+        case .openRequested: self = .openRequested
         }
     }
 }

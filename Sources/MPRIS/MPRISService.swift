@@ -218,6 +218,8 @@ public final class MPRISService: @unchecked Sendable {
             trackMetadataMayHaveChanged(id)
         case .sleepTimerChanged(let timer):
             sleepTimerDeadline = Self.wallClockDeadline(timer)
+        case .openRequested(let texts):
+            openDropped(texts)
         default:
             break
         }
@@ -262,13 +264,8 @@ public final class MPRISService: @unchecked Sendable {
         return position.microseconds
     }
 
-    /// MPRIS CanSeek: a file may seek before it loaded (the seek runs after preroll); a stream only
-    /// once the pipeline said it can, a live one only inside a window wide enough (the player's
-    /// `isSeekable`).
-    var canSeek: Bool {
-        guard let item = player.currentItem, item.error == nil else { return false }
-        return item.isSeekable || item.status == .unknown && item.uri.isFile
-    }
+    /// MPRIS CanSeek: the current item's `canSeek` (the video window's keys keep the same rule).
+    var canSeek: Bool { player.currentItem?.canSeek ?? false }
 
 
     /// Parses URIs (no file-system access): InvalidArgs for a malformed one, a tonearm error for a

@@ -9,7 +9,7 @@ import PlayerModel
 /// video sink first asks for a window and ended when the queue moves to an item without video or
 /// ends, so that tonearmd maps no window library of its own. It talks a line protocol on the
 /// program's stdin and stdout (see Sources/tonearm-video/main.swift); its lines are read on a
-/// queue of this object's own, which exists only while the program runs (nothing polls).
+/// thread of their own, asleep in read(2), which exists only while the program runs (nothing polls).
 ///
 /// `window(for:)` runs on a streaming thread, in the bus's sync handler (trap 12); the other
 /// methods on the engine's queue. Never on the queue that answers D-Bus.
@@ -20,13 +20,15 @@ final class VideoWindow: @unchecked Sendable {
     /// Where the window's events go; set once by the engine before its first load.
     private var handler: (@Sendable (VideoEvent) -> Void)?
     private let condition = Condition()
-    private let readQueue = DispatchQueue(label: "tonearm.video-window")
     private var child: ChildProcess?
-    private var source: DispatchSourceRead?
     /// The window's X11 id once the program said it.
     private var xid: UInt64?
     /// The program ended (its stdout closed), or failed to start.
     private var ended = true
+    /// The program was told to quit: its window is going, and a sink that asks now gets a new one
+    /// (it got the dying window's id, and played on without a window, when the sink of a video
+    /// after a video asked just after the quit: VideoInputTests, a drop while a video played).
+    private var quitting = false
     /// Counts the windows handed to sinks: a close asked before the latest one does not happen.
     private(set) var uses = 0
     private var title = "Tonearm"
@@ -77,7 +79,7 @@ final class VideoWindow: @unchecked Sendable {
     /// for long: the load goes on without a window of ours.
     func window(for size: VideoSize, display: VideoDisplay) -> UInt64? {
         let opened: UInt64? = condition.withLock {
-            let reused = child != nil && !ended
+            let reused = child != nil && !ended && !quitting
             if !reused { start(size: size, display: display) }
             let deadline = ContinuousClock.now + Self.startLimit
             while xid == nil && !ended && condition.wait(until: deadline) {}
@@ -109,40 +111,39 @@ final class VideoWindow: @unchecked Sendable {
         child = started
         xid = nil
         ended = false
+        quitting = false
         area = .zero
         frame = nil
         if size != .zero { videoSize = size }
         // the settings asked before this window existed (or while none was open)
         if pictureInPicture { Files.writeAll(Array("pip 1\n".utf8), to: started.input) }
         logger.info("video window started", metadata: ["pid": "\(started.pid)", "display": "\(display.name)"])
-        var pending: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 512)
-        let source = DispatchSource.makeReadSource(fileDescriptor: started.output, queue: readQueue)
-        source.setEventHandler { [weak self] in
-            let count = Files.read(started.output, into: &buffer)
-            guard count > 0 else {
-                if count < 0 && errno == EINTR { return }
-                self?.condition.withLock { self?.source?.cancel() }
-                return
+        // a blocking read on a thread of the program's own, not a dispatch read source: one
+        // cancelled at the pipe's end now and then crashed libdispatch's manager thread in
+        // _dispatch_event_loop_drain (a freed epoll muxnote: swift-corelibs-libdispatch issue 949)
+        detachThread(name: "tonearm.video-window") { [weak self] in
+            var pending: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 512)
+            var dropping: [String] = []
+            while true {
+                let count = Files.read(started.output, into: &buffer)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                pending += buffer.prefix(count)
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[..<newline], as: UTF8.self)
+                    pending.removeSubrange(...newline)
+                    self?.heard(line, dropping: &dropping)
+                }
             }
-            pending += buffer.prefix(count)
-            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: pending[..<newline], as: UTF8.self)
-                pending.removeSubrange(...newline)
-                self?.heard(line)
-            }
-        }
-        source.setCancelHandler { [weak self] in
             Glibc.close(started.output)
             let status = started.wait()
             self?.programEnded(started, status: status)
         }
-        self.source = source
-        source.resume()
     }
 
-    /// A line of the program, on `readQueue`.
-    private func heard(_ line: String) {
+    /// A line of the program, on its reader thread; `dropping` is what the drop under way carried so far.
+    private func heard(_ line: String, dropping: inout [String]) {
         let words = line.split(separator: " ", maxSplits: 1).map(String.init)
         switch words.first {
         case "window":
@@ -164,18 +165,31 @@ final class VideoWindow: @unchecked Sendable {
         case "fullscreen": events(.windowFullscreen(words.last == "1"))
         case "closed": events(.windowClosed)
         case "motion": events(.pointerMoved)
+        case "key":
+            // keys without an action are no error: the program reports every key
+            if words.count == 2, let input = WindowInput(key: words[1]) { events(.input(input)) }
+        case "double-click": events(.input(.doubleClick))
+        case "drop":
+            if words.count == 2, let text = words[1].removingPercentEscapes() {
+                dropping.append(text)
+            } else {
+                logger.warning("the video window said a drop that is not one: \(line)")
+            }
+        case "drop-end":
+            let texts = dropping
+            dropping = []
+            events(.input(.drop(texts)))
         default: logger.warning("the video window said something unknown: \(line)")
         }
     }
 
-    /// On `readQueue`, once the program's stdout closed and it was reaped.
+    /// On the program's reader thread, once its stdout closed and it was reaped.
     private func programEnded(_ ended: ChildProcess, status: Int32) {
         let hadWindow: Bool = condition.withLock {
             Glibc.close(ended.input)
             guard child?.pid == ended.pid else { return false }
             let had = xid != nil
             child = nil
-            source = nil
             xid = nil
             self.ended = true
             condition.broadcast()
@@ -211,6 +225,8 @@ final class VideoWindow: @unchecked Sendable {
 
     /// The video's size is known (at the preroll): the window takes it, and the player hears it.
     func resize(to size: VideoSize) {
+        // the program may have ended since the sink got its window: then there is none to size
+        guard condition.withLock({ child != nil && !ended && !quitting }) else { return }
         send("size \(size.width) \(size.height)")
         condition.withLock {
             videoSize = size
@@ -224,6 +240,7 @@ final class VideoWindow: @unchecked Sendable {
         condition.withLock {
             guard uses == seen, let child, !ended else { return }
             Files.writeAll(Array("quit\n".utf8), to: child.input)
+            quitting = true
         }
     }
 

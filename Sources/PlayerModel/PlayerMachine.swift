@@ -910,6 +910,11 @@ public struct PlayerMachine: Sendable {
     /// An event of the engine, for the load `generation`, handed to the machine at `now`.
     public mutating func handle(_ event: EngineEvent, of generation: Generation, at now: ContinuousClock.Instant) {
         if case .video(.pointerMoved) = event { return pointerMoved(now: now) }
+        // the person's, not a load's: whatever the generation
+        if case .video(.input(let input)) = event {
+            handleWindowInput(input, now: now)
+            return
+        }
         if handleVideo(event, of: generation, current: loadState.pipeline?.generation) { return }
         if let next = loadState.ready?.next, generation == next.generation {
             handlePrepared(event, id: next.id, now: now)

@@ -420,6 +420,10 @@ public struct Item: Hashable, Sendable, Identifiable {
     }
     /// The buffer ran dry: asked to play, nothing to play.
     public var isBufferEmpty: Bool { bufferingPercent == 0 }
+    /// Whether a seek of it has an effect (MPRIS CanSeek): a file may seek before it loaded (the
+    /// seek runs after preroll); a stream only once the pipeline said it can, a live one only
+    /// inside a window wide enough (`isSeekable`); a failed item never.
+    public var canSeek: Bool { error == nil && (isSeekable || status == .unknown && uri.isFile) }
     /// The title to show: the title tag, a radio stream title, else the file name.
     public var displayTitle: String {
         withMetadata { $0.displayTitle(of: uri) }

@@ -50,6 +50,8 @@ public enum VideoEvent: Sendable, Equatable {
     case windowGone
     /// The pointer moved over the window (the program says so at most every 250 ms).
     case pointerMoved
+    /// The person pressed a key, double-clicked or dropped something in the window (`WindowInput`).
+    case input(WindowInput)
 }
 
 /// What the player asks of the window; ignored by an engine without one.
@@ -97,6 +99,8 @@ extension PlayerMachine {
             hideControls()
         case .pointerMoved:
             return true  // taken by `handle` with its instant
+        case .input:
+            return true  // taken first by handle(_:of:at:), which has the instant
         }
         setVideo(next)
         return true

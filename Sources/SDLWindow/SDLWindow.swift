@@ -103,6 +103,33 @@ public final class SDLWindow {
         case pointerMoved
         case quit
         case other
+        /// A key went down (again while held: SDL's key repeat), named as `SDL_GetKeyName` names
+        /// its symbol in the keyboard's layout ("Space", "Left", "F"), with the modifiers held.
+        case key(name: String, modifiers: KeyModifiers)
+        /// A mouse button went down: SDL's button number (1 the left one) and how many clicks in a
+        /// row it makes (2 for a double click, within SDL's double-click time and distance).
+        case mouseButton(button: Int, clicks: Int)
+        /// A file's path (SDL_DROPFILE, from a `text/uri-list`: SDL keeps only its `file:` URIs,
+        /// decoded) or a text (SDL_DROPTEXT, from `text/plain`) dropped on the window.
+        case dropped(String)
+        /// The last of what one drop carried came (SDL_DROPCOMPLETE).
+        case dropComplete
+    }
+
+    /// The modifier keys held with a key (SDL_Keymod, left and right alike).
+    public struct KeyModifiers: OptionSet, Sendable, Equatable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        public static let shift = KeyModifiers(rawValue: 1 << 0)
+        public static let control = KeyModifiers(rawValue: 1 << 1)
+        public static let alt = KeyModifiers(rawValue: 1 << 2)
+        /// The Super (Windows, Command) key.
+        public static let gui = KeyModifiers(rawValue: 1 << 3)
+
+        init(_ mod: UInt16) {
+            let pairs: [(SDL_Keymod, KeyModifiers)] = [(KMOD_SHIFT, .shift), (KMOD_CTRL, .control), (KMOD_ALT, .alt), (KMOD_GUI, .gui)]
+            self = KeyModifiers(pairs.filter { UInt32(mod) & $0.0.rawValue != 0 }.map(\.1))
+        }
     }
 
     /// Waits in `SDL_WaitEvent` for the next event (no timer: SDL's X11 driver sleeps in poll).
@@ -113,6 +140,16 @@ public final class SDLWindow {
         case SDL_QUIT: return .quit
         case SDL_USEREVENT: return .user
         case SDL_MOUSEMOTION: return .pointerMoved
+        case SDL_KEYDOWN:
+            let name = String(cString: SDL_GetKeyName(event.key.keysym.sym))
+            return .key(name: name, modifiers: KeyModifiers(event.key.keysym.mod))
+        case SDL_MOUSEBUTTONDOWN: return .mouseButton(button: Int(event.button.button), clicks: Int(event.button.clicks))
+        case SDL_DROPFILE, SDL_DROPTEXT:
+            // the text is the event's, for the receiver to free (SDL_DropEvent)
+            guard let text = event.drop.file else { return .other }
+            defer { SDL_free(text) }
+            return .dropped(String(cString: text))
+        case SDL_DROPCOMPLETE: return .dropComplete
         case SDL_WINDOWEVENT:
             switch SDL_WindowEventID(UInt32(event.window.event)) {
             case SDL_WINDOWEVENT_CLOSE: return .closeRequested

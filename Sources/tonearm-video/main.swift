@@ -18,6 +18,11 @@ import Synchronization
 //        after a close, without the focus), "quit" (end of input is "quit" too);
 //        "frame <x> <y> <width> <height>": where the sink's window goes inside the area (x and y
 //        may be negative: "fill" gravity, clipped by the window); "pip 0|1": picture-in-picture
+//   out, what the person does (tonearmd's player decides what it means: PlayerModel/WindowInput.swift):
+//        "key <name>" for a key pressed without Ctrl, Alt or Super (SDL_GetKeyName: "Space",
+//        "Left", "F"; again while held, SDL's key repeat); "double-click" for each second click
+//        of the first button in a run; "drop <text>" for each path or text of a drop, then "drop-end"
+//        (`%`, line feeds and carriage returns percent-escaped: a file's name may hold them)
 // The id said in "window" is a child window of the program's own, which "frame" moves; the sink
 // draws into it (see Sources/SDLWindow/SDLWindowGeometry.swift).
 // Usage: tonearm-video WIDTH HEIGHT TITLE
@@ -155,6 +160,17 @@ loop: while true {
         }
     case .quit:
         break loop  // SIGINT or SIGTERM
+    case .key(let name, let modifiers):
+        // combinations with Ctrl, Alt or Super belong to the desktop (Alt+F4, Super+arrows)
+        if modifiers.isDisjoint(with: [.control, .alt, .gui]) { say("key \(name)") }
+    case .mouseButton(let button, let clicks):
+        // SDL counts on within its double-click time: every second click of a run is a double
+        // click (two quick double clicks are four), the third is none
+        if button == 1 && clicks % 2 == 0 { say("double-click") }
+    case .dropped(let text):
+        say("drop \(text.percentEscapingLineBreaks())")
+    case .dropComplete:
+        say("drop-end")
     case .other:
         break
     }

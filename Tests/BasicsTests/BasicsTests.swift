@@ -47,6 +47,15 @@ final class BasicsTests: XCTestCase {
         }
     }
 
+    /// A line of the video window's protocol: one line whatever the text, and back as it was.
+    func testLineBreaksAndPercentsEscapedComeBackAsTheyWere() {
+        for text in ["/videos/a\nb.mp4", "100% \r\n", "%0A", "plain", "é\u{1F3B5}", ""] {
+            let line = text.percentEscapingLineBreaks()
+            XCTAssertFalse(line.contains("\n") || line.contains("\r"), line)
+            XCTAssertEqual(line.removingPercentEscapes(), text)
+        }
+    }
+
     func testDigitsAsStringFormat() {
         XCTAssertEqual(Digits.padded(7, width: 4), String(format: "%04d", 7))
         XCTAssertEqual(Digits.padded(2026, width: 2), String(format: "%02d", 2026))
