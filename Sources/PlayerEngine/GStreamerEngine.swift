@@ -1025,6 +1025,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let sink = try Element(factory: factory)
         sink.set("display", display.name)
         configure(sink)
+        // with neither events nor exposes to handle, ximagesink starts no event thread, which
+        // would look for them 20 times a second (ximagesink.c, gst_ximagesink_event_thread): the
+        // window program tells of exposes ("exposed"), and the sink is asked to draw again
+        if factory == "ximagesink" || factory == "xvimagesink" { sink.set("handle-expose", false) }
         return sink
     }
 

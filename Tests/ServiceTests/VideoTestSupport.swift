@@ -137,7 +137,7 @@ final class XDisplay {
     /// Starts Xvfb, which prints its display number once it accepts clients (-displayfd), then
     /// openbox, which runs its --startup command once it manages the screen.
     static func start() throws -> XDisplay {
-        let server = try FollowingProcess("Xvfb", ["-displayfd", "1", "-screen", "0", "1024x768x24", "-nolisten", "tcp"], environment: [:])
+        let server = try FollowingProcess("Xvfb", ["-displayfd", "1", "-screen", "0", "1024x768x24", "-nolisten", "tcp", "-bs"], environment: [:])
         let index = try server.wait(for: "Xvfb's display number", timeout: 20) { Int($0) != nil }
         let name = ":" + server.lines[index]
         let windowManager = try FollowingProcess("openbox", ["--startup", "echo openbox-ready"], environment: ["DISPLAY": name])

@@ -124,8 +124,17 @@ final class VideoWindowTests: VideoTestCase {
     /// with a window open (the sinks' own X event threads, which sleep and look 20 times a second,
     /// are not started: tonearmd tells them of exposes itself).
     func testAPausedVideoWakesNothing() throws {
+        try pausedVideoWakesNothing(environment: [:])
+    }
+
+    /// The same where OpenGL does not open (GST_GL_WINDOW=none) and ximagesink draws.
+    func testAPausedVideoWakesNothingThroughXimagesink() throws {
+        try pausedVideoWakesNothing(environment: ["GST_GL_WINDOW": "none"])
+    }
+
+    private func pausedVideoWakesNothing(environment: [String: String]) throws {
         let x = try startDisplay()
-        let daemon = try harness.start(environment: ["DISPLAY": x.name])
+        let daemon = try harness.start(environment: ["DISPLAY": x.name].merging(environment) { $1 })
         let window = try openRedSquare(on: x)
         try x.waitForX("red in the window") { try x.colour(atMiddleOf: window) == .red }
         try harness.call(H.player, "Pause")
@@ -139,6 +148,17 @@ final class VideoWindowTests: VideoTestCase {
         XCTAssertLessThanOrEqual(service, 1, "tonearmd woke with a paused video: \(serviceThreads)")
         XCTAssertLessThanOrEqual(windowProgram, 1, "tonearm-video woke with a paused video: \(programThreads)")
         XCTAssertTrue(try x.colour(atMiddleOf: window) == .red, "the paused frame still shows")
+        // covered by another window and uncovered, the paused frame is drawn again (the window
+        // program tells of the expose; the sinks look for none themselves). No bar: its showing
+        // on the pointer's entering would draw the frame anyway
+        try harness.set(H.extensionInterface, "ControlsVisible", "b", "false")
+        let other = try x.otherWindow()
+        helpers.append(other.process)
+        _ = try x.run("xdotool", ["windowmove", "--sync", other.id, "0", "0", "windowsize", "--sync", other.id, "2000", "2000"])
+        _ = try x.run("xdotool", ["windowactivate", "--sync", other.id])
+        try x.waitForX("the other window to cover Tonearm's") { !(try x.colour(atMiddleOf: window) == .red) }
+        other.process.stop()
+        try x.waitForX("the paused frame drawn again once uncovered") { try x.colour(atMiddleOf: window) == .red }
     }
 
     /// A video stream over HTTP (HLS of H.264 and AAC, served on 127.0.0.1) shows in the window as
