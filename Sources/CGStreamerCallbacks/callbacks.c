@@ -1,6 +1,6 @@
-// GStreamer callbacks that run on streaming threads (a typefinder, two pad probes, a deep-notify
+// GStreamer callbacks that run on streaming threads (a typefinder, three pad probes, a deep-notify
 // handler): C, so that no Swift runs on those threads. Declared in
-// include/tonearm_gstreamer_callbacks.h; Sources/GStreamer calls the four functions there.
+// include/tonearm_gstreamer_callbacks.h; Sources/GStreamer calls the functions there.
 #include "tonearm_gstreamer_callbacks.h"
 #include <dlfcn.h>
 #include <string.h>
@@ -198,4 +198,20 @@ gboolean tonearm_survive_x_errors(void) {
     if (set != NULL) set(tonearm_x_error);
     dlclose(x11);  // the sink's own reference keeps it loaded
     return set != NULL;
+}
+
+// Like the gap watch, but for events only: C on the streaming thread, which only posts a message.
+static GstPadProbeReturn tonearm_segment_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    GstElement *element = (GstElement *)data;  // not referenced: it owns the pad
+    if (GST_EVENT_TYPE(GST_PAD_PROBE_INFO_EVENT(info)) == GST_EVENT_SEGMENT)
+        gst_element_post_message(element, gst_message_new_element(GST_OBJECT(element), gst_structure_new_empty("tonearm-segment")));
+    return GST_PAD_PROBE_OK;
+}
+
+gboolean tonearm_watch_segments(GstElement *element) {
+    GstPad *pad = gst_element_get_static_pad(element, "sink");
+    if (pad == NULL) return FALSE;
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, tonearm_segment_probe, element, NULL);
+    gst_object_unref(pad);
+    return TRUE;
 }

@@ -35,6 +35,9 @@ public struct SeekFlags: OptionSet, Sendable {
     public static let snapNearest = SeekFlags(rawValue: GST_SEEK_FLAG_SNAP_NEAREST.rawValue)
     public static let trickMode = SeekFlags(rawValue: GST_SEEK_FLAG_TRICKMODE.rawValue)
     public static let instantRateChange = SeekFlags(rawValue: GST_SEEK_FLAG_INSTANT_RATE_CHANGE.rawValue)
+    /// The end of the segment is a SEGMENT_DONE message instead of EOS, and the pipeline stays
+    /// ready for a non-flushing seek that goes on seamlessly (GStreamer's way to loop).
+    public static let segment = SeekFlags(rawValue: GST_SEEK_FLAG_SEGMENT.rawValue)
 }
 
 /// A reference to a `GstElement`. Takes ownership of one reference (sinking a floating one) and
@@ -212,6 +215,14 @@ public final class Element: @unchecked Sendable {
     public func watchForGaps(longerThan threshold: Duration) -> Bool {
         let (seconds, attoseconds) = max(threshold, .zero).components
         return tonearm_watch_gaps(pointer, guint64(seconds) * 1_000_000_000 + guint64(attoseconds / 1_000_000_000)) != 0
+    }
+
+    /// Posts a `segmentReached` message (`Message.Kind.segmentReached`) each time a new segment
+    /// enters this element's sink pad (an event probe in C, `tonearm_watch_segments`): on a sink,
+    /// when a segment seek's data is next to render. False when it has no sink pad.
+    @discardableResult
+    public func watchForSegments() -> Bool {
+        tonearm_watch_segments(pointer) != 0
     }
 
     /// Unlinks every temporary file an element inside this pipeline makes (a downloadbuffer's

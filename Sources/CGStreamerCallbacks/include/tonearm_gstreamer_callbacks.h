@@ -30,4 +30,9 @@ gulong tonearm_unlink_temp_files(GstElement *pipeline);
 /// loaded the library); false when no libX11 is loaded.
 gboolean tonearm_survive_x_errors(void);
 
+/// Posts a "tonearm-segment" element message from `element` each time a SEGMENT event enters its
+/// sink pad: for a sink, the moment the data of a new segment (a segment seek's) is next to be
+/// rendered, the previous segment's last buffer having been. False when it has no sink pad.
+gboolean tonearm_watch_segments(GstElement *element);
+
 #endif
