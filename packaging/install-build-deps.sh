@@ -69,6 +69,10 @@ PACKAGES=(
     openbox
     xdotool
     x11-utils
+    # video tests under Wayland (VideoWaylandTests): sway's headless backend as the compositor, run as
+    # an unprivileged user, and XWayland, the X server that Tonearm's (X11) window gets there
+    sway
+    xwayland
     # man pages and the Debian package: man renders the generated pages in the tests;
     # dpkg-shlibdeps finds the package's library dependencies (make deb)
     man-db
