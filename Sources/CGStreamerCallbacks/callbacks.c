@@ -203,8 +203,12 @@ gboolean tonearm_survive_x_errors(void) {
 // Like the gap watch, but for events only: C on the streaming thread, which only posts a message.
 static GstPadProbeReturn tonearm_segment_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
     GstElement *element = (GstElement *)data;  // not referenced: it owns the pad
-    if (GST_EVENT_TYPE(GST_PAD_PROBE_INFO_EVENT(info)) == GST_EVENT_SEGMENT)
-        gst_element_post_message(element, gst_message_new_element(GST_OBJECT(element), gst_structure_new_empty("tonearm-segment")));
+    GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+    if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT) {
+        // the seqnum of the seek that made the segment: which seek's data this is
+        GstStructure *segment = gst_structure_new("tonearm-segment", "seqnum", G_TYPE_UINT, gst_event_get_seqnum(event), NULL);
+        gst_element_post_message(element, gst_message_new_element(GST_OBJECT(element), segment));
+    }
     return GST_PAD_PROBE_OK;
 }
 

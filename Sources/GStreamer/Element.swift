@@ -217,9 +217,10 @@ public final class Element: @unchecked Sendable {
         return tonearm_watch_gaps(pointer, guint64(seconds) * 1_000_000_000 + guint64(attoseconds / 1_000_000_000)) != 0
     }
 
-    /// Posts a `segmentReached` message (`Message.Kind.segmentReached`) each time a new segment
-    /// enters this element's sink pad (an event probe in C, `tonearm_watch_segments`): on a sink,
-    /// when a segment seek's data is next to render. False when it has no sink pad.
+    /// Posts a `segmentReached` message (`Message.Kind.segmentReached`, with the seqnum of the seek
+    /// that made the segment) each time a new segment enters this element's sink pad (an event
+    /// probe in C, `tonearm_watch_segments`): on a sink, when a segment seek's data is next to
+    /// render. False when it has no sink pad.
     @discardableResult
     public func watchForSegments() -> Bool {
         tonearm_watch_segments(pointer) != 0
@@ -236,6 +237,15 @@ public final class Element: @unchecked Sendable {
     public func seek(rate: Double, flags: SeekFlags, start: Int64) -> Bool {
         gst_element_seek(pointer, rate, GST_FORMAT_TIME, GstSeekFlags(rawValue: flags.rawValue),
                          GST_SEEK_TYPE_SET, gint64(start), GST_SEEK_TYPE_NONE, -1) != 0
+    }
+
+    /// Like `seek`, and gives the seek event's sequence number (`gst_event_get_seqnum`), which the
+    /// messages the seek causes carry (its SEGMENT_DONE); nil when it was refused.
+    public func numberedSeek(rate: Double, flags: SeekFlags, start: Int64) -> UInt32? {
+        guard let event = gst_event_new_seek(rate, GST_FORMAT_TIME, GstSeekFlags(rawValue: flags.rawValue),
+                                             GST_SEEK_TYPE_SET, gint64(start), GST_SEEK_TYPE_NONE, -1) else { return nil }
+        let seqnum = gst_event_get_seqnum(event)
+        return gst_element_send_event(pointer, event) != 0 ? seqnum : nil  // the element takes the event
     }
 
     /// The child called `name` when this is a bin (`gst_bin_get_by_name`), else nil.

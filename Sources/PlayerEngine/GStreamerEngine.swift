@@ -710,10 +710,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         if mode == .exact, case .position = target, !reportedLive {
             pipeline.lock.withLock { pipeline.awaitedSeek = (generation, .nanoseconds(start)) }
         }
-        if !pipeline.playbin.seek(rate: rate, flags: flags, start: start) {
+        let seqnum = pipeline.playbin.numberedSeek(rate: rate, flags: flags, start: start)
+        if seqnum == nil {
             pipeline.lock.withLock { pipeline.awaitedSeek = nil }
             deliver(.seekRefused, generation)
         }
+        if flags.contains(.segment) { pipeline.loop.seqnum = seqnum }
     }
 
     private func setVolume(_ volume: Double) {
@@ -915,10 +917,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                            metadata: ["uri": "\(uri?.string ?? "")", "at": "\(Duration.nanoseconds(start))",
                                       "length": "\(Duration.nanoseconds(end - start))"])
             deliver(.gap(at: .nanoseconds(start), length: .nanoseconds(end - start)), generation)
-        case .segmentDone:
-            wrap(pipeline)
-        case .segmentReached:
-            wrapped(pipeline)
+        case .segmentDone(let seqnum):
+            if seqnum == pipeline.loop.seqnum { wrap(pipeline) }
+        case .segmentReached(let seqnum):
+            wrapped(pipeline, by: seqnum)
         case .latency, .other:
             break
         }
@@ -986,9 +988,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     struct SegmentLoop {
         /// The generation the next lap is for, while looping.
         var generation: Generation?
-        /// The lap whose segment seek was sent: told to the player once it reaches the video sink.
-        var wrapping: Generation?
+        /// The lap whose segment seek (this seqnum) was sent: told to the player once that seek's
+        /// segment reaches the video sink (a client's flushing seek sent just before sends one too).
+        var wrapping: (generation: Generation, seqnum: UInt32)?
         var rate = 1.0
+        /// The latest segment seek's sequence number: a SEGMENT_DONE of an earlier one (read from
+        /// the bus after a client's seek went) is stale.
+        var seqnum: UInt32?
     }
 
     /// Loops `pipeline` by segments when `uri` (the item after the current one) is the current
@@ -1010,8 +1016,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         pipeline.loop.generation = nextGeneration
         if entering {
             // at the preroll this re-prerolls the same frame; while playing it is one short hitch
-            _ = pipeline.playbin.seek(rate: pipeline.loop.rate, flags: [.flush, .accurate, .segment],
-                                  start: pipeline.playbin.queryPosition() ?? 0)
+            pipeline.loop.seqnum = pipeline.playbin.numberedSeek(rate: pipeline.loop.rate, flags: [.flush, .accurate, .segment],
+                                                                 start: pipeline.playbin.queryPosition() ?? 0)
         }
         return true
     }
@@ -1020,16 +1026,15 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// once, by a non-flushing segment seek to the start.
     private func wrap(_ pipeline: Pipeline) {
         guard let next = pipeline.loop.generation else { return }  // left meanwhile: a flushing seek follows
-        if pipeline.playbin.seek(rate: pipeline.loop.rate, flags: [.segment, .accurate], start: 0) {
-            pipeline.loop.wrapping = next
-        }
+        pipeline.loop.seqnum = pipeline.playbin.numberedSeek(rate: pipeline.loop.rate, flags: [.segment, .accurate], start: 0)
+        pipeline.loop.wrapping = pipeline.loop.seqnum.map { (next, $0) }
     }
 
     /// The next lap's segment reached the video sink: its last frame of the lap before is on
     /// screen, the position reads from the start, and the player hears of the boundary as of a
     /// gapless switch to the same item (a `Seeked` to 0).
-    private func wrapped(_ pipeline: Pipeline) {
-        guard let next = pipeline.loop.wrapping else { return }
+    private func wrapped(_ pipeline: Pipeline, by seqnum: UInt32) {
+        guard let (next, sent) = pipeline.loop.wrapping, sent == seqnum else { return }
         pipeline.loop.wrapping = nil
         generation = next
         // the lap's start, not the position query's answer: that is the latest of the sinks', and an

@@ -31,8 +31,9 @@ gulong tonearm_unlink_temp_files(GstElement *pipeline);
 gboolean tonearm_survive_x_errors(void);
 
 /// Posts a "tonearm-segment" element message from `element` each time a SEGMENT event enters its
-/// sink pad: for a sink, the moment the data of a new segment (a segment seek's) is next to be
-/// rendered, the previous segment's last buffer having been. False when it has no sink pad.
+/// sink pad, with the event's "seqnum" (the seek's that made it): for a sink, the moment the data
+/// of a new segment (a segment seek's) is next to be rendered, the previous segment's last buffer
+/// having been. False when it has no sink pad.
 gboolean tonearm_watch_segments(GstElement *element);
 
 #endif
