@@ -663,7 +663,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         if loopsBySegments(pipeline, to: uri, generation: generation) { return }
         // a next file that is missing is not switched to: the current one ends with EOS, and the
         // player's load of the next one fails with its own error
-        let next = uri.flatMap { uri in generation.flatMap { LocalFiles.error(for: uri) == nil ? (uri, $0) : nil } }
+        var next = uri.flatMap { uri in generation.flatMap { LocalFiles.error(for: uri) == nil ? (uri, $0) : nil } }
+        // nor is anything after a video on legacy playbin: its gapless switch from a file with
+        // audio and video deadlocks 1.22.0 (see `SegmentLoop`); the next item loads at the EOS
+        if configuration.pipeline == .playbin, pipeline.lock.withLock({ pipeline.showedVideo }) { next = nil }
         pipeline.lock.withLock { pipeline.nextUp = next }
     }
 

@@ -53,6 +53,28 @@ final class VideoLoopTests: ServiceTestCase {
         try checkLoops(try clip(audio: true), loopWhilePlaying: true)
     }
 
+    /// Not a loop, but the same deadlock: a video with audio followed by another switched
+    /// gaplessly on legacy playbin 1.22.0 hung at the end of the first. The second plays after
+    /// it, in the same window.
+    func testAVideoWithAudioAfterAnotherPlaysOnInTheSameWindow() throws {
+        let x = try XDisplay.start()
+        display = x
+        let first = try clip(audio: true)
+        let second = first.deletingLastPathComponent().appendingPathComponent("bar-av-second.mp4")
+        if !FileManager.default.fileExists(atPath: second.path) { try FileManager.default.copyItem(at: first, to: second) }
+        try harness.start([first.path, second.path], environment: ["DISPLAY": x.name])
+        try harness.waitForStatus("Playing")
+        try harness.waitForItemStatus("readyToPlay")
+        let tracks = try harness.tracks
+        guard tracks.count == 2 else { return XCTFail("two tracks queued: \(tracks)") }
+        let window = try x.waitForWindow(classed: "tonearm")
+        try harness.waitForTrack(tracks[1], timeout: 10)
+        try harness.waitForStatus("Playing")
+        XCTAssertEqual(try x.windows(classed: "tonearm"), [window])
+        // it plays to its end too: the queue ends, and the window with it
+        try harness.waitForStatus("Stopped", timeout: 10)
+    }
+
     private func checkLoops(_ file: URL, loopWhilePlaying: Bool) throws {
         let x = try XDisplay.start()
         display = x
