@@ -73,6 +73,10 @@ PACKAGES=(
     x11-utils
     # video tests (VideoInputTests): an XDND drag source of the test's own (Tests/PySupport/xdnd_source.py)
     python3-xlib
+    # video tests under Wayland (VideoWaylandTests): sway's headless backend as the compositor, run as
+    # an unprivileged user, and XWayland, the X server that Tonearm's (X11) window gets there
+    sway
+    xwayland
     # man pages and the Debian package: man renders the generated pages in the tests;
     # dpkg-shlibdeps finds the package's library dependencies (make deb)
     man-db

@@ -308,6 +308,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         var videoSetFor: VideoDisplay??
         /// The `textoverlay` that draws the on-screen bar (`makeControls`); guarded by the engine's queue.
         var controls: Element?
+        /// A video looping on itself (see "Video loops"); guarded by the engine's queue.
+        var loop = SegmentLoop()
 
         init(playbin: Element, volume: Element?, bus: Bus, busSource: DispatchSourceRead) {
             self.playbin = playbin
@@ -715,9 +717,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func prepareNext(_ uri: MediaURI?, generation: Generation?) {
         guard let pipeline else { return }
+        if loopsBySegments(pipeline, to: uri, generation: generation) { return }
         // a next file that is missing is not switched to: the current one ends with EOS, and the
         // player's load of the next one fails with its own error
-        let next = uri.flatMap { uri in generation.flatMap { LocalFiles.error(for: uri) == nil ? (uri, $0) : nil } }
+        var next = uri.flatMap { uri in generation.flatMap { LocalFiles.error(for: uri) == nil ? (uri, $0) : nil } }
+        // nor is anything after a video on legacy playbin: its gapless switch from a file with
+        // audio and video deadlocks 1.22.0 (see `SegmentLoop`); the next item loads at the EOS
+        if configuration.pipeline == .playbin, pipeline.lock.withLock({ pipeline.showedVideo }) { next = nil }
         pipeline.lock.withLock { pipeline.nextUp = next }
     }
 
@@ -735,6 +741,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         self.rate = rate
         redrawing = false
         var flags: SeekFlags = [.flush]
+        // a seek while a video loops keeps the loop's segment mode (see "Video loops")
+        if pipeline.loop.generation != nil { flags.insert(.segment) }
+        pipeline.loop.rate = rate
+        pipeline.loop.wrapping = nil  // a flushing seek drops the wrap on its way to the sink
         switch mode {
         case .exact:
             flags.insert(.accurate)
@@ -763,10 +773,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         if mode == .exact, case .position = target, !reportedLive {
             pipeline.lock.withLock { pipeline.awaitedSeek = (generation, .nanoseconds(start)) }
         }
-        if !pipeline.playbin.seek(rate: rate, flags: flags, start: start) {
+        let seqnum = pipeline.playbin.numberedSeek(rate: rate, flags: flags, start: start)
+        if seqnum == nil {
             pipeline.lock.withLock { pipeline.awaitedSeek = nil }
             deliver(.seekRefused, generation)
         }
+        if flags.contains(.segment) { pipeline.loop.seqnum = seqnum }
     }
 
     private func setVolume(_ volume: Double) {
@@ -969,6 +981,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                            metadata: ["uri": "\(uri?.string ?? "")", "at": "\(Duration.nanoseconds(start))",
                                       "length": "\(Duration.nanoseconds(end - start))"])
             deliver(.gap(at: .nanoseconds(start), length: .nanoseconds(end - start)), generation)
+        case .segmentDone(let seqnum):
+            if seqnum == pipeline.loop.seqnum { wrap(pipeline) }
+        case .segmentReached(let seqnum):
+            wrapped(pipeline, by: seqnum)
         case .latency, .other:
             break
         }
@@ -988,6 +1004,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             // anywhere X does, where xvimagesink finds no Xv port; both draw into the window they are
             // given (GstVideoOverlay); named, so autovideosink never tries kmssink (trap 12)
             let sink = try makeVideoSink(for: display)
+            sink.watchForSegments()  // when a loop's wrap reaches the window (see "Video loops")
             pipeline.playbin.set("video-sink", sink)
             pipeline.videoSink = sink
             pipeline.controls = makeControls()
@@ -1124,6 +1141,75 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             return true
         default: return false
         }
+    }
+
+    // MARK: Video loops
+
+    /// A video item followed by itself (MPRIS `LoopStatus` `Track`) loops by segment seeks, not
+    /// by about-to-finish: a flushing SEGMENT seek where it is puts the pipeline in segment mode,
+    /// its end is then a SEGMENT_DONE instead of EOS, and a non-flushing SEGMENT seek to 0 there
+    /// goes on with no flush, no new decoders and no re-preroll (GStreamer's documented way to
+    /// loop seamlessly, GstSeekFlags GST_SEEK_FLAG_SEGMENT). About-to-finish with the same URI
+    /// deadlocks legacy playbin 1.22.0 on a file with audio and video (the drained handler's
+    /// deactivate_group waits for a pad's stream lock that streamsynchronizer holds: gdb on a
+    /// looping H.264+AAC MP4), and switches decoders at every lap.
+    struct SegmentLoop {
+        /// The generation the next lap is for, while looping.
+        var generation: Generation?
+        /// The lap whose segment seek (this seqnum) was sent: told to the player once that seek's
+        /// segment reaches the video sink (a client's flushing seek sent just before sends one too).
+        var wrapping: (generation: Generation, seqnum: UInt32)?
+        var rate = 1.0
+        /// The latest segment seek's sequence number: a SEGMENT_DONE of an earlier one (read from
+        /// the bus after a client's seek went) is stale.
+        var seqnum: UInt32?
+    }
+
+    /// Loops `pipeline` by segments when `uri` (the item after the current one) is the current
+    /// item's own and its video reached the window; leaves a segment loop otherwise. True when it
+    /// loops (nothing is armed for about-to-finish).
+    private func loopsBySegments(_ pipeline: Pipeline, to nextURI: MediaURI?, generation nextGeneration: Generation?) -> Bool {
+        let showsVideo = pipeline.lock.withLock { pipeline.showedVideo }
+        guard let nextURI, let nextGeneration, nextURI == uri, showsVideo else {
+            if pipeline.loop.generation != nil {
+                // out of segment mode, so that its end is an EOS again (and about-to-finish comes):
+                // a flushing seek where it is
+                pipeline.loop = SegmentLoop(rate: pipeline.loop.rate)
+                _ = pipeline.playbin.seek(rate: pipeline.loop.rate, flags: [.flush, .accurate], start: pipeline.playbin.queryPosition() ?? 0)
+            }
+            return false
+        }
+        pipeline.lock.withLock { pipeline.nextUp = nil }
+        let entering = pipeline.loop.generation == nil
+        pipeline.loop.generation = nextGeneration
+        if entering {
+            // at the preroll this re-prerolls the same frame; while playing it is one short hitch
+            pipeline.loop.seqnum = pipeline.playbin.numberedSeek(rate: pipeline.loop.rate, flags: [.flush, .accurate, .segment],
+                                                                 start: pipeline.playbin.queryPosition() ?? 0)
+        }
+        return true
+    }
+
+    /// SEGMENT_DONE: the demuxer sent the lap's last data; the next lap is queued behind it at
+    /// once, by a non-flushing segment seek to the start.
+    private func wrap(_ pipeline: Pipeline) {
+        guard let next = pipeline.loop.generation else { return }  // left meanwhile: a flushing seek follows
+        pipeline.loop.seqnum = pipeline.playbin.numberedSeek(rate: pipeline.loop.rate, flags: [.segment, .accurate], start: 0)
+        pipeline.loop.wrapping = pipeline.loop.seqnum.map { (next, $0) }
+    }
+
+    /// The next lap's segment reached the video sink: its last frame of the lap before is on
+    /// screen, the position reads from the start, and the player hears of the boundary as of a
+    /// gapless switch to the same item (a `Seeked` to 0).
+    private func wrapped(_ pipeline: Pipeline, by seqnum: UInt32) {
+        guard let (next, sent) = pipeline.loop.wrapping, sent == seqnum else { return }
+        pipeline.loop.wrapping = nil
+        generation = next
+        // the lap's start, not the position query's answer: that is the latest of the sinks', and an
+        // audio sink whose lap ends a little later (AAC's last frame) still answers from the lap before
+        var lap = snapshot()
+        lap.position = PositionSample(.zero, at: .now)
+        deliver(.streamStarted(lap), next)
     }
 
     private static func state(_ state: ElementState) -> PipelineState? {
