@@ -1,0 +1,76 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// tonearmd on a real PulseAudio of the test's own, through the default path (`autoaudiosink`,
+/// which finds `pulsesink`), heard on the null sink's monitor: what a user's speakers would play.
+final class SoundServerTests: ServiceTestCase {
+    typealias H = ServiceHarness
+    /// The tones are made at half scale: a sine's RMS is then -9 dBFS.
+    static let toneLevel = 20 * log10(0.5 / 2.0.squareRoot())
+    private var server: SoundServer!
+
+    override func tearDown() {
+        if let server, let run = testRun, run.failureCount + run.unexpectedExceptionCount > 0 {
+            print("--- pulseaudio:\n" + server.logText.split(separator: "\n").suffix(30).joined(separator: "\n"))
+        }
+        server?.stop()
+        server = nil
+        super.tearDown()
+    }
+
+    /// A server with `sinks` (the first the default), and tonearmd playing `files` into it.
+    @discardableResult
+    func startPlaying(_ files: [URL], sinks: [String] = ["speakers"], arguments: [String] = []) throws -> Daemon {
+        server = try SoundServer(sinks: sinks)
+        let daemon = try harness.start(files.map(\.path) + arguments, sink: nil, environment: server.environment)
+        try harness.waitForStatus("Playing")
+        try harness.waitForItemStatus("readyToPlay")
+        return daemon
+    }
+
+    /// Waits until `capture` hears the tone (within 1 dB of its level) after `instant`; the index
+    /// of the first sample of that.
+    @discardableResult
+    func waitForTone(_ capture: MonitorCapture, after instant: ContinuousClock.Instant = .now, offset: Double = 0,
+                     _ what: String, timeout: TimeInterval = 10) throws -> Int {
+        guard let index = capture.waitForLevel(after: instant, timeout: timeout, { abs($0 - (Self.toneLevel + offset)) < 1 }) else {
+            throw TestError("\(what): the monitor never heard the tone at \(Self.toneLevel + offset) dBFS; last 0.2 s at "
+                            + "\(Levels.dBFS(Array(capture.recorded.suffix(SoundServer.rate / 5 * 2)))) dBFS")
+        }
+        return index
+    }
+
+    @discardableResult
+    func waitForSilence(_ capture: MonitorCapture, after instant: ContinuousClock.Instant = .now, _ what: String,
+                        timeout: TimeInterval = 10) throws -> Int {
+        guard let index = capture.waitForLevel(after: instant, timeout: timeout, { $0 < -80 }) else {
+            throw TestError("\(what): the monitor never went silent")
+        }
+        return index
+    }
+
+    func testTheMonitorHearsPlayingAndSilenceWhenPaused() throws {
+        try startPlaying([try short("long", seconds: 30)])
+        XCTAssertEqual(try server.streams().map(\.sink), ["speakers"], "one stream, on the default sink")
+        let capture = try server.capture("speakers")
+        defer { capture.stop() }
+        try waitForTone(capture, "playing")
+
+        let pause = ContinuousClock.now
+        try harness.call(H.player, "Pause")
+        try harness.waitForStatus("Paused")
+        let silent = try waitForSilence(capture, after: pause, "paused")
+        // heard silent within the sink's buffer (pulsesink's 200 ms) of the call
+        XCTAssertLessThan(capture.time(ofSample: silent)! - pause, .milliseconds(400))
+        let quietFrom = ContinuousClock.now
+        Thread.sleep(forTimeInterval: 0.5)  // half a second of what paused sounds like
+        let quiet = capture.samples(after: quietFrom)
+        XCTAssertGreaterThan(quiet.count, SoundServer.rate / 2, "the monitor went on recording")
+        XCTAssertEqual(Levels.peak(quiet), 0, "digital silence while paused")
+
+        let play = ContinuousClock.now
+        try harness.call(H.player, "Play")
+        try waitForTone(capture, after: play, "playing again")
+    }
+}
