@@ -253,7 +253,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             case .setMuted(let muted): setMuted(muted)
             case .setFade(let level):
                 fade = min(max(level, 0), 1)
-                pipeline?.fade?.set("volume", fade)
+                if let pipeline { applyLevels(to: pipeline) }
             case .audio(let command):
                 audio.take(command)
                 pipeline?.stages?.apply(audio)
@@ -280,10 +280,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // (`volume` is replaced there; the dispose thread, which holds a retired pipeline, never
         // touches it).
         let playbin: Element
-        /// Our own `volume` element in the audio filter: it carries volume and mute (a reused
-        /// pipeline gets a new filter, and with it a new one).
+        /// Our own `volume` element in the audio filter (a reused pipeline gets a new filter, and
+        /// with it a new one): it carries volume and mute only when `fade` is missing.
         var volume: Element?
-        /// The sleep timer's fade, in front of the sink (nil: the sink's description would not take it).
+        /// The `volume` element in front of the sink: volume times the sleep timer's fade, and mute
+        /// (nil: the sink's description would not take it). See `makeSink` for why there.
         var fade: Element?
         /// The filter's optional stages (ReplayGain, the equalizer), replaced with the filter.
         var stages: AudioStages?
@@ -359,7 +360,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
         let pipeline = Pipeline(playbin: playbin, volume: volumeElement, bus: bus, busSource: source)
         pipeline.fade = sink.child(named: "tonearm-fade")
-        pipeline.fade?.set("volume", fade)
+        applyLevels(to: pipeline)
         pipeline.stages = stages
         // the video flags and sink are chosen per load (`chooseVideo`); until then, none
         try chooseVideo(for: pipeline, display: nil)
@@ -404,9 +405,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         return pipeline
     }
 
-    /// The audio sink, with the sleep timer's fade in front of it. Not in the audio filter beside the
-    /// volume: playsink queues about a second after its filter, so a fade there was heard a second
-    /// late and cut off at ~15% by the pause (SleepTimerServiceTests, through a WAV capture).
+    /// The audio sink, with a volume element in front of it for volume, mute and the sleep timer's
+    /// fade. Not in the audio filter: playsink queues about a second after its filter, so a fade
+    /// there was heard a second late and cut off at ~15% by the pause (SleepTimerServiceTests,
+    /// through a WAV capture), and a Volume or mute there was heard 1.2 s after the call on a real
+    /// PulseAudio (SoundServerTests); in front of the sink only the sink's own buffer is left.
     private func makeSink() throws -> Element {
         let description = sinkDescription ?? "autoaudiosink"
         if let sink = try? Element(binDescription: "volume name=tonearm-fade ! \(description)") { return sink }
@@ -416,7 +419,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     /// Gives `playbin` a fresh audio filter (scaletempo, the stages turned on, then our volume
-    /// element at the current volume and mute) and returns that volume element and the stages.
+    /// element, at 1 until `applyLevels`) and returns that volume element and the stages.
     private func installFilter(on playbin: Element) throws -> (volume: Element?, stages: AudioStages?) {
         let filter = try Element(binDescription: "scaletempo name=tonearm-tempo ! volume name=tonearm-volume")
         let stages = AudioStages(filter: filter)
@@ -427,8 +430,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // the segments, only the next one's timestamps 2 s later)
         filter.watchForGaps(longerThan: Self.gapThreshold)
         playbin.set("audio-filter", filter)
-        volumeElement?.set("volume", volume)
-        volumeElement?.set("mute", muted)
         return (volumeElement, stages)
     }
 
@@ -438,9 +439,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         guard let kept = warm else { return try makePipeline() }
         warm = nil
         // its fresh filter went in when it was kept (see `adopt`); volume and mute may have changed
-        kept.volume?.set("volume", volume)
-        kept.fade?.set("volume", fade)
-        kept.volume?.set("mute", muted)
+        applyLevels(to: kept)
         kept.stages?.apply(audio)
         // a retired pipeline's bus was set flushing for its teardown (see `stop`)
         kept.bus.setFlushing(false)
@@ -537,6 +536,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         if pipeline == nil, warm == nil, let filter = try? installFilter(on: kept.playbin) {
             kept.volume = filter.volume
             kept.stages = filter.stages
+            applyLevels(to: kept)
             warm = kept
         } else {
             kept.busSource.cancel()
@@ -773,12 +773,26 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // the volume element's factor is linear amplitude (as GstStreamVolume's linear format), so
         // the caller's linear 0...1 goes through unchanged; a cubic UI curve is the client's business.
         self.volume = volume
-        pipeline?.volume?.set("volume", volume)
+        if let pipeline { applyLevels(to: pipeline) }
     }
 
     private func setMuted(_ muted: Bool) {
         self.muted = muted
-        pipeline?.volume?.set("mute", muted)
+        if let pipeline { applyLevels(to: pipeline) }
+    }
+
+    /// Volume, mute and fade on the element in front of the sink, the filter's volume left at 1;
+    /// on the filter's when the sink took no element in front of it (and then no fade).
+    private func applyLevels(to pipeline: Pipeline) {
+        if let front = pipeline.fade {
+            front.set("volume", volume * fade)
+            front.set("mute", muted)
+            pipeline.volume?.set("volume", 1.0)
+            pipeline.volume?.set("mute", false)
+        } else {
+            pipeline.volume?.set("volume", volume)
+            pipeline.volume?.set("mute", muted)
+        }
     }
 
     // MARK: Queries, on the engine's queue

@@ -73,4 +73,40 @@ final class SoundServerTests: ServiceTestCase {
         try harness.call(H.player, "Play")
         try waitForTone(capture, after: play, "playing again")
     }
+
+    /// Volume 0.5 is heard 6 dB down, Muted silences, and each is heard within 300 ms of its call
+    /// (a change made ahead of playsink's queue was heard about a second late).
+    func testVolumeAndMuteActOnWhatIsHeardWithin300Milliseconds() throws {
+        try startPlaying([try short("long", seconds: 30)])
+        let capture = try server.capture("speakers")
+        defer { capture.stop() }
+        try waitForTone(capture, "full volume")
+
+        let half = ContinuousClock.now
+        try harness.set(H.player, "Volume", "d", "0.5")
+        let quieter = try waitForTone(capture, after: half, offset: -6.02, "Volume 0.5")
+        let latency = capture.time(ofSample: quieter)! - half
+        print("Volume 0.5 heard \(latency) after the call")
+        XCTAssertLessThan(latency, .milliseconds(300), "Volume 0.5 heard \(latency) after the call")
+        // the level itself, over a steady half second after the change
+        Thread.sleep(forTimeInterval: 0.6)  // a window of steady sound to measure
+        let steady = capture.samples(after: .now - .milliseconds(500))
+        XCTAssertEqual(Levels.dBFS(steady) - Self.toneLevel, -6.02, accuracy: 0.5, "Volume 0.5 is 6 dB down")
+
+        let mute = ContinuousClock.now
+        try harness.set(H.extensionInterface, "Muted", "b", "true")
+        let silent = try waitForSilence(capture, after: mute, "muted")
+        let muteLatency = capture.time(ofSample: silent)! - mute
+        print("Muted heard \(muteLatency) after the call")
+        XCTAssertLessThan(muteLatency, .milliseconds(300), "Muted heard \(muteLatency) after the call")
+        XCTAssertEqual(try harness.playbackStatus, "Playing", "muted, not paused")
+
+        let unmute = ContinuousClock.now
+        try harness.set(H.extensionInterface, "Muted", "b", "false")
+        try waitForTone(capture, after: unmute, offset: -6.02, "unmuted, at Volume 0.5 again")
+        let full = ContinuousClock.now
+        try harness.set(H.player, "Volume", "d", "1.0")
+        let louder = try waitForTone(capture, after: full, "Volume 1")
+        XCTAssertLessThan(capture.time(ofSample: louder)! - full, .milliseconds(300))
+    }
 }
