@@ -109,4 +109,39 @@ final class SoundServerTests: ServiceTestCase {
         let louder = try waitForTone(capture, after: full, "Volume 1")
         XCTAssertLessThan(capture.time(ofSample: louder)! - full, .milliseconds(300))
     }
+
+    /// The sound server killed mid-play (issue 10): tonearmd pauses where it was and says why
+    /// (RateChanged 0 "output"), the track stays current and not failed; once the server is back,
+    /// Play plays it again from about where it was, heard on the new server's monitor.
+    func testTheServerKilledMidPlayPausesWithAReasonAndPlayPlaysOnceItIsBack() throws {
+        let long = try short("long", seconds: 30)
+        try startPlaying([long])
+        let tracks = try harness.tracks
+        var capture = try server.capture("speakers")
+        try waitForTone(capture, "before the kill")
+        capture.stop()
+        Thread.sleep(forTimeInterval: 1)  // a second into the track
+
+        let mark = harness.mark()
+        server.kill()
+        try harness.waitForSignal(H.extensionInterface, "RateChanged", from: mark) {
+            $0.arguments.first?.double == 0 && $0.arguments.dropFirst().first?.string == "output"
+        }
+        try harness.waitForStatus("Paused")
+        XCTAssertEqual(try harness.tracks, tracks, "the queue is kept")
+        XCTAssertNotEqual(try harness.get(H.extensionInterface, "ItemStatus").string, "failed", "the track is not to blame")
+        let pausedAt = try harness.position
+        XCTAssertGreaterThan(pausedAt, 500_000, "paused where it was (\(pausedAt) µs)")
+        XCTAssertTrue(harness.daemon.isRunning)
+
+        try server.start()
+        capture = try server.capture("speakers")
+        defer { capture.stop() }
+        let play = ContinuousClock.now
+        try harness.call(H.player, "Play")
+        try harness.waitForStatus("Playing")
+        try waitForTone(capture, after: play, "after Play on the restarted server")
+        XCTAssertEqual(try server.streams().map(\.sink), ["speakers"])
+        XCTAssertGreaterThanOrEqual(try harness.position, pausedAt - 500_000, "from about where it paused")
+    }
 }
