@@ -75,6 +75,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var fade = 1.0
     /// ReplayGain and the equalizer as the player last asked (`AudioStages.swift`).
     private var audio = EngineAudio()
+    /// The output devices and the one chosen (`OutputRouter.swift`); nil unless the sink is the
+    /// default path's pulsesink.
+    private var outputs: OutputRouter?
+    /// The output the player chose, for a router made after the choice.
+    private var chosenOutput = Outputs.defaultID
     /// The stall timer of the preroll under way, if any (see `watchPreroll`).
     private var prerollWatch: (any DispatchSourceTimer)?
     private static let prerollLimit = DispatchTimeInterval.seconds(8)
@@ -160,6 +165,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                                      message: "GStreamer element '\(configuration.pipeline.rawValue)' is not installed")
             }
             setUpResult = .success(EngineSetUp(audioSinkDescription: sink.shown))
+            if sink.description == Self.pulseSink { watchOutputs() }
             logger.info("engine ready", metadata: ["pipeline": "\(configuration.pipeline.rawValue)", "sink": "\(sink.shown)",
                                                    "gstreamer": "\(GStreamer.version)"])
         } catch {
@@ -257,6 +263,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             case .audio(let command):
                 audio.take(command)
                 pipeline?.stages?.apply(audio)
+            case .setOutput(let id):
+                chosenOutput = id
+                outputs?.choose(id)
             case .video(.controls(let text)): showControls(text)
             case .video(let command):
                 if case .setGravity(let gravity) = command { setGravity(gravity) }
@@ -288,6 +297,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         var fade: Element?
         /// The filter's optional stages (ReplayGain, the equalizer), replaced with the filter.
         var stages: AudioStages?
+        /// The pulsesink, when the output is the default path's (see `OutputRouter`).
+        var outputSink: Element?
         let bus: Bus
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
@@ -361,6 +372,14 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let pipeline = Pipeline(playbin: playbin, volume: volumeElement, bus: bus, busSource: source)
         pipeline.fade = sink.child(named: "tonearm-fade")
         applyLevels(to: pipeline)
+        pipeline.outputSink = sink.child(named: Self.pulseSinkName)
+        // A stream moved to another device is heard there about half its buffer plus 45 ms after
+        // it stopped on the first (PulseAudio 16 null sinks, SoundServerTests: 146 ms with
+        // pulsesink's default 200 ms, 96 with 100, 75 with 60): 60 ms keeps a move under 100 ms.
+        // The sound server then wakes more often while playing (design brief, trap 13); pulsesink
+        // itself still writes every latency-time (10 ms) as before.
+        pipeline.outputSink?.set("buffer-time", Self.pulseBufferTime)
+        outputs?.route(pipeline.outputSink)
         pipeline.stages = stages
         // the video flags and sink are chosen per load (`chooseVideo`); until then, none
         try chooseVideo(for: pipeline, display: nil)
@@ -440,6 +459,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         warm = nil
         // its fresh filter went in when it was kept (see `adopt`); volume and mute may have changed
         applyLevels(to: kept)
+        outputs?.route(kept.outputSink)
         kept.stages?.apply(audio)
         // a retired pipeline's bus was set flushing for its teardown (see `stop`)
         kept.bus.setFlushing(false)
@@ -629,11 +649,39 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let children = auto.childFactoryNames
         auto.setState(.null)
         if result != .failure, !children.isEmpty, !children.contains(where: { $0.hasPrefix("fake") }) {
+            // named, so that the output can be moved from device to device (`OutputRouter`)
+            if children == ["pulsesink"] { return (pulseSink, "autoaudiosink (pulsesink)") }
             return (nil, "autoaudiosink (\(children.joined(separator: ",")))")
         }
         let silent = "fakesink sync=true"
         logger.notice("no sound device found: playing silently in real time (set TONEARM_AUDIO_SINK to choose a sink)")
         return (silent, silent)
+    }
+
+    /// What autoaudiosink chose when it found a PulseAudio (or pipewire-pulse) server: the same
+    /// sink, named, for `OutputRouter`.
+    private static let pulseSinkName = "tonearm-sink"
+    private static let pulseSink = "pulsesink name=\(pulseSinkName)"
+    /// pulsesink's `buffer-time` in µs (see `makePipeline`).
+    private static let pulseBufferTime: UInt64 = 60_000
+
+    /// Starts watching the output devices; the player hears of them, and the sinks move as the
+    /// chosen device or the server's default comes and goes.
+    private func watchOutputs() {
+        outputs = OutputRouter(queue: queue, logger: logger, reportDevices: { [weak self] devices in
+            guard let self else { return }
+            deliver(.outputs(devices), generation ?? Generation(0))
+        }, moveSinks: { [weak self] in
+            guard let self else { return }
+            outputs?.route(pipeline?.outputSink)
+            outputs?.route(warm?.outputSink)
+        })
+        guard let outputs else {
+            logger.notice("no output devices listed: the sound server's device monitor did not start")
+            return
+        }
+        outputs.choose(chosenOutput)
+        outputs.reportNow()
     }
 
     // MARK: Commands, on the engine's queue
