@@ -144,4 +144,144 @@ final class SoundServerTests: ServiceTestCase {
         XCTAssertEqual(try server.streams().map(\.sink), ["speakers"])
         XCTAssertGreaterThanOrEqual(try harness.position, pausedAt - 500_000, "from about where it paused")
     }
+
+    // MARK: Outputs
+
+    /// The ids of an `Outputs` value announced in PropertiesChanged.
+    static func ids(_ value: MonitorValue?) -> [String]? {
+        value?.array?.compactMap { if case .structure(let fields) = $0.unwrapped { fields.first?.string } else { nil } }
+    }
+
+    /// `Outputs` as busctl reads it: (id, description, kind) each.
+    func outputs() throws -> [[String]] {
+        (try harness.get(H.extensionInterface, "Outputs").data as? [[Any]] ?? []).map { $0.compactMap { $0 as? String } }
+    }
+
+    @discardableResult
+    func waitForOutputs(from mark: Int, _ what: String, _ predicate: @escaping ([String]) -> Bool) throws -> BusMessage {
+        try harness.waitForChange(H.extensionInterface, what, from: mark) { changed in
+            Self.ids(changed["Outputs"]).map(predicate) ?? false
+        }
+    }
+
+    /// Outputs lists the server's sinks, follows a device plugged in and pulled out, and refuses
+    /// an id it does not list.
+    func testOutputsListTheSinksAndFollowHotPlug() throws {
+        try startPlaying([try short("long", seconds: 30)], sinks: ["speakers", "headphones"])
+        XCTAssertEqual(try outputs().sorted { $0[0] < $1[0] }, [["headphones", "headphones", "pulse"], ["speakers", "speakers", "pulse"]])
+        XCTAssertEqual(try harness.get(H.extensionInterface, "Output").string, "default")
+
+        var mark = harness.mark()
+        try server.loadSink("dac")
+        try waitForOutputs(from: mark, "the DAC plugged in") { $0.contains("dac") }
+        XCTAssertEqual(Set(try outputs().map { $0[0] }), ["speakers", "headphones", "dac"])
+        mark = harness.mark()
+        try server.unloadSink("dac")
+        try waitForOutputs(from: mark, "the DAC pulled out") { !$0.contains("dac") && $0.count == 2 }
+
+        for bad in ["dac", "nowhere", "", String(repeating: "x", count: 300)] {
+            let error = try harness.errorReply(H.properties, "Set", ["string:\(H.extensionInterface)", "string:Output", "variant:string:\(bad)"])
+            XCTAssertEqual(error?.name, "org.freedesktop.DBus.Error.InvalidArgs", bad)
+        }
+        let wrongType = try harness.errorReply(H.properties, "Set", ["string:\(H.extensionInterface)", "string:Output", "variant:int32:1"])
+        XCTAssertEqual(wrongType?.name, "org.freedesktop.DBus.Error.InvalidArgs")
+        XCTAssertEqual(try harness.get(H.extensionInterface, "Output").string, "default")
+        XCTAssertEqual(try server.streams().map(\.sink), ["speakers"])
+
+        // the CLI: the list, a move, status
+        XCTAssertEqual(try tonearm("output", "list").status, 0)
+        XCTAssertEqual(try tonearm("output", "list").stdout.split(separator: "\n").sorted(),
+                       ["  headphones\tpulse\theadphones", "  speakers\tpulse\tspeakers", "* default\t\tthe sound server's default device"])
+        XCTAssertEqual(try tonearm("output", "headphones").status, 0)
+        XCTAssertEqual(try tonearm("output").stdout, "headphones\n")
+        XCTAssertTrue(try tonearm("output", "list").stdout.contains("* headphones\tpulse"))
+        XCTAssertTrue(try tonearm("status").stdout.contains("output   headphones\n"))
+        XCTAssertTrue(try tonearm("status", "--json").stdout.contains("\"output\":\"headphones\""))
+        let refused = try tonearm("output", "nowhere")
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("InvalidArgs"), refused.stderr)
+    }
+
+    /// The built `tonearm` on the test's bus.
+    func tonearm(_ arguments: String...) throws -> Tool.Output {
+        try Tool.run(try BuiltProduct.executable("tonearm").path, arguments, environment: harness.clientEnvironment, timeout: 15)
+    }
+
+    /// Output set while playing moves the sound from one device to the other without stopping:
+    /// the second device's monitor hears it less than 100 ms after the first one's went silent.
+    func testSettingOutputMovesPlaybackWithoutAGap() throws {
+        try startPlaying([try short("long", seconds: 30)], sinks: ["speakers", "headphones"])
+        let speakers = try server.capture("speakers"), headphones = try server.capture("headphones")
+        defer {
+            speakers.stop()
+            headphones.stop()
+        }
+        try waitForTone(speakers, "on the speakers")
+
+        let mark = harness.mark()
+        let moved = ContinuousClock.now
+        try harness.set(H.extensionInterface, "Output", "s", "headphones")
+        try harness.waitForChange(H.extensionInterface, "Output headphones", from: mark) { $0["Output"]?.string == "headphones" }
+        let heard = try waitForTone(headphones, after: moved, "on the headphones")
+        let ended = try waitForSilence(speakers, after: moved, "the speakers after the move")
+        let gap = headphones.time(ofSample: heard)! - speakers.time(ofSample: ended)!
+        print("moved to the headphones: a gap of \(gap); heard there \(headphones.time(ofSample: heard)! - moved) after the call")
+        XCTAssertLessThan(gap, .milliseconds(100), "the gap between the devices")
+        XCTAssertEqual(try server.streams().map(\.sink), ["headphones"])
+        XCTAssertEqual(try harness.playbackStatus, "Playing")
+    }
+
+    /// The chosen device unplugged: playback goes on on the default; plugged in again, it comes
+    /// back there. The choice stays, and is kept across a restart.
+    func testTheChosenDeviceUnpluggedPlaysOnTheDefaultAndBackWhenItReturnsAndIsRemembered() throws {
+        try startPlaying([try short("long", seconds: 30)], sinks: ["speakers", "dac"])
+        try harness.set(H.extensionInterface, "Output", "s", "dac")
+        var dac = try server.capture("dac")
+        try waitForTone(dac, "on the DAC")
+        dac.stop()
+
+        let speakers = try server.capture("speakers")
+        defer { speakers.stop() }
+        var mark = harness.mark()
+        let pulled = ContinuousClock.now
+        try server.unloadSink("dac")
+        try waitForTone(speakers, after: pulled, "on the speakers once the DAC is gone")
+        try waitForOutputs(from: mark, "the DAC gone") { !$0.contains("dac") }
+        XCTAssertEqual(try harness.get(H.extensionInterface, "Output").string, "dac", "still chosen")
+        XCTAssertEqual(try harness.playbackStatus, "Playing")
+
+        mark = harness.mark()
+        try server.loadSink("dac")
+        dac = try server.capture("dac")
+        let back = ContinuousClock.now
+        try waitForOutputs(from: mark, "the DAC back") { $0.contains("dac") }
+        try waitForTone(dac, after: back, "on the DAC again")
+        try waitForSilence(speakers, after: back, "the speakers once the DAC is back")
+        dac.stop()
+
+        // a restart plays on the DAC at once
+        let old = harness.daemon
+        harness.exitExpected.insert(old.pid)
+        old.stop()
+        try harness.start([], sink: nil, environment: server.environment)
+        XCTAssertEqual(try harness.get(H.extensionInterface, "Output").string, "dac", "remembered")
+        dac = try server.capture("dac")
+        defer { dac.stop() }
+        let play = ContinuousClock.now
+        try harness.call(H.player, "Play")
+        try waitForTone(dac, after: play, "on the DAC after a restart")
+        XCTAssertEqual(try server.streams().map(\.sink), ["dac"])
+    }
+
+    /// `default` follows the server's default device (a desktop's sound settings).
+    func testDefaultFollowsTheServersDefaultDevice() throws {
+        try startPlaying([try short("long", seconds: 30)], sinks: ["speakers", "headphones"])
+        let headphones = try server.capture("headphones")
+        defer { headphones.stop() }
+        let changed = ContinuousClock.now
+        try server.setDefaultSink("headphones")
+        try waitForTone(headphones, after: changed, "on the new default")
+        XCTAssertEqual(try server.streams().map(\.sink), ["headphones"])
+        XCTAssertEqual(try harness.get(H.extensionInterface, "Output").string, "default")
+    }
 }
