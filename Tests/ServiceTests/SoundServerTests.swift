@@ -284,4 +284,17 @@ final class SoundServerTests: ServiceTestCase {
         XCTAssertEqual(try server.streams().map(\.sink), ["headphones"])
         XCTAssertEqual(try harness.get(H.extensionInterface, "Output").string, "default")
     }
+
+    /// Stopped on a real server, with its device monitor watching: nothing polls (rule 7). (Paused
+    /// is not asleep here: libpulse's timing updates of the corked stream, which pulsesink asks
+    /// for with PA_STREAM_AUTO_TIMING_UPDATE, wake its "threaded-ml" thread 1-2 times a second.)
+    func testStoppedOnARealServerWithItsDevicesWatchedNothingWakes() throws {
+        try startPlaying([try short("long", seconds: 30)], sinks: ["speakers", "headphones"])
+        try harness.call(H.player, "Stop")
+        try harness.waitForStatus("Stopped")
+        Thread.sleep(forTimeInterval: 1.5)  // what was under way settles first (as IdleTests)
+        let (count, threads) = WakeUps.count(harness.daemon.pid, window: 3, sanitizerThreadName: "tonearmd")
+        XCTAssertLessThanOrEqual(count, 1, "tonearmd woke \(count) times in 3 s: \(threads)")
+        XCTAssertGreaterThan(try outputs().count, 0, "the device monitor runs")
+    }
 }
