@@ -77,6 +77,11 @@ PACKAGES=(
     # an unprivileged user, and XWayland, the X server that Tonearm's (X11) window gets there
     sway
     xwayland
+    # sound tests (SoundServerTests): a PulseAudio server of the test's own with null sinks, and
+    # pactl/parec (pulseaudio-utils) to plug devices in and out and to hear their monitors; tests only
+    # (a desktop has its own sound server; tonearmd needs only gstreamer1.0-pulseaudio)
+    pulseaudio
+    pulseaudio-utils
     # man pages and the Debian package: man renders the generated pages in the tests;
     # dpkg-shlibdeps finds the package's library dependencies (make deb)
     man-db

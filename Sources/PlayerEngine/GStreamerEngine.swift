@@ -75,6 +75,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var fade = 1.0
     /// ReplayGain and the equalizer as the player last asked (`AudioStages.swift`).
     private var audio = EngineAudio()
+    /// The output devices and the one chosen (`OutputRouter.swift`); nil unless the sink is the
+    /// default path's pulsesink.
+    private var outputs: OutputRouter?
+    /// The output the player chose, for a router made after the choice.
+    private var chosenOutput = Outputs.defaultID
     /// The stall timer of the preroll under way, if any (see `watchPreroll`).
     private var prerollWatch: (any DispatchSourceTimer)?
     private static let prerollLimit = DispatchTimeInterval.seconds(8)
@@ -160,6 +165,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                                      message: "GStreamer element '\(configuration.pipeline.rawValue)' is not installed")
             }
             setUpResult = .success(EngineSetUp(audioSinkDescription: sink.shown))
+            if sink.description == Self.pulseSink { watchOutputs() }
             logger.info("engine ready", metadata: ["pipeline": "\(configuration.pipeline.rawValue)", "sink": "\(sink.shown)",
                                                    "gstreamer": "\(GStreamer.version)"])
         } catch {
@@ -253,10 +259,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             case .setMuted(let muted): setMuted(muted)
             case .setFade(let level):
                 fade = min(max(level, 0), 1)
-                pipeline?.fade?.set("volume", fade)
+                if let pipeline { applyLevels(to: pipeline) }
             case .audio(let command):
                 audio.take(command)
                 pipeline?.stages?.apply(audio)
+            case .setOutput(let id):
+                chosenOutput = id
+                outputs?.choose(id)
             case .video(.controls(let text)): showControls(text)
             case .video(let command):
                 if case .setGravity(let gravity) = command { setGravity(gravity) }
@@ -280,13 +289,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // (`volume` is replaced there; the dispose thread, which holds a retired pipeline, never
         // touches it).
         let playbin: Element
-        /// Our own `volume` element in the audio filter: it carries volume and mute (a reused
-        /// pipeline gets a new filter, and with it a new one).
+        /// Our own `volume` element in the audio filter (a reused pipeline gets a new filter, and
+        /// with it a new one): it carries volume and mute only when `fade` is missing.
         var volume: Element?
-        /// The sleep timer's fade, in front of the sink (nil: the sink's description would not take it).
+        /// The `volume` element in front of the sink: volume times the sleep timer's fade, and mute
+        /// (nil: the sink's description would not take it). See `makeSink` for why there.
         var fade: Element?
         /// The filter's optional stages (ReplayGain, the equalizer), replaced with the filter.
         var stages: AudioStages?
+        /// The pulsesink, when the output is the default path's (see `OutputRouter`).
+        var outputSink: Element?
         let bus: Bus
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
@@ -361,7 +373,15 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
         let pipeline = Pipeline(playbin: playbin, volume: volumeElement, bus: bus, busSource: source)
         pipeline.fade = sink.child(named: "tonearm-fade")
-        pipeline.fade?.set("volume", fade)
+        applyLevels(to: pipeline)
+        pipeline.outputSink = sink.child(named: Self.pulseSinkName)
+        // A stream moved to another device is heard there about half its buffer plus 45 ms after
+        // it stopped on the first (PulseAudio 16 null sinks, SoundServerTests: 146 ms with
+        // pulsesink's default 200 ms, 96 with 100, 75 with 60): 60 ms keeps a move under 100 ms.
+        // The sound server then wakes more often while playing (design brief, trap 13); pulsesink
+        // itself still writes every latency-time (10 ms) as before.
+        pipeline.outputSink?.set("buffer-time", Self.pulseBufferTime)
+        outputs?.route(pipeline.outputSink)
         pipeline.stages = stages
         // the video flags and sink are chosen per load (`chooseVideo`); until then, none
         try chooseVideo(for: pipeline, display: nil)
@@ -406,9 +426,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         return pipeline
     }
 
-    /// The audio sink, with the sleep timer's fade in front of it. Not in the audio filter beside the
-    /// volume: playsink queues about a second after its filter, so a fade there was heard a second
-    /// late and cut off at ~15% by the pause (SleepTimerServiceTests, through a WAV capture).
+    /// The audio sink, with a volume element in front of it for volume, mute and the sleep timer's
+    /// fade. Not in the audio filter: playsink queues about a second after its filter, so a fade
+    /// there was heard a second late and cut off at ~15% by the pause (SleepTimerServiceTests,
+    /// through a WAV capture), and a Volume or mute there was heard 1.2 s after the call on a real
+    /// PulseAudio (SoundServerTests); in front of the sink only the sink's own buffer is left.
     private func makeSink() throws -> Element {
         let description = sinkDescription ?? "autoaudiosink"
         if let sink = try? Element(binDescription: "volume name=tonearm-fade ! \(description)") { return sink }
@@ -418,7 +440,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     /// Gives `playbin` a fresh audio filter (scaletempo, the stages turned on, then our volume
-    /// element at the current volume and mute) and returns that volume element and the stages.
+    /// element, at 1 until `applyLevels`) and returns that volume element and the stages.
     private func installFilter(on playbin: Element) throws -> (volume: Element?, stages: AudioStages?) {
         let filter = try Element(binDescription: "scaletempo name=tonearm-tempo ! volume name=tonearm-volume")
         let stages = AudioStages(filter: filter)
@@ -429,8 +451,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // the segments, only the next one's timestamps 2 s later)
         filter.watchForGaps(longerThan: Self.gapThreshold)
         playbin.set("audio-filter", filter)
-        volumeElement?.set("volume", volume)
-        volumeElement?.set("mute", muted)
         return (volumeElement, stages)
     }
 
@@ -440,9 +460,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         guard let kept = warm else { return try makePipeline() }
         warm = nil
         // its fresh filter went in when it was kept (see `adopt`); volume and mute may have changed
-        kept.volume?.set("volume", volume)
-        kept.fade?.set("volume", fade)
-        kept.volume?.set("mute", muted)
+        applyLevels(to: kept)
+        outputs?.route(kept.outputSink)
         kept.stages?.apply(audio)
         // a retired pipeline's bus was set flushing for its teardown (see `stop`)
         kept.bus.setFlushing(false)
@@ -539,6 +558,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         if pipeline == nil, warm == nil, let filter = try? installFilter(on: kept.playbin) {
             kept.volume = filter.volume
             kept.stages = filter.stages
+            applyLevels(to: kept)
             warm = kept
         } else {
             kept.busSource.cancel()
@@ -631,11 +651,39 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let children = auto.childFactoryNames
         auto.setState(.null)
         if result != .failure, !children.isEmpty, !children.contains(where: { $0.hasPrefix("fake") }) {
+            // named, so that the output can be moved from device to device (`OutputRouter`)
+            if children == ["pulsesink"] { return (pulseSink, "autoaudiosink (pulsesink)") }
             return (nil, "autoaudiosink (\(children.joined(separator: ",")))")
         }
         let silent = "fakesink sync=true"
         logger.notice("no sound device found: playing silently in real time (set TONEARM_AUDIO_SINK to choose a sink)")
         return (silent, silent)
+    }
+
+    /// What autoaudiosink chose when it found a PulseAudio (or pipewire-pulse) server: the same
+    /// sink, named, for `OutputRouter`.
+    private static let pulseSinkName = "tonearm-sink"
+    private static let pulseSink = "pulsesink name=\(pulseSinkName)"
+    /// pulsesink's `buffer-time` in µs (see `makePipeline`).
+    private static let pulseBufferTime: UInt64 = 60_000
+
+    /// Starts watching the output devices; the player hears of them, and the sinks move as the
+    /// chosen device or the server's default comes and goes.
+    private func watchOutputs() {
+        outputs = OutputRouter(queue: queue, logger: logger, reportDevices: { [weak self] devices in
+            guard let self else { return }
+            deliver(.outputs(devices), generation ?? Generation(0))
+        }, moveSinks: { [weak self] in
+            guard let self else { return }
+            outputs?.route(pipeline?.outputSink)
+            outputs?.route(warm?.outputSink)
+        })
+        guard let outputs else {
+            logger.notice("no output devices listed: the sound server's device monitor did not start")
+            return
+        }
+        outputs.choose(chosenOutput)
+        outputs.reportNow()
     }
 
     // MARK: Commands, on the engine's queue
@@ -785,12 +833,26 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // the volume element's factor is linear amplitude (as GstStreamVolume's linear format), so
         // the caller's linear 0...1 goes through unchanged; a cubic UI curve is the client's business.
         self.volume = volume
-        pipeline?.volume?.set("volume", volume)
+        if let pipeline { applyLevels(to: pipeline) }
     }
 
     private func setMuted(_ muted: Bool) {
         self.muted = muted
-        pipeline?.volume?.set("mute", muted)
+        if let pipeline { applyLevels(to: pipeline) }
+    }
+
+    /// Volume, mute and fade on the element in front of the sink, the filter's volume left at 1;
+    /// on the filter's when the sink took no element in front of it (and then no fade).
+    private func applyLevels(to pipeline: Pipeline) {
+        if let front = pipeline.fade {
+            front.set("volume", volume * fade)
+            front.set("mute", muted)
+            pipeline.volume?.set("volume", 1.0)
+            pipeline.volume?.set("mute", false)
+        } else {
+            pipeline.volume?.set("volume", volume)
+            pipeline.volume?.set("mute", muted)
+        }
     }
 
     // MARK: Queries, on the engine's queue

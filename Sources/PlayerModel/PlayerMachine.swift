@@ -51,6 +51,8 @@ public struct PlayerMachine: Sendable {
     var bedtime = Bedtime()
     /// ReplayGain and the equalizer (`AudioSettings.swift`).
     var audio = AudioState()
+    /// The chosen output and the devices (`Outputs.swift`).
+    var output = Outputs()
 
     /// Tag reads of items that have not played (see `MetadataReads`).
     private var reads = MetadataReads()
@@ -117,6 +119,7 @@ public struct PlayerMachine: Sendable {
             .stopAfterCurrentChanged(bedtime.stopAfterCurrent),
             .sleepTimerChanged(bedtime.timer),
             .audioChanged(audio.settings),
+            .outputsChanged(output),
         ]
         if let item = playQueue.current {
             events += [
@@ -306,6 +309,7 @@ public struct PlayerMachine: Sendable {
         }
         restoreVideoSettings(restored.video)
         restoreAudio(restored.audio)
+        restoreOutput(restored.output)
         for event in currentValues { emit(event) }
         guard let item = playQueue.current else { return }
         let wanted: TransportIntent = resume == .play ? .playing : restored.intent == .stopped ? .stopped : .paused
@@ -910,6 +914,8 @@ public struct PlayerMachine: Sendable {
     /// An event of the engine, for the load `generation`, handed to the machine at `now`.
     public mutating func handle(_ event: EngineEvent, of generation: Generation, at now: ContinuousClock.Instant) {
         if case .video(.pointerMoved) = event { return pointerMoved(now: now) }
+        // the devices of the machine, not of a load: whatever the generation
+        if case .outputs(let devices) = event { return devicesChanged(devices) }
         // the person's, not a load's: whatever the generation
         if case .video(.input(let input)) = event {
             handleWindowInput(input, now: now)
@@ -987,6 +993,8 @@ public struct PlayerMachine: Sendable {
             }
         case .video:
             break  // taken by handleVideo above
+        case .outputs:
+            break  // taken above
         }
     }
 

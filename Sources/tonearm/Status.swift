@@ -69,6 +69,8 @@ enum Format {
             lines.append(("replaygain", replayGain(audio)))
             lines.append(("equalizer", equalizer(audio)))
         }
+        // only where there is a choice: a sound server's devices, or one chosen
+        if let output = status.output, status.outputDevices > 0 || output != "default" { lines.append(("output", output)) }
         if let error = status.itemError { lines.append(("error", "\(error.message) (\(error.name))")) }
         if status.stopAfterCurrent { lines.append(("stop", "after this track")) }
         if let left = status.sleepLeft(now: wallClock()) { lines.append(("sleep", "in \(TimeText.format(left))")) }
@@ -102,6 +104,8 @@ enum Format {
         var error: Failure?
         var replaygain: ReplayGain?
         var equalizer: Equalizer?
+        /// The chosen output: `default` or a device's id.
+        var output: String?
         /// Only in `watch`'s lines: what happened.
         var event: String?
         var stopAfter: Bool
@@ -110,7 +114,7 @@ enum Format {
 
         enum CodingKeys: String, CodingKey {
             case event, version, status, title, artist, artists, album, url, trackid, position, duration, volume, muted, loop,
-                 shuffle, rate, live, buffering, waiting, error, stopAfter, sleep, replaygain, equalizer
+                 shuffle, rate, live, buffering, waiting, error, stopAfter, sleep, replaygain, equalizer, output
         }
 
         // nil is written as null: every key is always there
@@ -137,6 +141,7 @@ enum Format {
             try c.encode(error, forKey: .error)
             try c.encode(replaygain, forKey: .replaygain)
             try c.encode(equalizer, forKey: .equalizer)
+            try c.encode(output, forKey: .output)
             try c.encodeIfPresent(event, forKey: .event)
             try c.encode(stopAfter, forKey: .stopAfter)
             try c.encode(sleep, forKey: .sleep)
@@ -162,7 +167,8 @@ enum Format {
             live: status.isLive, buffering: status.bufferingPercent, waiting: status.waitingReason,
             error: status.itemError.map { JSONStatus.Failure(name: $0.name, message: $0.message) },
             replaygain: status.audio.map { JSONStatus.ReplayGain(mode: $0.replayGain, preamp: $0.preamp) },
-            equalizer: status.audio.map { JSONStatus.Equalizer(preset: $0.equalizerPreset, gains: $0.equalizer) }, event: event,
+            equalizer: status.audio.map { JSONStatus.Equalizer(preset: $0.equalizerPreset, gains: $0.equalizer) },
+            output: status.output, event: event,
             stopAfter: status.stopAfterCurrent, sleep: status.sleepLeft(now: wallClock()).map(seconds))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

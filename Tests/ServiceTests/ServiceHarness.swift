@@ -125,10 +125,10 @@ final class ServiceHarness: @unchecked Sendable {
     static func executable() throws -> URL { try BuiltProduct.executable("tonearmd", override: "TONEARMD") }
 
     /// Starts tonearmd with `arguments` (files or URIs, options) on the private bus with a silent
-    /// real-time sink (through `launcher` when given: see `Daemon.launch`), and waits for it to
+    /// real-time sink (`sink` nil: the default path, for a `SoundServer` in `environment`) (through `launcher` when given: see `Daemon.launch`), and waits for it to
     /// own its name. `environment`: variables set for it besides the harness's.
     @discardableResult
-    func start(_ arguments: [String] = [], sink: String = "fakesink sync=true", timeout: TimeInterval = 20,
+    func start(_ arguments: [String] = [], sink: String? = "fakesink sync=true", timeout: TimeInterval = 20,
                launcher: [String] = [], environment: [String: String] = [:]) throws -> Daemon {
         let mark = watcher.count
         let log = directory.appendingPathComponent("tonearmd-\(daemons.count).log")
