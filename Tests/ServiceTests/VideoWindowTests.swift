@@ -7,6 +7,15 @@ import XCTest
 /// X has no event a test can wait on from outside: window state is read with xdotool, xprop and
 /// xwininfo in short bounded loops (`waitForX`).
 final class VideoWindowTests: VideoTestCase {
+    /// A sound server of the test's own, stopped after tonearmd (a server gone first is an output
+    /// failure in tonearmd's log).
+    private var soundServer: SoundServer?
+
+    override func tearDown() {
+        super.tearDown()
+        soundServer?.stop()
+        soundServer = nil
+    }
     // MARK: Tests
 
     func testAVideoItemGetsAWindowOfItsOwnThatMPRISRaisesAndMakesFullscreen() throws {
@@ -176,6 +185,34 @@ final class VideoWindowTests: VideoTestCase {
         let window = try x.waitForWindow(classed: "tonearm")
         try x.waitForX("the stream's picture in the window") { !(try x.colour(atMiddleOf: window) == .black) }
         try harness.waitForStatus("Playing")
+    }
+
+    /// A banner's video: muted, looping, opened with OpenUri. It shows at once and nothing of its
+    /// sound is heard (a real PulseAudio's monitor, from before the call), until it is unmuted.
+    func testAMutedVideoOpenedShowsAndLoopsWithNoAudibleOutput() throws {
+        let x = try startDisplay()
+        let file = try mp4("red", title: "Banner")
+        let server = try SoundServer(sinks: ["speakers"])
+        soundServer = server
+        try harness.start(sink: nil, environment: server.environment.merging(["DISPLAY": x.name]) { $1 })
+        try harness.set(H.extensionInterface, "Muted", "b", "true")
+        try harness.set(H.player, "LoopStatus", "s", "Track")
+        let capture = try server.capture("speakers")
+        defer { capture.stop() }
+        let opened = ContinuousClock.now
+        try harness.call(H.player, "OpenUri", "s", [H.uri(file)])
+        let window = try x.waitForWindow(classed: "tonearm")
+        try x.waitForX("red in the window") { try x.colour(atMiddleOf: window) == .red }
+        try harness.waitForStatus("Playing")
+        // a second of what it sounds like playing
+        try readUntil("a second played", timeout: 10) { (try harness.get(H.player, "Position").int64 ?? 0) >= 1_000_000 }
+        try readUntil("the monitor to have recorded since the call", timeout: 5) { capture.samples(after: opened).count > SoundServer.rate }
+        let heard = capture.samples(after: opened)
+        XCTAssertEqual(Levels.peak(heard), 0, "a muted start is heard as digital silence")
+        XCTAssertEqual(try server.streams().count, 1, "its sound goes to the server, muted")
+        let unmuted = ContinuousClock.now
+        try harness.set(H.extensionInterface, "Muted", "b", "false")
+        XCTAssertNotNil(capture.waitForLevel(after: unmuted, timeout: 5) { $0 > -40 }, "unmuted, its sound is heard")
     }
 
     func testHeadlessTheAudioOfAVideoFilePlaysAndNoWindowIsMade() throws {
