@@ -313,7 +313,8 @@ final class ServiceHarness: @unchecked Sendable {
     func waitForChange(_ interface: String, _ what: String, from mark: Int, timeout: TimeInterval = 10,
                        daemon: Daemon? = nil, where predicate: ([String: MonitorValue]) -> Bool) throws -> BusMessage {
         let sender = (daemon ?? self.daemon).uniqueName
-        return try watcher.wait(for: what, from: mark, timeout: timeout) {
+        // sanitized, what a call sets off (a preroll, a video's first frame) comes `slowdown` times later
+        return try watcher.wait(for: what, from: mark, timeout: timeout * Self.slowdown) {
             $0.sender == sender && $0.changedInterface == interface && predicate($0.changed)
         }
     }
@@ -323,7 +324,7 @@ final class ServiceHarness: @unchecked Sendable {
     func waitForSignal(_ interface: String, _ member: String, from mark: Int, timeout: TimeInterval = 10,
                        daemon: Daemon? = nil, where predicate: (BusMessage) -> Bool = { _ in true }) throws -> BusMessage {
         let sender = (daemon ?? self.daemon).uniqueName
-        return try watcher.wait(for: "\(interface).\(member)", from: mark, timeout: timeout) {
+        return try watcher.wait(for: "\(interface).\(member)", from: mark, timeout: timeout * Self.slowdown) {
             $0.sender == sender && $0.interface == interface && $0.member == member && predicate($0)
         }
     }
