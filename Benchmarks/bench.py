@@ -610,6 +610,19 @@ class Bench:
         r["open_s"], r["firstbuffer_s"] = ours, floor
         log(f"{player.name}: CPU while playing, {self.args.pairs} pairs of {self.args.cpu_window:g} s")
         r["cpu_pairs"] = await self.cpu_pairs(player, mp3)
+        if player.name == "tonearmd":
+            # issue 29's audio stages: the bench's MP3 is untagged, so ReplayGain's stage is in the
+            # pipeline at x1 (its own cost); then a preset puts the equalizer in too
+            def set_audio(prop, sig, value):
+                self.call(player, PROPS, "Set", "ssv", (EXT, prop, (sig, value)))
+            log(f"{player.name}: CPU while playing, ReplayGain track, equalizer flat")
+            set_audio("ReplayGainMode", "s", "track")
+            r["cpu_pairs_rg"] = await self.cpu_pairs(player, mp3)
+            log(f"{player.name}: CPU while playing, ReplayGain track, equalizer preset rock")
+            set_audio("EqualizerPreset", "s", "rock")
+            r["cpu_pairs_rg_eq"] = await self.cpu_pairs(player, mp3)
+            set_audio("EqualizerPreset", "s", "flat")
+            set_audio("ReplayGainMode", "s", "off")
         log(f"{player.name}: PlayPause and SetPosition")
         self.call(player, PLAYER, "OpenUri", "s", (mp3,))
         await self.until_playing(player)
@@ -1227,6 +1240,9 @@ def summarize(results):
         f = {}
         pairs = r["cpu_pairs"]
         f["cpu_ratio"] = stats([p["ratio"] for p in pairs])
+        for key in ("rg", "rg_eq"):
+            if f"cpu_pairs_{key}" in r:
+                f[f"cpu_ratio_{key}"] = stats([p["ratio"] for p in r[f"cpu_pairs_{key}"]])
         f["run_ratio"] = stats([p["run_ratio"] for p in pairs])
         f["cpu_share"] = stats([p["player"]["cpu_share"] for p in pairs])
         f["floor_cpu_share"] = stats([p["floor"]["cpu_share"] for p in pairs])
@@ -1273,6 +1289,10 @@ def table(summary, results, queues, playlists=None, video=None):
 
     row("CPU playing the MP3, ratio to gst-launch playbin, median (range) of pairs", "1.00",
         *each(lambda f: f"{f['cpu_ratio']['median']:.2f} ({f['cpu_ratio']['min']:.2f}-{f['cpu_ratio']['max']:.2f})"))
+    def ratio(key):
+        return lambda f: (f"{f[key]['median']:.2f} ({f[key]['min']:.2f}-{f[key]['max']:.2f})" if key in f else "-")
+    row("  with ReplayGain on (track), equalizer flat", "1.00", *each(ratio("cpu_ratio_rg")))
+    row("  with ReplayGain on (track), equalizer preset rock", "1.00", *each(ratio("cpu_ratio_rg_eq")))
     row("  the same from schedstat (ns; threads alive at both ends)", "1.00",
         *each(lambda f: f"{f['run_ratio']['median']:.2f} ({f['run_ratio']['min']:.2f}-{f['run_ratio']['max']:.2f})"))
     row("  CPU share of a core playing", f"{t['floor_cpu_share']['median'] * 100:.2f}%",
