@@ -47,7 +47,7 @@ shot() {
 }
 for gravity in fit fill stretch; do
     "$BIN/tonearm" gravity "$gravity"
-    sleep 0.5  # the sink draws its last frame again once the window program moved it
+    sleep 3  # the sink draws its last frame again once the window program moved it
     shot "$REPO/docs/video-$gravity.png"
 done
 
