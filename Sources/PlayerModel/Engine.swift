@@ -78,6 +78,8 @@ public enum EngineCommand: Hashable, Sendable {
     case video(VideoCommand)
     /// ReplayGain and the equalizer (`AudioSettings.swift`).
     case audio(AudioCommand)
+    /// The crossfade into the next item (`Crossfade.swift`).
+    case crossfade(CrossfadeCommand)
 
     var isSeek: Bool { if case .seek = self { true } else { false } }
 }

@@ -23,6 +23,8 @@ public enum PlayerTimer: Hashable, Sendable, CaseIterable {
     case controls
     /// The sleep timer: the start of its fade, each step of the fade, its end (`SleepTimer.swift`).
     case sleep
+    /// The crossfade's preparation and its start (`Crossfade.swift`), only while playing towards it.
+    case crossfade
 }
 
 /// The player's rules (design brief, rules 1-7) as a state machine: each input (a client's request,
@@ -51,6 +53,8 @@ public struct PlayerMachine: Sendable {
     var bedtime = Bedtime()
     /// ReplayGain and the equalizer (`AudioSettings.swift`).
     var audio = AudioState()
+    /// The crossfade into the next item under way, if any (`Crossfade.swift`).
+    var fade = CrossfadeState()
 
     /// Tag reads of items that have not played (see `MetadataReads`).
     private var reads = MetadataReads()
@@ -306,6 +310,7 @@ public struct PlayerMachine: Sendable {
         }
         restoreVideoSettings(restored.video)
         restoreAudio(restored.audio)
+        restoreCrossfade(restored.audio)
         for event in currentValues { emit(event) }
         guard let item = playQueue.current else { return }
         let wanted: TransportIntent = resume == .play ? .playing : restored.intent == .stopped ? .stopped : .paused
@@ -609,6 +614,7 @@ public struct PlayerMachine: Sendable {
     /// the position (rule 6).
     mutating func release() {
         if loadState.pipeline != nil { command(.release) }
+        forgetCrossfade()  // the engine's release drops a prepared one with the rest
         forgetItemVideo()
         if case .awaitingReconnect = loadState { actions.append(.cancelTimer(.reconnect)) }
         stopStallWatch()
@@ -661,10 +667,17 @@ public struct PlayerMachine: Sendable {
             loadState.ready?.next = nil
             return
         }
-        if let armed = ready.next, armed.id == nextID { return }
+        if let armed = ready.next, armed.id == nextID {
+            holdForCrossfade(armed, uri: next.uri)
+            return
+        }
         let generation = newGeneration()
         loadState.ready?.next = (nextID, generation)
-        command(.prepareNext(next.uri, generation))
+        if crossfades(into: nextID) {
+            fade.held = generation  // the engine hears of it when the crossfade is prepared
+        } else {
+            command(.prepareNext(next.uri, generation))
+        }
     }
 
     private mutating func applyTargetState() {
@@ -843,6 +856,7 @@ public struct PlayerMachine: Sendable {
         case .bufferingStall: bufferingStallDue(now: now)
         case .controls: controlsDue(now: now)
         case .sleep: sleepDue(now: now)
+        case .crossfade: planCrossfade(now: now, fired: true)
         }
     }
 
@@ -909,6 +923,7 @@ public struct PlayerMachine: Sendable {
 
     /// An event of the engine, for the load `generation`, handed to the machine at `now`.
     public mutating func handle(_ event: EngineEvent, of generation: Generation, at now: ContinuousClock.Instant) {
+        defer { planCrossfade(now: now) }
         if case .video(.pointerMoved) = event { return pointerMoved(now: now) }
         // the person's, not a load's: whatever the generation
         if case .video(.input(let input)) = event {

@@ -20,6 +20,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case video(VideoCommand)
         case fade(Double)
         case audio(AudioCommand)
+        case crossfade(CrossfadeCommand)
     }
 
     /// The events a test sends; the engine adds what a real one would have asked of the pipeline.
@@ -114,6 +115,8 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
             recorded.append(.video(command))
         case .audio(let command):
             recorded.append(.audio(command))
+        case .crossfade(let command):
+            recorded.append(.crossfade(command))
         }
     }
 
