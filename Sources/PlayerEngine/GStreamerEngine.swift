@@ -118,6 +118,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var outgoing: Pipeline?
     private var ramp: Ramp?
     private var rampTimer: (any DispatchSourceTimer)?
+    /// The generation of a crossfade's item whose preroll is told as `.streamStarted` (the moment
+    /// the player makes it current), not as `.asyncDone`.
+    private var announcing: Generation?
 
     /// Returns at once: GStreamer's set-up (`gst_init`, which scans every plugin when there is no
     /// registry cache yet, and the choice of the sink) runs first on the engine's queue, so the
@@ -598,6 +601,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         playsAfterPreroll = false
         itemResponse = nil
         failedResponses = []
+        announcing = nil
     }
 
     /// Takes `pipeline` to NULL on a thread of its own (see `dispose`), counted among the teardowns
@@ -916,6 +920,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 // from the preroll buffer it holds
                 if playsAfterPreroll { pipeline.playbin.setState(.playing) }
                 playsAfterPreroll = false
+                if announcing == generation {
+                    announcing = nil
+                    return deliver(.streamStarted(snapshot()), generation)
+                }
             }
             let snapshot = snapshot()
             if !reportedLive, isLiveStream(snapshot) {
@@ -924,6 +932,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             }
             deliver(.asyncDone(snapshot), generation)
         case .streamStart:
+            if announcing == generation { return }  // a crossfade's item is announced at its preroll
             // after about-to-finish, STREAM_START is the boundary to the next item (trap 2)
             let next = pipeline.lock.withLock { () -> (uri: MediaURI, generation: Generation)? in
                 defer { pipeline.switching = nil }
@@ -1161,8 +1170,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// The ramps step this often while a fade plays (50 wake-ups a second for its length only).
     private static let rampStep = Duration.milliseconds(20)
 
-    /// Opens the next item for a crossfade: a pipeline of its own, paused and silent, its bus held
-    /// until it starts (its messages then tell the player about it as the current item). Two
+    /// Opens the next item for a crossfade: a pipeline of its own, in READY and silent, its bus held
+    /// until it starts (its messages then tell the player about it as the current item). Not
+    /// prerolled: a pulsesink prerolled in PAUSED and played a second later was heard as much later
+    /// as it had waited, and without its start when the pipeline ran on the system clock
+    /// (GStreamer 1.22, PulseAudio 16: CrossfadeTests on a null sink's monitor). Two
     /// streams at once need an output that takes two: a sound server does (it mixes them); an ALSA
     /// device opened directly does not, so there the item is armed for a gapless switch instead.
     private func prepareCrossfade(_ uri: MediaURI, generation: Generation) {
@@ -1172,20 +1184,17 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         fresh.busSource.suspend()
         fresh.fade?.set("volume", 0.0)
         fresh.playbin.set("uri", uri.string)
-        fresh.playbin.setState(.paused)
+        fresh.playbin.setState(.ready)
         incoming = (fresh, uri, generation)
     }
 
     /// Starts the prepared item and fades over `length`: it becomes the current pipeline (the
-    /// player hears `.streamStarted` for it and makes its item current), the previous one plays
-    /// on beside it, fading out, until the ramp ends. An item that did not preroll is dropped: the
-    /// current one then ends by itself and the player loads the next (which tells why it failed).
+    /// player hears `.streamStarted` for it at its preroll and makes its item current; an error
+    /// fails it as the next item that followed), the previous one plays on beside it, fading out,
+    /// until the ramp ends.
     private func startCrossfade(length: Duration) {
         guard let next = incoming, let current = pipeline else { return }
         incoming = nil
-        guard next.pipeline.playbin.currentState == (.paused, .voidPending) else {
-            return letGo(resumed(next.pipeline))
-        }
         endFadeOut()
         prerollWatch?.cancel()
         prerollWatch = nil
@@ -1195,7 +1204,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         uri = next.uri
         missingPlugin = nil
         reportedLive = false
-        prerolled = true
+        prerolled = false
+        announcing = next.generation
         playsAfterPreroll = false
         itemResponse = nil
         failedResponses = []
@@ -1205,11 +1215,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let playing = (pending == .voidPending ? state : pending) == .playing
         ramp = Ramp(length: length, since: playing ? .now : nil)
         applyFadeLevels()
-        if playing {
-            next.pipeline.playbin.setState(.playing)
-            stepRamp()
-        }
-        deliver(.streamStarted(snapshot()), next.generation)
+        next.pipeline.playbin.setState(playing ? .playing : .paused)
+        if playing { stepRamp() }
         _ = resumed(next.pipeline)  // what it said while prepared is read now, as the current load's
     }
 

@@ -3,8 +3,8 @@
 /// each on an equal-power ramp, and says `.streamStarted` for the next item's generation when it
 /// starts, the moment the player makes it current (MPRIS Metadata changes as the fade begins).
 public enum CrossfadeCommand: Hashable, Sendable {
-    /// Open `uri` (the next item, as `generation`) paused and silent, ready to start: asked
-    /// `CrossfadeState.preparation` before the fade, so that its preroll is not heard as a delay.
+    /// Build the pipeline of `uri` (the next item, as `generation`), silent, ready to start: asked
+    /// `CrossfadeState.preparation` before the fade, so that building it is not heard as a delay.
     /// An engine that cannot play two streams at once arms it as the gapless next item instead.
     case prepare(MediaURI, Generation)
     /// Start the prepared item now and fade over `length` (what is left of the current item).
@@ -25,9 +25,9 @@ struct CrossfadeState: Sendable {
     /// The position of the current item at which the crossfade timer is due, while it runs.
     var timerDue: Duration?
 
-    /// How long before the fade the next item is opened: a local file prerolls in milliseconds,
-    /// a network one may take longer.
-    static let preparation = Duration.seconds(2)
+    /// How long before the fade the next item's pipeline is built and opened (to READY: it prerolls
+    /// as it starts).
+    static let preparation = Duration.seconds(1)
     /// A fade shorter than this is not worth a second stream: the items follow gaplessly.
     static let shortest = Duration.milliseconds(100)
     /// Where the longest crossfade ends (extension `Crossfade`).

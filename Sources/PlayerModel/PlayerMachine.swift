@@ -551,6 +551,8 @@ public struct PlayerMachine: Sendable {
             playQueue.update(id) { $0.isSeekable = found.isSeekable }
             emitCapabilities(id)
         }
+        // the next item's album decides whether it crossfades or follows gaplessly
+        if id == loadState.ready?.next?.id { prepareGaplessNext() }
     }
 
     // MARK: Rules

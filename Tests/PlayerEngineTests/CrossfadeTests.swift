@@ -1,0 +1,238 @@
+import Foundation
+import PlayerEngine
+import PlayerModel
+import TestSupport
+import XCTest
+
+/// The crossfade, heard: two tones of different pitch play one after the other into a null sink of
+/// a PulseAudio of the test's own, and its monitor is recorded. A crossfade plays two streams at
+/// once, which the sound server mixes; what the listener hears is that mix, so it is what is
+/// measured: how long both tones sound together, that nothing falls silent, that nothing clips.
+final class CrossfadeTests: XCTestCase {
+    static let low = 300.0, high = 3000.0, third = 1000.0
+
+    /// Plays `a` then `b` (and `c`) with a crossfade of `seconds`, recording the monitor until `b`
+    /// (or the last) ended; `during` runs once the fade started (the next item is current).
+    func record(_ kind: EngineConfiguration.PipelineKind, seconds: Double, items: [URL],
+                during: ((Harness, [ItemID]) throws -> Void)? = nil) throws -> [Double] {
+        let server = try PulseServer()
+        let harness = try Harness(pipeline: kind, sink: "pulsesink server=\(server.address) device=\(PulseServer.sink)")
+        harness.player.setCrossfade(seconds, albums: false)
+        let ids = try harness.player.enqueue(items.map { MediaURI(fileURL: $0) })
+        let recording = try server.record()
+        harness.player.play()
+        try harness.recorder.wait(for: "the fade starts") { event -> Void? in
+            guard case .currentItemChanged(let item?) = event, item.id == ids[1] else { return nil }
+            return ()
+        }
+        try during?(harness, ids)
+        try harness.recorder.wait(for: "the last item ends", timeout: 30) { $0.playedToEnd == ids.last ? () : nil }
+        Thread.sleep(forTimeInterval: 0.3)  // the sink's buffer reaches the monitor
+        return try recording.stop()
+    }
+
+    func testTheOverlapLastsWhatWasSetWithNoSilenceAndNoClipping() throws {
+        let media = try MediaGenerator()
+        let a = try media.tone("a", format: .wav, seconds: 4, frequency: Self.low)
+        let b = try media.tone("b", format: .wav, seconds: 4, frequency: Self.high)
+        try onBothPipelines { kind in
+            let heard = try record(kind, seconds: 2, items: [a, b])
+            let bands = Bands(heard)
+            XCTAssertEqual(bands.overlap(Self.low, Self.high), 2, accuracy: 0.05, "both tones sound together for 2 s on \(kind)")
+            XCTAssertGreaterThan(bands.presence(Self.low), 1.8, "the first tone before the fade")
+            XCTAssertGreaterThan(bands.presence(Self.high), 3.8, "the second tone, whole")
+            XCTAssertLessThanOrEqual(Bands.longestSilence(heard), 0.010, "no silence over 10 ms from the first sound to the last")
+            XCTAssertLessThan(heard.map(abs).max() ?? 1, 0.75, "equal-power ramps of two tones at half scale: far from full scale")
+        }
+    }
+
+    func testPausingDuringTheFadePausesBothAndTheOverlapStillLastsWhatWasSet() throws {
+        let media = try MediaGenerator()
+        let a = try media.tone("a", format: .wav, seconds: 4, frequency: Self.low)
+        let b = try media.tone("b", format: .wav, seconds: 4, frequency: Self.high)
+        try onBothPipelines { kind in
+            let heard = try record(kind, seconds: 2, items: [a, b]) { harness, _ in
+                Thread.sleep(forTimeInterval: 0.7)
+                let mark = harness.recorder.count
+                harness.player.pause()
+                try harness.waitForTimeControl(.paused, from: mark)
+                Thread.sleep(forTimeInterval: 1)
+                harness.player.play()
+            }
+            let bands = Bands(heard)
+            XCTAssertEqual(bands.overlap(Self.low, Self.high), 2, accuracy: 0.08, "the fade went on where it paused on \(kind)")
+            XCTAssertGreaterThan(bands.longestGap(of: Self.high), 0.9, "a second of pause, both silent")
+            XCTAssertLessThan(heard.map(abs).max() ?? 1, 0.75)
+        }
+    }
+
+    func testNextDuringTheFadeGoesToTheItemAfterAndTheFirstStopsAtOnce() throws {
+        let media = try MediaGenerator()
+        let a = try media.tone("a", format: .wav, seconds: 4, frequency: Self.low)
+        let b = try media.tone("b", format: .wav, seconds: 4, frequency: Self.high)
+        let c = try media.tone("c", format: .wav, seconds: 2, frequency: Self.third)
+        try onBothPipelines { kind in
+            var skipped: ItemID?
+            let heard = try record(kind, seconds: 3, items: [a, b, c]) { harness, ids in
+                Thread.sleep(forTimeInterval: 0.5)
+                harness.player.next()
+                skipped = ids[1]
+                try harness.recorder.wait(for: "the third plays") { event -> Void? in
+                    guard case .currentItemChanged(let item?) = event, item.id == ids[2] else { return nil }
+                    return ()
+                }
+            }
+            XCTAssertNotNil(skipped)
+            let bands = Bands(heard)
+            let third = try XCTUnwrap(bands.first(Self.third), "the third item is heard on \(kind)")
+            XCTAssertLessThanOrEqual(bands.last(Self.low) ?? 0, third + 0.05, "the first item went with the fade")
+            XCTAssertLessThanOrEqual(bands.last(Self.high) ?? 0, third + 0.05, "the skipped one stopped")
+            XCTAssertGreaterThan(bands.presence(Self.third), 1.9, "the third plays whole")
+        }
+    }
+}
+
+/// Where each tone sounds in a recording: a Hann-windowed Goertzel filter over 20 ms windows
+/// every 5 ms; a tone sounds where its amplitude is above -60 dBFS (the tones are at -6 dBFS, and
+/// the window's leakage between 300, 1000 and 3000 Hz is far below that).
+struct Bands {
+    static let window = 882, hop = 220
+    static let threshold = 0.001
+    let samples: [Double]
+    var hopSeconds: Double { Double(Self.hop) / Double(PulseServer.rate) }
+
+    init(_ samples: [Double]) { self.samples = samples }
+
+    /// Whether `frequency` sounds in each window, in order: for at least `shortest` windows in a
+    /// row (the splatter of a tone's first and last window is broadband, and shorter).
+    func present(_ frequency: Double) -> [Bool] {
+        var flags = above(frequency)
+        var start = 0
+        while start < flags.count {
+            guard flags[start] else { start += 1; continue }
+            var end = start
+            while end < flags.count && flags[end] { end += 1 }
+            if end - start < Self.shortest { for index in start..<end { flags[index] = false } }
+            start = end
+        }
+        return flags
+    }
+
+    static let shortest = 6
+
+    private func above(_ frequency: Double) -> [Bool] {
+        let hann = (0..<Self.window).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(Self.window - 1)) }
+        let gain = hann.reduce(0, +) / 2
+        let coefficient = 2 * cos(2 * Double.pi * frequency / Double(PulseServer.rate))
+        return stride(from: 0, to: max(samples.count - Self.window, 0), by: Self.hop).map { start in
+            var s1 = 0.0, s2 = 0.0
+            for index in 0..<Self.window {
+                let s = samples[start + index] * hann[index] + coefficient * s1 - s2
+                s2 = s1
+                s1 = s
+            }
+            let power = s1 * s1 + s2 * s2 - coefficient * s1 * s2
+            return power.squareRoot() / gain > Self.threshold
+        }
+    }
+
+    /// How long both tones sound at once, in seconds.
+    func overlap(_ one: Double, _ other: Double) -> Double {
+        Double(zip(present(one), present(other)).filter { $0 && $1 }.count) * hopSeconds
+    }
+
+    func presence(_ frequency: Double) -> Double { Double(present(frequency).filter { $0 }.count) * hopSeconds }
+    func first(_ frequency: Double) -> Double? { present(frequency).firstIndex(of: true).map { Double($0) * hopSeconds } }
+    func last(_ frequency: Double) -> Double? { present(frequency).lastIndex(of: true).map { Double($0) * hopSeconds } }
+
+    /// The longest stretch without the tone between its first and last sound.
+    func longestGap(of frequency: Double) -> Double {
+        let flags = present(frequency)
+        guard let first = flags.firstIndex(of: true), let last = flags.lastIndex(of: true) else { return 0 }
+        var longest = 0, run = 0
+        for flag in flags[first...last] {
+            run = flag ? 0 : run + 1
+            longest = max(longest, run)
+        }
+        return Double(longest) * hopSeconds
+    }
+
+    /// The longest run of samples under -60 dBFS between the first and the last sample above it, in seconds.
+    static func longestSilence(_ samples: [Double]) -> Double {
+        guard let first = samples.firstIndex(where: { abs($0) > threshold }),
+              let last = samples.lastIndex(where: { abs($0) > threshold }) else { return .infinity }
+        var longest = 0, run = 0
+        for sample in samples[first...last] {
+            run = abs(sample) > threshold ? 0 : run + 1
+            longest = max(longest, run)
+        }
+        return Double(longest) / Double(PulseServer.rate)
+    }
+}
+
+/// A PulseAudio of the test's own with one null sink, in a runtime directory of its own (no user or
+/// system server is touched), and a recorder of that sink's monitor. The sound-server branch's
+/// `SoundServer` (Tests/TestSupport) does this and more; this one is what the crossfade needs.
+final class PulseServer {
+    static let sink = "crossfade", rate = 44100
+    struct NotStarted: Error {}
+    let directory: URL
+    /// The server's process id, from its pid file.
+    private(set) var pid: Int32 = 0
+    var address: String { "unix:\(directory.path)/native" }
+    var environment: [String: String] {
+        ["PULSE_SERVER": address, "XDG_RUNTIME_DIR": directory.path, "PULSE_RUNTIME_PATH": directory.path, "HOME": directory.path]
+    }
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-pulse-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // Daemonized, found by its pid file: pulseaudio closes the descriptors it inherits, among
+        // them the one by which Foundation's Process (swift-corelibs-foundation) learns that a child
+        // ended, whose blocking waitpid then hangs every later Process of the test runner.
+        // -n: no default.pa (no ALSA, udev or D-Bus modules); the null sink at the tones' rate, so
+        // nothing is resampled between what plays and what is recorded; no rewinds: a stream that
+        // joins makes the null sink rewind and mix again what it rendered ahead, and its monitor
+        // then loses that stretch (a two-stream recording came out seconds short of the wall time).
+        try Processes.run(["pulseaudio", "-n", "--daemonize=yes", "--exit-idle-time=-1", "--log-target=stderr",
+                           "-L", "module-native-protocol-unix socket=\(directory.path)/native auth-anonymous=1",
+                           "-L", "module-null-sink sink_name=\(Self.sink) rate=\(Self.rate) channels=2 norewinds=1"],
+                          environment: environment, timeout: 20)
+        let pidFile = directory.appendingPathComponent("pid")
+        guard let text = try? String(contentsOf: pidFile, encoding: .utf8),
+              let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { throw NotStarted() }
+        self.pid = pid
+    }
+
+    deinit {
+        if pid > 0 { kill(pid, SIGTERM) }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Records the sink's monitor (the left channel, as -1...1) until `stop`.
+    func record() throws -> Recording {
+        let file = directory.appendingPathComponent("monitor-\(UUID().uuidString).raw")
+        FileManager.default.createFile(atPath: file.path, contents: nil)
+        let recorder = Process()
+        recorder.executableURL = URL(fileURLWithPath: "/usr/bin/parec")
+        recorder.arguments = ["--server=\(address)", "--device=\(Self.sink).monitor", "--raw", "--format=s16le",
+                              "--rate=\(Self.rate)", "--channels=2", "--latency-msec=10", file.path]
+        recorder.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        try recorder.run()
+        return Recording(process: recorder, file: file)
+    }
+
+    struct Recording {
+        let process: Process
+        let file: URL
+
+        func stop() throws -> [Double] {
+            process.interrupt()
+            process.waitUntilExit()
+            let data = try Data(contentsOf: file)
+            return stride(from: 0, to: data.count - 3, by: 4).map { offset in
+                Double(Int16(bitPattern: UInt16(data[offset]) | UInt16(data[offset + 1]) << 8)) / 32768
+            }
+        }
+    }
+}
