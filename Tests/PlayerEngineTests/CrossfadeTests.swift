@@ -90,6 +90,39 @@ final class CrossfadeTests: XCTestCase {
             XCTAssertGreaterThan(bands.presence(Self.third), 1.9, "the third plays whole")
         }
     }
+
+    /// Two halves of one tone as tracks 1 and 2 of one album (FLAC, lossless), with a crossfade
+    /// set: they follow each other gaplessly, sample for sample, as with no crossfade (a live
+    /// album, a symphony), captured into a WAV file as GaplessTests does.
+    func testTracksOfOneAlbumInOrderStayGaplessToTheSample() throws {
+        let media = try MediaGenerator()
+        let (first, second, whole) = try media.splitTone(seconds: 8, cutAtSample: 154_357)
+        let tracks = try [first, second].enumerated().map { index, part in
+            let track = media.url("track\(index + 1).flac")
+            try media.gstLaunch("filesrc location=\(part.path) ! wavparse ! audioconvert"
+                                + " ! taginject tags=artist=Band,album=Hall,track-number=(uint)\(index + 1) ! flacenc"
+                                + " ! filesink location=\(track.path)")
+            return track
+        }
+        try onBothPipelines { kind in
+            let capture = media.url("album-\(kind.rawValue).wav")
+            let harness = try Harness(pipeline: kind,
+                                      sink: "audioconvert dithering=none ! audio/x-raw,format=S16LE,channels=2 ! wavenc ! filesink location=\(capture.path)",
+                                      metadataReader: TagMetadataReader())
+            harness.player.setCrossfade(3, albums: false)
+            let ids = try harness.player.enqueue(tracks.map { MediaURI(fileURL: $0) })
+            try harness.recorder.wait(for: "the second track's tags") { event -> Void? in
+                guard let (id, metadata) = event.metadata, id == ids[1], metadata.trackNumber == 2 else { return nil }
+                return ()
+            }
+            harness.player.play()
+            try harness.recorder.wait(for: "second ends") { $0.playedToEnd == ids[1] ? () : nil }
+            let captured = try WAV.samples(of: capture)
+            XCTAssertEqual(captured.count, whole.count, "no gap, no overlap on \(kind)")
+            let mismatch = zip(captured, whole).enumerated().first { $0.element.0 != $0.element.1 }
+            XCTAssertNil(mismatch, "sample \(mismatch?.offset ?? -1) differs on \(kind)")
+        }
+    }
 }
 
 /// Where each tone sounds in a recording: a Hann-windowed Goertzel filter over 20 ms windows
