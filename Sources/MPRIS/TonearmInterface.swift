@@ -106,7 +106,8 @@ extension MPRISService {
                 }),
                 .typed("IsLive", get: { [player] in player.currentItem?.isLive ?? false }),
                 .typed("Muted", get: { [player] in player.state.isMuted }, set: { [player] (muted: Bool) in player.setMuted(muted) }),
-            ] + Self.extensionVideoProperties(player) + bedtimeProperties() + Self.audioProperties(player),
+            ] + Self.extensionVideoProperties(player) + bedtimeProperties() + Self.audioProperties(player)
+                + Self.crossfadeProperties(player),
             signals: [
                 .typed("PlayedToEnd", ObjectPath.self, argumentNames: ["trackid"]),
                 .typed("ItemFailed", ObjectPath.self, String.self, String.self, argumentNames: ["trackid", "errorName", "message"]),
@@ -128,6 +129,6 @@ extension MPRISService {
         .videoChanged: .only(["HasVideo", "VideoSize", "ControlsVisible", "VideoGravity", "PictureInPicture"]),
         .stopAfterCurrentChanged: .only(["StopAfterCurrent"]),
         .sleepTimerChanged: .only(["SleepTimerDeadline"]),
-        .audioChanged: .only(audioPropertyNames),
+        .audioChanged: .only(audioPropertyNames + crossfadePropertyNames),
     ], rereadingAll: PlayerEventKind.stateChanges)
 }

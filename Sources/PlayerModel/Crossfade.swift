@@ -37,6 +37,11 @@ struct CrossfadeState: Sendable {
 extension AudioSettings {
     /// The crossfade's range in seconds (extension `Crossfade`); 0 is off.
     public static let crossfadeRange: ClosedRange<Double> = 0...12
+
+    /// `crossfade` in seconds, as clients read and set it.
+    public var crossfadeSeconds: Double {
+        Double(crossfade.components.seconds) + Double(crossfade.components.attoseconds) / 1e18
+    }
 }
 
 extension PlayerMachine {
@@ -55,8 +60,7 @@ extension PlayerMachine {
 
     /// At a restore: the saved crossfade, when it is one this player takes.
     mutating func restoreCrossfade(_ saved: AudioSettings) {
-        let seconds = Double(saved.crossfade.components.seconds) + Double(saved.crossfade.components.attoseconds) / 1e18
-        if AudioSettings.crossfadeRange.contains(seconds) { audio.settings.crossfade = saved.crossfade }
+        if AudioSettings.crossfadeRange.contains(saved.crossfadeSeconds) { audio.settings.crossfade = saved.crossfade }
         audio.settings.crossfadeAlbums = saved.crossfadeAlbums
     }
 

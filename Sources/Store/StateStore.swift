@@ -63,7 +63,7 @@ public final class StateStore: @unchecked Sendable {
     // @unchecked: `database`, `awaitingFullState`, `outage` and the fields below them are
     // confined to `queue` (init opens an existing file before it queues anything there);
     // `pending`, `drainScheduled` and `wholeStateWanted` are guarded by `lock`.
-    public static let schemaVersion: Int64 = 4
+    public static let schemaVersion: Int64 = 5
 
     public let path: String
     private let logger: Logger
@@ -364,6 +364,12 @@ public final class StateStore: @unchecked Sendable {
         CREATE TABLE equalizer_preset (position INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, gains TEXT NOT NULL);
         PRAGMA user_version = 4;
         """,
+        // Schema 5: the crossfade (issue 29), in milliseconds, and whether albums crossfade too.
+        """
+        ALTER TABLE player ADD COLUMN crossfade_ms INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE player ADD COLUMN crossfade_albums INTEGER NOT NULL DEFAULT 0;
+        PRAGMA user_version = 5;
+        """,
     ]
 
     /// ReplayGain, the equalizer and the user's presets (schema 4); what does not parse is left
@@ -383,6 +389,14 @@ public final class StateStore: @unchecked Sendable {
             audio.userPresets.append(EqualizerPreset(name: name, gains: gains))
         }
         return audio
+    }
+
+    /// The crossfade (schema 5); the machine checks its range when it restores it.
+    private static func loadCrossfade(_ database: Database, into audio: inout AudioSettings) throws {
+        let row = try database.prepare("SELECT crossfade_ms, crossfade_albums FROM player WHERE one = 1")
+        guard try row.step() else { return }
+        audio.crossfade = .milliseconds(row.int64(0))
+        audio.crossfadeAlbums = row.int64(1) != 0
     }
 
     /// Gains saved as text ("0,-3.5,..."); nil unless there are ten numbers.
@@ -426,6 +440,7 @@ public final class StateStore: @unchecked Sendable {
         }
 
         if version >= 4 { settings.audio = try loadAudio(database) }
+        if version >= 5 { try loadCrossfade(database, into: &settings.audio) }
 
         var rows: [Int64: (uri: String, next: Int64?, key: UInt64?)] = [:]
         let items = try database.prepare("SELECT id, uri, next\(two ? ", shuffle_key" : "") FROM item")
@@ -868,6 +883,9 @@ public final class StateStore: @unchecked Sendable {
             for (position, preset) in audio.userPresets.enumerated() {
                 try insert.run(.integer(Int64(position)), .text(preset.name), .text(text(preset.gains)))
             }
+            let (seconds, attoseconds) = audio.crossfade.components
+            try database.cached("UPDATE player SET crossfade_ms = ?, crossfade_albums = ? WHERE one = 1")
+                .run(.integer(seconds * 1000 + attoseconds / 1_000_000_000_000_000), .integer(audio.crossfadeAlbums ? 1 : 0))
         }
 
         private func write(_ settings: SavedSettings) throws(SQLiteError) {
