@@ -419,6 +419,7 @@ extension PlayerStatus {
         stopAfterCurrent = extensionProperties["StopAfterCurrent"]?.boolValue ?? false
         if let deadline = extensionProperties["SleepTimerDeadline"]?.int64Value, deadline > 0 { sleepDeadline = deadline }
         audio = AudioStatus(extensionProperties)
+        crossfade = CrossfadeStatus(extensionProperties)
     }
 }
 

@@ -109,6 +109,8 @@ public struct PlayerStatus: Sendable, Equatable {
 
     /// ReplayGain and the equalizer; nil from a service without them.
     public var audio: AudioStatus? = nil
+    /// The crossfade; nil from a service without it.
+    public var crossfade: CrossfadeStatus? = nil
 }
 
 /// A video's size in pixels, pixel aspect applied.

@@ -47,13 +47,13 @@ final class CrossfadeRulesTests: XCTestCase {
 
     func testTheNextItemIsPreparedThenStartedTheCrossfadeBeforeTheEndAndBecomesCurrentAtTheStart() throws {
         var (m, ids) = try playing([a, b], crossfade: 5)
-        XCTAssertEqual(timers(m.actions), [.seconds(53)], "one wake-up, 2 s before the fade begins at 55 s")
-        m.advance(by: .seconds(53))
+        XCTAssertEqual(timers(m.actions), [.seconds(54)], "one wake-up, 1 s before the fade begins at 55 s")
+        m.advance(by: .seconds(54))
         var actions = m.fire(.crossfade)
         let generation = try XCTUnwrap(prepared(actions), "the next item opened beside: \(actions)")
         XCTAssertEqual(commands(actions), [.crossfade(.prepare(b, generation))])
-        XCTAssertEqual(timers(actions), [.seconds(2)])
-        m.advance(by: .seconds(2))
+        XCTAssertEqual(timers(actions), [.seconds(1)])
+        m.advance(by: .seconds(1))
         actions = m.fire(.crossfade)
         XCTAssertEqual(commands(actions), [.crossfade(.start(length: .seconds(5)))])
         XCTAssertEqual(m.machine.currentItem?.id, ids[0], "current until the engine says the fade started")
@@ -81,7 +81,7 @@ final class CrossfadeRulesTests: XCTestCase {
         m.machine.setCrossfade(5, albums: true, now: m.now)
         let actions = m.take()
         XCTAssertTrue(commands(actions).contains(.prepareNext(nil, nil)), "taken back from the gapless switch: \(actions)")
-        XCTAssertEqual(timers(actions), [.seconds(53)])
+        XCTAssertEqual(timers(actions), [.seconds(54)])
         m.machine.setCrossfade(5, albums: false, now: m.now)
         let back = m.take()
         XCTAssertTrue(cancelled(back))
@@ -99,7 +99,7 @@ final class CrossfadeRulesTests: XCTestCase {
         m.machine.play()
         _ = m.take()
         m.send(.stateChanged(.playing, pending: nil, position: m.sample(.seconds(20))))
-        XCTAssertEqual(timers(m.actions), [.seconds(33)])
+        XCTAssertEqual(timers(m.actions), [.seconds(34)])
     }
 
     func testASeekIntoTheFadeStartsItAtOnceOverWhatIsLeft() throws {
@@ -133,6 +133,27 @@ final class CrossfadeRulesTests: XCTestCase {
         let actions = m.take()
         XCTAssertEqual(commands(actions), [.crossfade(.cancel), .prepareNext(b, generation)])
         XCTAssertTrue(cancelled(actions))
+    }
+
+    /// Once the fade started, the next item is current in a pipeline of its own: a seek seeks it
+    /// (the previous one fades out on its own), and Stop releases both.
+    func testASeekOrAStopDuringTheFadeActsOnTheNewItem() throws {
+        var (m, ids) = try playing([a, b], crossfade: 5)
+        m.advance(by: .seconds(54))
+        m.fire(.crossfade)
+        let generation = try XCTUnwrap(prepared(m.actions))
+        m.advance(by: .seconds(1))
+        m.fire(.crossfade)
+        m.machine.handle(.streamStarted(EngineSnapshot(position: m.sample(.zero), duration: .seconds(60), isSeekable: true,
+                                                       loadedRanges: [])), of: generation, at: m.now)
+        _ = m.take()
+        XCTAssertEqual(m.machine.currentItem?.id, ids[1])
+        m.advance(by: .seconds(1))
+        m.machine.seek(to: .seconds(30), now: m.now)
+        XCTAssertEqual(commands(m.take()), [.seek(.position(.seconds(30)), .exact, rate: 1)], "the new item seeks; nothing reloads")
+        m.machine.stop()
+        XCTAssertTrue(commands(m.take()).contains(.release))
+        XCTAssertEqual(m.machine.currentItem?.id, ids[1])
     }
 
     func testValuesOutsideTheRangeAreIgnored() throws {
