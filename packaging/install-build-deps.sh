@@ -73,6 +73,10 @@ PACKAGES=(
     x11-utils
     # video tests (VideoInputTests): an XDND drag source of the test's own (Tests/PySupport/xdnd_source.py)
     python3-xlib
+    # crossfade tests (CrossfadeTests): a PulseAudio of the test's own with a null sink, whose
+    # monitor parec (pulseaudio-utils) records: the two streams of a crossfade mixed as heard
+    pulseaudio
+    pulseaudio-utils
     # man pages and the Debian package: man renders the generated pages in the tests;
     # dpkg-shlibdeps finds the package's library dependencies (make deb)
     man-db
