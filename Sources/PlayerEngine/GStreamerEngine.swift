@@ -196,6 +196,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     deinit {
         if let pipeline { Self.dispose(pipeline, wait: nil) }
         if let warm { Self.dispose(warm, wait: nil) }
+        if let outgoing { Self.dispose(outgoing, wait: nil) }
+        if let incoming { Self.dispose(resumed(incoming.pipeline), wait: nil) }
     }
 
     /// Decoders that need no library beyond their own, preferred over gst-libav's, which loads
@@ -1180,8 +1182,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private func prepareCrossfade(_ uri: MediaURI, generation: Generation) {
         dropIncoming()
         guard let current = pipeline, current.fade != nil, !waitsForDisposal, LocalFiles.error(for: uri) == nil,
+              current.lock.withLock({ current.switching == nil }),  // about-to-finish switched already: gapless
               let fresh = try? makePipeline() else { return prepareNext(uri, generation: generation) }
+        current.lock.withLock { current.nextUp = nil }  // the item plays in its own pipeline, not after this one
         fresh.busSource.suspend()
+        // as a load does: a display found now shows its video (the window follows at its preroll)
+        try? chooseVideo(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)
         fresh.fade?.set("volume", 0.0)
         fresh.playbin.set("uri", uri.string)
         fresh.playbin.setState(.ready)

@@ -115,7 +115,8 @@ extension PlayerMachine {
     /// engine event, timer and setting that can change it.
     mutating func planCrossfade(now: ContinuousClock.Instant, fired: Bool = false) {
         if fired { fade.timerDue = nil }
-        guard let ready = loadState.ready, let next = ready.next, fade.held == next.generation,
+        if fade.prepared, bedtime.stopAfterCurrent { cancelPreparation() }  // playback stops at this item's end
+        guard !bedtime.stopAfterCurrent, let ready = loadState.ready, let next = ready.next, fade.held == next.generation,
               let item = playQueue.current, let duration = item.duration, let nextItem = playQueue.item(next.id),
               transport.intent == .playing, ready.pipeline.state == .playing, ready.pipeline.pending == nil,
               ready.seek == nil, ready.pipeline.buffering.pause == nil, settings.rate == 1
@@ -123,6 +124,9 @@ extension PlayerMachine {
         let length = min(audio.settings.crossfade, duration)
         let start = duration - length
         let position = position(at: now)
+        if fade.prepared, position < start - CrossfadeState.preparation * 2 {
+            cancelPreparation()  // sought back from the end: the next item's pipeline is not held meanwhile
+        }
         if !fade.prepared {
             guard position >= start - CrossfadeState.preparation else { return dueAt(start - CrossfadeState.preparation, position) }
             fade.prepared = true
@@ -136,6 +140,11 @@ extension PlayerMachine {
         fade.prepared = false
         fade.started = next.generation
         command(.crossfade(.start(length: max(left, CrossfadeState.shortest))))
+    }
+
+    private mutating func cancelPreparation() {
+        fade.prepared = false
+        command(.crossfade(.cancel))
     }
 
     private mutating func dueAt(_ target: Duration, _ position: Duration) {

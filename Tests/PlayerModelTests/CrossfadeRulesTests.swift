@@ -156,6 +156,31 @@ final class CrossfadeRulesTests: XCTestCase {
         XCTAssertEqual(m.machine.currentItem?.id, ids[1])
     }
 
+    func testASeekBackFromThePreparationLetsThePreparedPipelineGoAndPreparesAgainLater() throws {
+        var (m, _) = try playing([a, b], crossfade: 5)
+        m.advance(by: .seconds(54))
+        m.fire(.crossfade)
+        XCTAssertNotNil(prepared(m.actions))
+        m.machine.seek(to: .seconds(10), now: m.now)
+        _ = m.take()
+        m.send(.seekDone(m.sample(.seconds(10))))
+        XCTAssertEqual(commands(m.actions), [.crossfade(.cancel)])
+        XCTAssertEqual(timers(m.actions), [.seconds(44)])
+    }
+
+    func testStopAfterTheCurrentItemTakesBackThePreparationAndNoFadeStarts() throws {
+        var (m, _) = try playing([a, b], crossfade: 5)
+        m.advance(by: .seconds(54))
+        m.fire(.crossfade)
+        XCTAssertNotNil(prepared(m.actions))
+        m.machine.setStopAfterCurrent(true)
+        _ = m.take()
+        m.advance(by: .seconds(1))
+        let actions = m.fire(.crossfade)
+        XCTAssertEqual(commands(actions), [.crossfade(.cancel)], "no start: playback stops at the end of this item")
+        XCTAssertEqual(timers(actions), [])
+    }
+
     func testValuesOutsideTheRangeAreIgnored() throws {
         var m = Machine(ReconnectPolicy())
         for bad in [-1, 12.5, .nan, .infinity] { m.machine.setCrossfade(bad, albums: false, now: m.now) }
