@@ -24,6 +24,10 @@ struct CrossfadeState: Sendable {
     var started: Generation?
     /// The position of the current item at which the crossfade timer is due, while it runs.
     var timerDue: Duration?
+    /// An input with no time (a queue edit, a tag read) held the next item for a crossfade: it is
+    /// planned at once, by a timer due now (`askCrossfadePlan`).
+    var planWanted = false
+    static let planNow = Duration.seconds(-1)
 
     /// How long before the fade the next item's pipeline is built and opened (to READY: it prerolls
     /// as it starts).
@@ -95,6 +99,7 @@ extension PlayerMachine {
         if wanted {
             command(.prepareNext(nil, nil))
             fade.held = armed.generation
+            fade.planWanted = true
         } else {
             if fade.prepared { command(.crossfade(.cancel)) }
             forgetCrossfade()
@@ -115,6 +120,7 @@ extension PlayerMachine {
     /// engine event, timer and setting that can change it.
     mutating func planCrossfade(now: ContinuousClock.Instant, fired: Bool = false) {
         if fired { fade.timerDue = nil }
+        fade.planWanted = false
         if fade.prepared, bedtime.stopAfterCurrent { cancelPreparation() }  // playback stops at this item's end
         guard !bedtime.stopAfterCurrent, let ready = loadState.ready, let next = ready.next, fade.held == next.generation,
               let item = playQueue.current, let duration = item.duration, let nextItem = playQueue.item(next.id),
@@ -140,6 +146,14 @@ extension PlayerMachine {
         fade.prepared = false
         fade.started = next.generation
         command(.crossfade(.start(length: max(left, CrossfadeState.shortest))))
+    }
+
+    /// After an input with no time that wants a plan (see `CrossfadeState.planWanted`).
+    mutating func askCrossfadePlan() {
+        guard fade.planWanted else { return }
+        fade.planWanted = false
+        fade.timerDue = CrossfadeState.planNow
+        append(.startTimer(.crossfade, after: .zero))
     }
 
     private mutating func cancelPreparation() {

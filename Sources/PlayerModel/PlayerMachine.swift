@@ -74,6 +74,7 @@ public struct PlayerMachine: Sendable {
     public mutating func takeActions() -> [PlayerAction] {
         askPlayAfterPreroll()
         syncReplayGain(current: playQueue.currentID, next: loadState.ready?.next?.id, queue: playQueue)
+        askCrossfadePlan()
         readMetadata()
         defer { actions.removeAll(keepingCapacity: true) }
         return actions
@@ -677,6 +678,7 @@ public struct PlayerMachine: Sendable {
         loadState.ready?.next = (nextID, generation)
         if crossfades(into: nextID) {
             fade.held = generation  // the engine hears of it when the crossfade is prepared
+            fade.planWanted = true
         } else {
             command(.prepareNext(next.uri, generation))
         }

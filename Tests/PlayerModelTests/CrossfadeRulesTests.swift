@@ -181,6 +181,17 @@ final class CrossfadeRulesTests: XCTestCase {
         XCTAssertEqual(timers(actions), [])
     }
 
+    /// An item queued while the last one plays (AddTrack) has no time of its own: the crossfade is
+    /// planned by a timer due at once.
+    func testAnItemQueuedWhilePlayingIsPlannedAtOnce() throws {
+        var (m, _) = try playing([a], crossfade: 5)
+        XCTAssertEqual(timers(m.actions), [])
+        m.advance(by: .seconds(10))
+        _ = try m.machine.enqueue([b], at: .end)
+        XCTAssertEqual(timers(m.take()), [.zero])
+        XCTAssertEqual(timers(m.fire(.crossfade)), [.seconds(44)])
+    }
+
     func testValuesOutsideTheRangeAreIgnored() throws {
         var m = Machine(ReconnectPolicy())
         for bad in [-1, 12.5, .nan, .infinity] { m.machine.setCrossfade(bad, albums: false, now: m.now) }
