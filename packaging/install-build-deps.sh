@@ -73,8 +73,13 @@ PACKAGES=(
     x11-utils
     # video tests (VideoInputTests): an XDND drag source of the test's own (Tests/PySupport/xdnd_source.py)
     python3-xlib
-    # crossfade tests (CrossfadeTests): a PulseAudio of the test's own with a null sink, whose
-    # monitor parec (pulseaudio-utils) records: the two streams of a crossfade mixed as heard
+    # video tests under Wayland (VideoWaylandTests): sway's headless backend as the compositor, run as
+    # an unprivileged user, and XWayland, the X server that Tonearm's (X11) window gets there
+    sway
+    xwayland
+    # sound tests (SoundServerTests, CrossfadeTests): a PulseAudio server of the test's own with null sinks, and
+    # pactl/parec (pulseaudio-utils) to plug devices in and out and to hear their monitors; tests only
+    # (a desktop has its own sound server; tonearmd needs only gstreamer1.0-pulseaudio)
     pulseaudio
     pulseaudio-utils
     # man pages and the Debian package: man renders the generated pages in the tests;

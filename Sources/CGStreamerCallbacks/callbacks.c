@@ -1,6 +1,6 @@
-// GStreamer callbacks that run on streaming threads (a typefinder, two pad probes, a deep-notify
+// GStreamer callbacks that run on streaming threads (a typefinder, three pad probes, a deep-notify
 // handler): C, so that no Swift runs on those threads. Declared in
-// include/tonearm_gstreamer_callbacks.h; Sources/GStreamer calls the four functions there.
+// include/tonearm_gstreamer_callbacks.h; Sources/GStreamer calls the functions there.
 #include "tonearm_gstreamer_callbacks.h"
 #include <dlfcn.h>
 #include <string.h>
@@ -263,4 +263,24 @@ void tonearm_gl_sink_queue_resize(GstElement *sink) {
         }
     }
     gst_object_unref(context);
+}
+
+// Like the gap watch, but for events only: C on the streaming thread, which only posts a message.
+static GstPadProbeReturn tonearm_segment_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    GstElement *element = (GstElement *)data;  // not referenced: it owns the pad
+    GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+    if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT) {
+        // the seqnum of the seek that made the segment: which seek's data this is
+        GstStructure *segment = gst_structure_new("tonearm-segment", "seqnum", G_TYPE_UINT, gst_event_get_seqnum(event), NULL);
+        gst_element_post_message(element, gst_message_new_element(GST_OBJECT(element), segment));
+    }
+    return GST_PAD_PROBE_OK;
+}
+
+gboolean tonearm_watch_segments(GstElement *element) {
+    GstPad *pad = gst_element_get_static_pad(element, "sink");
+    if (pad == NULL) return FALSE;
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, tonearm_segment_probe, element, NULL);
+    gst_object_unref(pad);
+    return TRUE;
 }

@@ -26,6 +26,9 @@ static inline unsigned long tonearm_sdl_x11_child(SDL_Window *window) {
     Display *display = info.info.x11.display;
     Window child = XCreateSimpleWindow(display, info.info.x11.window, 0, 0, width > 0 ? width : 1, height > 0 ? height : 1,
                                        0, 0, BlackPixel(display, DefaultScreen(display)));
+    // its exposes come to this program (as SDL_SYSWMEVENTs): the sink is told to draw again, so it
+    // needs no event thread of its own (ximagesink's looks for X events 20 times a second)
+    XSelectInput(display, child, ExposureMask);
     XMapWindow(display, child);
     XFlush(display);
     return (unsigned long) child;
@@ -38,6 +41,13 @@ static inline void tonearm_sdl_x11_place(SDL_Window *window, unsigned long child
     XMoveResizeWindow(info.info.x11.display, (Window) child, x, y, width > 0 ? width : 1, height > 0 ? height : 1);
     // done when this returns: the sink, on a connection of its own, reads the new size next
     XSync(info.info.x11.display, False);
+}
+// The window an SDL_SYSWMEVENT's X11 event is the last Expose of (its `count` 0: no more
+// follow), or 0 for any other event; SDL_SysWMmsg's `msg` is a union of window systems' events.
+static inline unsigned long tonearm_sdl_x11_exposed(const SDL_Event *event) {
+    if (event->type != SDL_SYSWMEVENT || event->syswm.msg == NULL || event->syswm.msg->subsystem != SDL_SYSWM_X11) return 0;
+    const XEvent *x = &event->syswm.msg->msg.x11.event;
+    return x->type == Expose && x->xexpose.count == 0 ? (unsigned long) x->xexpose.window : 0;
 }
 // SDL_HitTest is a C function pointer: every point of the window drags it (the window manager
 // moves it: _NET_WM_MOVERESIZE), or none.

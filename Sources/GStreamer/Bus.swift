@@ -155,6 +155,12 @@ public struct Message: Sendable {
         /// An HTTP source's download reached `position` of `length` bytes: posted by a source that
         /// `SourceSetup` watches with `downloadSteps`.
         case downloaded(position: Int64, length: Int64)
+        /// A segment seek's segment was played out by the element that ran it (a demuxer):
+        /// GST_MESSAGE_SEGMENT_DONE, aggregated by the bin, with the seek's sequence number.
+        case segmentDone(seqnum: UInt32)
+        /// A new segment reached a sink that `Element.watchForSegments` watches, made by the seek
+        /// with this sequence number.
+        case segmentReached(seqnum: UInt32)
         case latency
         case other(String)
     }
@@ -252,6 +258,12 @@ public struct Message: Sendable {
         case GST_MESSAGE_ELEMENT where gst_message_has_name(message, "tonearm-download") != 0:
             let (position, length) = Self.unsignedPair(message, "position", "length")
             kind = .downloaded(position: position, length: length)
+        case GST_MESSAGE_SEGMENT_DONE:
+            kind = .segmentDone(seqnum: gst_message_get_seqnum(message))
+        case GST_MESSAGE_ELEMENT where gst_message_has_name(message, "tonearm-segment") != 0:
+            var seqnum: guint = 0
+            gst_structure_get_uint(gst_message_get_structure(message), "seqnum", &seqnum)
+            kind = .segmentReached(seqnum: UInt32(seqnum))
         default:
             kind = .other(gst_message_type_get_name(type).map { String(cString: $0) } ?? "unknown")
         }

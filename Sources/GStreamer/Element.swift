@@ -35,6 +35,9 @@ public struct SeekFlags: OptionSet, Sendable {
     public static let snapNearest = SeekFlags(rawValue: GST_SEEK_FLAG_SNAP_NEAREST.rawValue)
     public static let trickMode = SeekFlags(rawValue: GST_SEEK_FLAG_TRICKMODE.rawValue)
     public static let instantRateChange = SeekFlags(rawValue: GST_SEEK_FLAG_INSTANT_RATE_CHANGE.rawValue)
+    /// The end of the segment is a SEGMENT_DONE message instead of EOS, and the pipeline stays
+    /// ready for a non-flushing seek that goes on seamlessly (GStreamer's way to loop).
+    public static let segment = SeekFlags(rawValue: GST_SEEK_FLAG_SEGMENT.rawValue)
 }
 
 /// A reference to a `GstElement`. Takes ownership of one reference (sinking a floating one) and
@@ -231,6 +234,15 @@ public final class Element: @unchecked Sendable {
         return tonearm_watch_gaps(pointer, guint64(seconds) * 1_000_000_000 + guint64(attoseconds / 1_000_000_000)) != 0
     }
 
+    /// Posts a `segmentReached` message (`Message.Kind.segmentReached`, with the seqnum of the seek
+    /// that made the segment) each time a new segment enters this element's sink pad (an event
+    /// probe in C, `tonearm_watch_segments`): on a sink, when a segment seek's data is next to
+    /// render. False when it has no sink pad.
+    @discardableResult
+    public func watchForSegments() -> Bool {
+        tonearm_watch_segments(pointer) != 0
+    }
+
     /// Unlinks every temporary file an element inside this pipeline makes (a downloadbuffer's
     /// download) as soon as it is made, so that none outlives the pipeline or a killed process
     /// (`tonearm_unlink_temp_files`: a deep-notify handler in C, connected for the element's life).
@@ -242,6 +254,15 @@ public final class Element: @unchecked Sendable {
     public func seek(rate: Double, flags: SeekFlags, start: Int64) -> Bool {
         gst_element_seek(pointer, rate, GST_FORMAT_TIME, GstSeekFlags(rawValue: flags.rawValue),
                          GST_SEEK_TYPE_SET, gint64(start), GST_SEEK_TYPE_NONE, -1) != 0
+    }
+
+    /// Like `seek`, and gives the seek event's sequence number (`gst_event_get_seqnum`), which the
+    /// messages the seek causes carry (its SEGMENT_DONE); nil when it was refused.
+    public func numberedSeek(rate: Double, flags: SeekFlags, start: Int64) -> UInt32? {
+        guard let event = gst_event_new_seek(rate, GST_FORMAT_TIME, GstSeekFlags(rawValue: flags.rawValue),
+                                             GST_SEEK_TYPE_SET, gint64(start), GST_SEEK_TYPE_NONE, -1) else { return nil }
+        let seqnum = gst_event_get_seqnum(event)
+        return gst_element_send_event(pointer, event) != 0 ? seqnum : nil  // the element takes the event
     }
 
     /// The child called `name` when this is a bin (`gst_bin_get_by_name`), else nil.

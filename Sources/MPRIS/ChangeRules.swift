@@ -7,7 +7,8 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
          metadataChanged, durationChanged, capabilitiesChanged, rateChanged, volumeChanged, loopModeChanged, shuffleChanged,
          seeked, playedToEnd, itemFailed, gapSkipped, outputFailed, videoChanged,
          stopAfterCurrentChanged, sleepTimerChanged,
-         audioChanged
+         audioChanged,
+         outputsChanged
     case openRequested
 
     /// What the item or the player's settings became, each with no finer rule: Player and the
@@ -40,6 +41,7 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
         case .stopAfterCurrentChanged: self = .stopAfterCurrentChanged
         case .sleepTimerChanged: self = .sleepTimerChanged
         case .audioChanged: self = .audioChanged
+        case .outputsChanged: self = .outputsChanged
         case .openRequested: self = .openRequested
         }
     }

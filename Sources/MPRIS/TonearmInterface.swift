@@ -107,6 +107,7 @@ extension MPRISService {
                 .typed("IsLive", get: { [player] in player.currentItem?.isLive ?? false }),
                 .typed("Muted", get: { [player] in player.state.isMuted }, set: { [player] (muted: Bool) in player.setMuted(muted) }),
             ] + Self.extensionVideoProperties(player) + bedtimeProperties() + Self.audioProperties(player)
+                + Self.outputProperties(player)
                 + Self.crossfadeProperties(player),
             signals: [
                 .typed("PlayedToEnd", ObjectPath.self, argumentNames: ["trackid"]),
@@ -130,5 +131,6 @@ extension MPRISService {
         .stopAfterCurrentChanged: .only(["StopAfterCurrent"]),
         .sleepTimerChanged: .only(["SleepTimerDeadline"]),
         .audioChanged: .only(audioPropertyNames + crossfadePropertyNames),
+        .outputsChanged: .only(outputPropertyNames),
     ], rereadingAll: PlayerEventKind.stateChanges)
 }

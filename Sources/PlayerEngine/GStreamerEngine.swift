@@ -76,6 +76,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var fade = 1.0
     /// ReplayGain and the equalizer as the player last asked (`AudioStages.swift`).
     private var audio = EngineAudio()
+    /// The output devices and the one chosen (`OutputRouter.swift`); nil unless the sink is the
+    /// default path's pulsesink.
+    private var outputs: OutputRouter?
+    /// The output the player chose, for a router made after the choice.
+    private var chosenOutput = Outputs.defaultID
     /// The stall timer of the preroll under way, if any (see `watchPreroll`).
     private var prerollWatch: (any DispatchSourceTimer)?
     private static let prerollLimit = DispatchTimeInterval.seconds(8)
@@ -171,6 +176,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                                      message: "GStreamer element '\(configuration.pipeline.rawValue)' is not installed")
             }
             setUpResult = .success(EngineSetUp(audioSinkDescription: sink.shown))
+            if sink.description == Self.pulseSink { watchOutputs() }
             logger.info("engine ready", metadata: ["pipeline": "\(configuration.pipeline.rawValue)", "sink": "\(sink.shown)",
                                                    "gstreamer": "\(GStreamer.version)"])
         } catch {
@@ -270,6 +276,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             case .audio(let command):
                 audio.take(command)
                 pipeline?.stages?.apply(audio)
+            case .setOutput(let id):
+                chosenOutput = id
+                outputs?.choose(id)
             case .crossfade(.prepare(let uri, let generation)): prepareCrossfade(uri, generation: generation)
             case .crossfade(.start(let length)): startCrossfade(length: length)
             case .crossfade(.cancel): dropIncoming()
@@ -296,13 +305,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // (`volume` is replaced there; the dispose thread, which holds a retired pipeline, never
         // touches it).
         let playbin: Element
-        /// Our own `volume` element in the audio filter: it carries volume and mute (a reused
-        /// pipeline gets a new filter, and with it a new one).
+        /// Our own `volume` element in the audio filter (a reused pipeline gets a new filter, and
+        /// with it a new one): it carries volume and mute only when `fade` is missing.
         var volume: Element?
-        /// The sleep timer's fade, in front of the sink (nil: the sink's description would not take it).
+        /// The `volume` element in front of the sink: volume times the sleep timer's fade, and mute
+        /// (nil: the sink's description would not take it). See `makeSink` for why there.
         var fade: Element?
         /// The filter's optional stages (ReplayGain, the equalizer), replaced with the filter.
         var stages: AudioStages?
+        /// The pulsesink, when the output is the default path's (see `OutputRouter`).
+        var outputSink: Element?
         let bus: Bus
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
@@ -324,6 +336,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         var videoSetFor: VideoDisplay??
         /// The `textoverlay` that draws the on-screen bar (`makeControls`); guarded by the engine's queue.
         var controls: Element?
+        /// A video looping on itself (see "Video loops"); guarded by the engine's queue.
+        var loop = SegmentLoop()
 
         init(playbin: Element, volume: Element?, bus: Bus, busSource: DispatchSourceRead) {
             self.playbin = playbin
@@ -375,7 +389,15 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
         let pipeline = Pipeline(playbin: playbin, volume: volumeElement, bus: bus, busSource: source)
         pipeline.fade = sink.child(named: "tonearm-fade")
-        pipeline.fade?.set("volume", fade)
+        applyLevels(to: pipeline)
+        pipeline.outputSink = sink.child(named: Self.pulseSinkName)
+        // A stream moved to another device is heard there about half its buffer plus 45 ms after
+        // it stopped on the first (PulseAudio 16 null sinks, SoundServerTests: 146 ms with
+        // pulsesink's default 200 ms, 96 with 100, 75 with 60): 60 ms keeps a move under 100 ms.
+        // The sound server then wakes more often while playing (design brief, trap 13); pulsesink
+        // itself still writes every latency-time (10 ms) as before.
+        pipeline.outputSink?.set("buffer-time", Self.pulseBufferTime)
+        outputs?.route(pipeline.outputSink)
         pipeline.stages = stages
         // the video flags and sink are chosen per load (`chooseVideo`); until then, none
         try chooseVideo(for: pipeline, display: nil)
@@ -420,9 +442,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         return pipeline
     }
 
-    /// The audio sink, with the sleep timer's fade in front of it. Not in the audio filter beside the
-    /// volume: playsink queues about a second after its filter, so a fade there was heard a second
-    /// late and cut off at ~15% by the pause (SleepTimerServiceTests, through a WAV capture).
+    /// The audio sink, with a volume element in front of it for volume, mute and the sleep timer's
+    /// fade. Not in the audio filter: playsink queues about a second after its filter, so a fade
+    /// there was heard a second late and cut off at ~15% by the pause (SleepTimerServiceTests,
+    /// through a WAV capture), and a Volume or mute there was heard 1.2 s after the call on a real
+    /// PulseAudio (SoundServerTests); in front of the sink only the sink's own buffer is left.
     private func makeSink() throws -> Element {
         let description = sinkDescription ?? "autoaudiosink"
         if let sink = try? Element(binDescription: "volume name=tonearm-fade ! \(description)") { return sink }
@@ -432,7 +456,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     /// Gives `playbin` a fresh audio filter (scaletempo, the stages turned on, then our volume
-    /// element at the current volume and mute) and returns that volume element and the stages.
+    /// element, at 1 until `applyLevels`) and returns that volume element and the stages.
     private func installFilter(on playbin: Element) throws -> (volume: Element?, stages: AudioStages?) {
         let filter = try Element(binDescription: "scaletempo name=tonearm-tempo ! volume name=tonearm-volume")
         let stages = AudioStages(filter: filter)
@@ -443,8 +467,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // the segments, only the next one's timestamps 2 s later)
         filter.watchForGaps(longerThan: Self.gapThreshold)
         playbin.set("audio-filter", filter)
-        volumeElement?.set("volume", volume)
-        volumeElement?.set("mute", muted)
         return (volumeElement, stages)
     }
 
@@ -454,9 +476,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         guard let kept = warm else { return try makePipeline() }
         warm = nil
         // its fresh filter went in when it was kept (see `adopt`); volume and mute may have changed
-        kept.volume?.set("volume", volume)
-        kept.fade?.set("volume", fade)
-        kept.volume?.set("mute", muted)
+        applyLevels(to: kept)
+        outputs?.route(kept.outputSink)
         kept.stages?.apply(audio)
         // a retired pipeline's bus was set flushing for its teardown (see `stop`)
         kept.bus.setFlushing(false)
@@ -553,6 +574,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         if pipeline == nil, warm == nil, let filter = try? installFilter(on: kept.playbin) {
             kept.volume = filter.volume
             kept.stages = filter.stages
+            applyLevels(to: kept)
             warm = kept
         } else {
             kept.busSource.cancel()
@@ -654,11 +676,39 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let children = auto.childFactoryNames
         auto.setState(.null)
         if result != .failure, !children.isEmpty, !children.contains(where: { $0.hasPrefix("fake") }) {
+            // named, so that the output can be moved from device to device (`OutputRouter`)
+            if children == ["pulsesink"] { return (pulseSink, "autoaudiosink (pulsesink)") }
             return (nil, "autoaudiosink (\(children.joined(separator: ",")))")
         }
         let silent = "fakesink sync=true"
         logger.notice("no sound device found: playing silently in real time (set TONEARM_AUDIO_SINK to choose a sink)")
         return (silent, silent)
+    }
+
+    /// What autoaudiosink chose when it found a PulseAudio (or pipewire-pulse) server: the same
+    /// sink, named, for `OutputRouter`.
+    private static let pulseSinkName = "tonearm-sink"
+    private static let pulseSink = "pulsesink name=\(pulseSinkName)"
+    /// pulsesink's `buffer-time` in µs (see `makePipeline`).
+    private static let pulseBufferTime: UInt64 = 60_000
+
+    /// Starts watching the output devices; the player hears of them, and the sinks move as the
+    /// chosen device or the server's default comes and goes.
+    private func watchOutputs() {
+        outputs = OutputRouter(queue: queue, logger: logger, reportDevices: { [weak self] devices in
+            guard let self else { return }
+            deliver(.outputs(devices), generation ?? Generation(0))
+        }, moveSinks: { [weak self] in
+            guard let self else { return }
+            outputs?.route(pipeline?.outputSink)
+            outputs?.route(warm?.outputSink)
+        })
+        guard let outputs else {
+            logger.notice("no output devices listed: the sound server's device monitor did not start")
+            return
+        }
+        outputs.choose(chosenOutput)
+        outputs.reportNow()
     }
 
     // MARK: Commands, on the engine's queue
@@ -740,9 +790,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func prepareNext(_ uri: MediaURI?, generation: Generation?) {
         guard let pipeline else { return }
+        if loopsBySegments(pipeline, to: uri, generation: generation) { return }
         // a next file that is missing is not switched to: the current one ends with EOS, and the
         // player's load of the next one fails with its own error
-        let next = uri.flatMap { uri in generation.flatMap { LocalFiles.error(for: uri) == nil ? (uri, $0) : nil } }
+        var next = uri.flatMap { uri in generation.flatMap { LocalFiles.error(for: uri) == nil ? (uri, $0) : nil } }
+        // nor is anything after a video on legacy playbin: its gapless switch from a file with
+        // audio and video deadlocks 1.22.0 (see `SegmentLoop`); the next item loads at the EOS
+        if configuration.pipeline == .playbin, pipeline.lock.withLock({ pipeline.showedVideo }) { next = nil }
         pipeline.lock.withLock { pipeline.nextUp = next }
     }
 
@@ -761,6 +815,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         self.rate = rate
         redrawing = false
         var flags: SeekFlags = [.flush]
+        // a seek while a video loops keeps the loop's segment mode (see "Video loops")
+        if pipeline.loop.generation != nil { flags.insert(.segment) }
+        pipeline.loop.rate = rate
+        pipeline.loop.wrapping = nil  // a flushing seek drops the wrap on its way to the sink
         switch mode {
         case .exact:
             flags.insert(.accurate)
@@ -789,22 +847,38 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         if mode == .exact, case .position = target, !reportedLive {
             pipeline.lock.withLock { pipeline.awaitedSeek = (generation, .nanoseconds(start)) }
         }
-        if !pipeline.playbin.seek(rate: rate, flags: flags, start: start) {
+        let seqnum = pipeline.playbin.numberedSeek(rate: rate, flags: flags, start: start)
+        if seqnum == nil {
             pipeline.lock.withLock { pipeline.awaitedSeek = nil }
             deliver(.seekRefused, generation)
         }
+        if flags.contains(.segment) { pipeline.loop.seqnum = seqnum }
     }
 
     private func setVolume(_ volume: Double) {
         // the volume element's factor is linear amplitude (as GstStreamVolume's linear format), so
         // the caller's linear 0...1 goes through unchanged; a cubic UI curve is the client's business.
         self.volume = volume
-        for each in [pipeline, outgoing, incoming?.pipeline] { each?.volume?.set("volume", volume) }
+        for each in [pipeline, outgoing, incoming?.pipeline] { if let each { applyLevels(to: each) } }
     }
 
     private func setMuted(_ muted: Bool) {
         self.muted = muted
-        for each in [pipeline, outgoing, incoming?.pipeline] { each?.volume?.set("mute", muted) }
+        for each in [pipeline, outgoing, incoming?.pipeline] { if let each { applyLevels(to: each) } }
+    }
+
+    /// Volume, mute and fade on the element in front of the sink, the filter's volume left at 1;
+    /// on the filter's when the sink took no element in front of it (and then no fade).
+    private func applyLevels(to pipeline: Pipeline) {
+        if let front = pipeline.fade {
+            front.set("volume", volume * fade * rampGain(for: pipeline))
+            front.set("mute", muted)
+            pipeline.volume?.set("volume", 1.0)
+            pipeline.volume?.set("mute", false)
+        } else {
+            pipeline.volume?.set("volume", volume)
+            pipeline.volume?.set("mute", muted)
+        }
     }
 
     // MARK: Queries, on the engine's queue
@@ -1001,6 +1075,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                            metadata: ["uri": "\(uri?.string ?? "")", "at": "\(Duration.nanoseconds(start))",
                                       "length": "\(Duration.nanoseconds(end - start))"])
             deliver(.gap(at: .nanoseconds(start), length: .nanoseconds(end - start)), generation)
+        case .segmentDone(let seqnum):
+            if seqnum == pipeline.loop.seqnum { wrap(pipeline) }
+        case .segmentReached(let seqnum):
+            wrapped(pipeline, by: seqnum)
         case .latency, .other:
             break
         }
@@ -1020,6 +1098,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             // anywhere X does, where xvimagesink finds no Xv port; both draw into the window they are
             // given (GstVideoOverlay); named, so autovideosink never tries kmssink (trap 12)
             let sink = try makeVideoSink(for: display)
+            sink.watchForSegments()  // when a loop's wrap reaches the window (see "Video loops")
             pipeline.playbin.set("video-sink", sink)
             pipeline.videoSink = sink
             pipeline.controls = makeControls()
@@ -1057,6 +1136,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let sink = try Element(factory: factory)
         sink.set("display", display.name)
         configure(sink)
+        // with neither events nor exposes to handle, ximagesink starts no event thread, which
+        // would look for them 20 times a second (ximagesink.c, gst_ximagesink_event_thread): the
+        // window program tells of exposes ("exposed"), and the sink is asked to draw again
+        if factory == "ximagesink" || factory == "xvimagesink" { sink.set("handle-expose", false) }
         return sink
     }
 
@@ -1154,6 +1237,75 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
     }
 
+    // MARK: Video loops
+
+    /// A video item followed by itself (MPRIS `LoopStatus` `Track`) loops by segment seeks, not
+    /// by about-to-finish: a flushing SEGMENT seek where it is puts the pipeline in segment mode,
+    /// its end is then a SEGMENT_DONE instead of EOS, and a non-flushing SEGMENT seek to 0 there
+    /// goes on with no flush, no new decoders and no re-preroll (GStreamer's documented way to
+    /// loop seamlessly, GstSeekFlags GST_SEEK_FLAG_SEGMENT). About-to-finish with the same URI
+    /// deadlocks legacy playbin 1.22.0 on a file with audio and video (the drained handler's
+    /// deactivate_group waits for a pad's stream lock that streamsynchronizer holds: gdb on a
+    /// looping H.264+AAC MP4), and switches decoders at every lap.
+    struct SegmentLoop {
+        /// The generation the next lap is for, while looping.
+        var generation: Generation?
+        /// The lap whose segment seek (this seqnum) was sent: told to the player once that seek's
+        /// segment reaches the video sink (a client's flushing seek sent just before sends one too).
+        var wrapping: (generation: Generation, seqnum: UInt32)?
+        var rate = 1.0
+        /// The latest segment seek's sequence number: a SEGMENT_DONE of an earlier one (read from
+        /// the bus after a client's seek went) is stale.
+        var seqnum: UInt32?
+    }
+
+    /// Loops `pipeline` by segments when `uri` (the item after the current one) is the current
+    /// item's own and its video reached the window; leaves a segment loop otherwise. True when it
+    /// loops (nothing is armed for about-to-finish).
+    private func loopsBySegments(_ pipeline: Pipeline, to nextURI: MediaURI?, generation nextGeneration: Generation?) -> Bool {
+        let showsVideo = pipeline.lock.withLock { pipeline.showedVideo }
+        guard let nextURI, let nextGeneration, nextURI == uri, showsVideo else {
+            if pipeline.loop.generation != nil {
+                // out of segment mode, so that its end is an EOS again (and about-to-finish comes):
+                // a flushing seek where it is
+                pipeline.loop = SegmentLoop(rate: pipeline.loop.rate)
+                _ = pipeline.playbin.seek(rate: pipeline.loop.rate, flags: [.flush, .accurate], start: pipeline.playbin.queryPosition() ?? 0)
+            }
+            return false
+        }
+        pipeline.lock.withLock { pipeline.nextUp = nil }
+        let entering = pipeline.loop.generation == nil
+        pipeline.loop.generation = nextGeneration
+        if entering {
+            // at the preroll this re-prerolls the same frame; while playing it is one short hitch
+            pipeline.loop.seqnum = pipeline.playbin.numberedSeek(rate: pipeline.loop.rate, flags: [.flush, .accurate, .segment],
+                                                                 start: pipeline.playbin.queryPosition() ?? 0)
+        }
+        return true
+    }
+
+    /// SEGMENT_DONE: the demuxer sent the lap's last data; the next lap is queued behind it at
+    /// once, by a non-flushing segment seek to the start.
+    private func wrap(_ pipeline: Pipeline) {
+        guard let next = pipeline.loop.generation else { return }  // left meanwhile: a flushing seek follows
+        pipeline.loop.seqnum = pipeline.playbin.numberedSeek(rate: pipeline.loop.rate, flags: [.segment, .accurate], start: 0)
+        pipeline.loop.wrapping = pipeline.loop.seqnum.map { (next, $0) }
+    }
+
+    /// The next lap's segment reached the video sink: its last frame of the lap before is on
+    /// screen, the position reads from the start, and the player hears of the boundary as of a
+    /// gapless switch to the same item (a `Seeked` to 0).
+    private func wrapped(_ pipeline: Pipeline, by seqnum: UInt32) {
+        guard let (next, sent) = pipeline.loop.wrapping, sent == seqnum else { return }
+        pipeline.loop.wrapping = nil
+        generation = next
+        // the lap's start, not the position query's answer: that is the latest of the sinks', and an
+        // audio sink whose lap ends a little later (AAC's last frame) still answers from the lap before
+        var lap = snapshot()
+        lap.position = PositionSample(.zero, at: .now)
+        deliver(.streamStarted(lap), next)
+    }
+
     // MARK: Crossfade
 
     /// Where a crossfade's equal-power ramps are: `elapsed` of `length`, plus the time since
@@ -1188,10 +1340,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         fresh.busSource.suspend()
         // as a load does: a display found now shows its video (the window follows at its preroll)
         try? chooseVideo(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)
-        fresh.fade?.set("volume", 0.0)
         fresh.playbin.set("uri", uri.string)
         fresh.playbin.setState(.ready)
         incoming = (fresh, uri, generation)
+        applyLevels(to: fresh)  // silent until it starts
     }
 
     /// Starts the prepared item and fades over `length`: it becomes the current pipeline (the
@@ -1258,15 +1410,19 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         rampTimer = timer
     }
 
-    /// The output levels: the sleep timer's fade, times each pipeline's equal-power ramp (sin for
-    /// the item coming in, cos for the one going out), read half a step ahead so that the levels
-    /// lead no more than they lag.
+    /// The output levels of the fade's two pipelines (see `applyLevels`).
     private func applyFadeLevels() {
-        let progress = ramp.map { ramp in
-            min(ramp.progress(at: .now) + (ramp.since == nil ? 0 : (Self.rampStep / 2) / ramp.length), 1)
-        } ?? 1
-        pipeline?.fade?.set("volume", fade * sin(progress * .pi / 2))
-        outgoing?.fade?.set("volume", fade * cos(progress * .pi / 2))
+        for each in [pipeline, outgoing] { if let each { applyLevels(to: each) } }
+    }
+
+    /// A pipeline's equal-power ramp, on top of the volume and the sleep timer's fade: sin for the
+    /// item coming in, cos for the one going out, read half a step ahead so that the levels lead
+    /// no more than they lag; 0 for a prepared one, 1 when no fade runs.
+    private func rampGain(for each: Pipeline) -> Double {
+        if each === incoming?.pipeline { return 0 }
+        guard let ramp, each === pipeline || each === outgoing else { return 1 }
+        let progress = min(ramp.progress(at: .now) + (ramp.since == nil ? 0 : (Self.rampStep / 2) / ramp.length), 1)
+        return each === outgoing ? cos(progress * .pi / 2) : sin(progress * .pi / 2)
     }
 
     /// The previous item's pipeline goes (the ramp's end, its end of stream or error, a new load).

@@ -159,8 +159,9 @@ final class VideoWindow: @unchecked Sendable {
                 return placeSink()
             }
             if !moved { condition.withLock { exposeHandler }?() }
-        case "framed":
-            // the sink's window is where "frame" put it: its last frame is drawn there again
+        case "framed", "exposed":
+            // the sink's window is where "frame" put it, or was uncovered: its last frame is drawn
+            // there again
             condition.withLock { exposeHandler }?()
         case "fullscreen": events(.windowFullscreen(words.last == "1"))
         case "closed": events(.windowClosed)

@@ -78,6 +78,9 @@ public enum EngineCommand: Hashable, Sendable {
     case video(VideoCommand)
     /// ReplayGain and the equalizer (`AudioSettings.swift`).
     case audio(AudioCommand)
+    /// Plays on the output with this id, or the sound server's default (`default`), moving the
+    /// stream without stopping; the engine falls back to the default while that device is absent.
+    case setOutput(String)
     /// The crossfade into the next item (`Crossfade.swift`).
     case crossfade(CrossfadeCommand)
 
@@ -117,6 +120,8 @@ public enum EngineEvent: Sendable, Equatable {
     case gap(at: Duration, length: Duration)
     /// The video and its window (`VideoState.swift`).
     case video(VideoEvent)
+    /// The output devices now (hot-plug), whatever the load.
+    case outputs([OutputDevice])
 }
 
 /// The narrow interface the player drives. The GStreamer engine implements it; unit tests script it.

@@ -38,6 +38,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case sleepTimerChanged(SleepTimer?)
     /// ReplayGain, the equalizer or its presets changed (`AudioSettings.swift`).
     case audioChanged(AudioSettings)
+    /// The chosen output or the devices listed changed (`Outputs.swift`).
+    case outputsChanged(Outputs)
     /// The person dropped these (paths or URIs, in order) on the video window: whoever resolves
     /// URIs opens them as OpenUri would, the first playing now and the rest after it.
     case openRequested([String])

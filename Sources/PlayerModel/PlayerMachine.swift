@@ -53,6 +53,8 @@ public struct PlayerMachine: Sendable {
     var bedtime = Bedtime()
     /// ReplayGain and the equalizer (`AudioSettings.swift`).
     var audio = AudioState()
+    /// The chosen output and the devices (`Outputs.swift`).
+    var output = Outputs()
     /// The crossfade into the next item under way, if any (`Crossfade.swift`).
     var fade = CrossfadeState()
 
@@ -122,6 +124,7 @@ public struct PlayerMachine: Sendable {
             .stopAfterCurrentChanged(bedtime.stopAfterCurrent),
             .sleepTimerChanged(bedtime.timer),
             .audioChanged(audio.settings),
+            .outputsChanged(output),
         ]
         if let item = playQueue.current {
             events += [
@@ -311,6 +314,7 @@ public struct PlayerMachine: Sendable {
         }
         restoreVideoSettings(restored.video)
         restoreAudio(restored.audio)
+        restoreOutput(restored.output)
         restoreCrossfade(restored.audio)
         for event in currentValues { emit(event) }
         guard let item = playQueue.current else { return }
@@ -929,6 +933,8 @@ public struct PlayerMachine: Sendable {
     public mutating func handle(_ event: EngineEvent, of generation: Generation, at now: ContinuousClock.Instant) {
         defer { planCrossfade(now: now) }
         if case .video(.pointerMoved) = event { return pointerMoved(now: now) }
+        // the devices of the machine, not of a load: whatever the generation
+        if case .outputs(let devices) = event { return devicesChanged(devices) }
         // the person's, not a load's: whatever the generation
         if case .video(.input(let input)) = event {
             handleWindowInput(input, now: now)
@@ -1006,6 +1012,8 @@ public struct PlayerMachine: Sendable {
             }
         case .video:
             break  // taken by handleVideo above
+        case .outputs:
+            break  // taken above
         }
     }
 

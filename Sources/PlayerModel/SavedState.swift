@@ -50,6 +50,8 @@ public struct SavedSettings: Sendable, Equatable {
     public var video = VideoSettings()
     /// ReplayGain, the equalizer and the user's presets (schema 4).
     public var audio = AudioSettings()
+    /// The chosen output's id, or `default` (schema 5).
+    public var output = Outputs.defaultID
 
     public init(currentID: ItemID? = nil, position: Duration = .zero, currentDuration: Duration? = nil,
                 intent: TransportIntent = .stopped, volume: Double = 1, isMuted: Bool = false,

@@ -27,6 +27,8 @@ public final class SDLWindow {
         // closing the window is a request its owner answers, not the end of the process
         SDL_SetHint(SDL_HINT_QUIT_ON_LAST_WINDOW_CLOSE, "0")
         guard SDL_Init(UInt32(SDL_INIT_VIDEO)) == 0 else { throw SDLError("SDL_Init") }
+        // X events of windows SDL does not know (the video's child window's exposes) as events
+        _ = SDL_EventState(SDL_SYSWMEVENT.rawValue, SDL_ENABLE)
     }
 
     /// `SDL_CreateWindow`: resizable, centred, shown.
@@ -114,6 +116,9 @@ public final class SDLWindow {
         case dropped(String)
         /// The last of what one drop carried came (SDL_DROPCOMPLETE).
         case dropComplete
+        /// An X11 window of this program's own that SDL does not know (the video's child) was
+        /// uncovered: what is drawn in it must be drawn again.
+        case exposed(windowID: UInt64)
     }
 
     /// The modifier keys held with a key (SDL_Keymod, left and right alike).
@@ -150,6 +155,9 @@ public final class SDLWindow {
             defer { SDL_free(text) }
             return .dropped(String(cString: text))
         case SDL_DROPCOMPLETE: return .dropComplete
+        case SDL_SYSWMEVENT:
+            let window = tonearm_sdl_x11_exposed(&event)
+            return window == 0 ? .other : .exposed(windowID: UInt64(window))
         case SDL_WINDOWEVENT:
             switch SDL_WindowEventID(UInt32(event.window.event)) {
             case SDL_WINDOWEVENT_CLOSE: return .closeRequested

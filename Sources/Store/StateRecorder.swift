@@ -19,6 +19,8 @@ public final class StateRecorder: @unchecked Sendable {
     private var unsent: [StateChange] = []
     /// The video settings in the last settings row recorded: the window's other changes write nothing.
     private var recordedVideo = VideoSettings()
+    /// The output choice last recorded: the devices' comings and goings are not written.
+    private var recordedOutput = Outputs.defaultID
 
     /// Every 4.5 s, 0.5 s of leeway: a checkpoint is never more than 5 s old (issue 14).
     public init(player: Player, store: StateStore, checkpointInterval: DispatchTimeInterval = .milliseconds(4500)) {
@@ -115,6 +117,10 @@ public final class StateRecorder: @unchecked Sendable {
             record(.settings(settings()))
         case .audioChanged(let audio):
             record(.audio(audio))
+        case .outputsChanged(let outputs) where outputs.chosen != recordedOutput:
+            // devices coming and going are not saved: only the choice
+            recordedOutput = outputs.chosen
+            record(.output(outputs.chosen))
         case .rateChanged(_, let reason) where reason != .refused && reason != .initial:
             record(.settings(settings()))
         case .durationChanged(let id, _) where id == player.currentItem?.id:
@@ -139,7 +145,9 @@ public final class StateRecorder: @unchecked Sendable {
                                   isShuffled: state.isShuffled, rate: state.rate, shuffleSeed: player.shuffleSeed)
         saved.video = player.video.settings
         saved.audio = player.audio
+        saved.output = player.outputs.chosen
         recordedVideo = saved.video
+        recordedOutput = saved.output
         return saved
     }
 

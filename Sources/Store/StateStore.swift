@@ -26,6 +26,8 @@ public enum StateChange: Sendable, Equatable {
     /// ReplayGain, the equalizer or the user's presets changed (apart from the settings row's other
     /// columns, which a checkpoint writes every few seconds while playing).
     case audio(AudioSettings)
+    /// The chosen output's id, or `default` (schema 5).
+    case output(String)
     /// A playlist file was given an id, or was activated (insert or update of its row).
     case playlist(PlaylistRecord)
     /// The playlist whose activation filled the queue, or none.
@@ -63,7 +65,7 @@ public final class StateStore: @unchecked Sendable {
     // @unchecked: `database`, `awaitingFullState`, `outage` and the fields below them are
     // confined to `queue` (init opens an existing file before it queues anything there);
     // `pending`, `drainScheduled` and `wholeStateWanted` are guarded by `lock`.
-    public static let schemaVersion: Int64 = 5
+    public static let schemaVersion: Int64 = 6
 
     public let path: String
     private let logger: Logger
@@ -364,11 +366,16 @@ public final class StateStore: @unchecked Sendable {
         CREATE TABLE equalizer_preset (position INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, gains TEXT NOT NULL);
         PRAGMA user_version = 4;
         """,
-        // Schema 5: the crossfade (issue 29), in milliseconds, and whether albums crossfade too.
+        // Schema 5: the chosen output, by the device's id (issue 29).
+        """
+        ALTER TABLE player ADD COLUMN output TEXT NOT NULL DEFAULT 'default';
+        PRAGMA user_version = 5;
+        """,
+        // Schema 6: the crossfade (issue 29), in milliseconds, and whether albums crossfade too.
         """
         ALTER TABLE player ADD COLUMN crossfade_ms INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE player ADD COLUMN crossfade_albums INTEGER NOT NULL DEFAULT 0;
-        PRAGMA user_version = 5;
+        PRAGMA user_version = 6;
         """,
     ]
 
@@ -391,7 +398,7 @@ public final class StateStore: @unchecked Sendable {
         return audio
     }
 
-    /// The crossfade (schema 5); the machine checks its range when it restores it.
+    /// The crossfade (schema 6); the machine checks its range when it restores it.
     private static func loadCrossfade(_ database: Database, into audio: inout AudioSettings) throws {
         let row = try database.prepare("SELECT crossfade_ms, crossfade_albums FROM player WHERE one = 1")
         guard try row.step() else { return }
@@ -440,7 +447,11 @@ public final class StateStore: @unchecked Sendable {
         }
 
         if version >= 4 { settings.audio = try loadAudio(database) }
-        if version >= 5 { try loadCrossfade(database, into: &settings.audio) }
+        if version >= 5 {
+            let output = try database.prepare("SELECT output FROM player WHERE one = 1")
+            if try output.step(), let id = output.string(0) { settings.output = id }
+        }
+        if version >= 6 { try loadCrossfade(database, into: &settings.audio) }
 
         var rows: [Int64: (uri: String, next: Int64?, key: UInt64?)] = [:]
         let items = try database.prepare("SELECT id, uri, next\(two ? ", shuffle_key" : "") FROM item")
@@ -802,10 +813,13 @@ public final class StateStore: @unchecked Sendable {
                 try setHead(entries.first.map { raw($0.id) })
                 try write(settings)
                 try write(settings.audio)
+                try writeOutput(settings.output)
             case .settings(let settings):
                 try write(settings)
             case .audio(let audio):
                 try write(audio)
+            case .output(let id):
+                try writeOutput(id)
             case .reshuffled(let seed, let keys):
                 // only the rows that had a key of their own, and those that get one: not the queue
                 try database.execute("UPDATE item SET shuffle_key = NULL WHERE shuffle_key IS NOT NULL")
@@ -870,6 +884,10 @@ public final class StateStore: @unchecked Sendable {
                 largest = max(largest, raw(entry.id))
             }
             try database.cached("UPDATE player SET next_id = max(next_id, ?) WHERE one = 1").run(.integer(largest &+ 1))
+        }
+
+        private func writeOutput(_ id: String) throws(SQLiteError) {
+            try database.cached("UPDATE player SET output = ? WHERE one = 1").run(.text(id))
         }
 
         private func write(_ audio: AudioSettings) throws(SQLiteError) {

@@ -419,6 +419,8 @@ extension PlayerStatus {
         stopAfterCurrent = extensionProperties["StopAfterCurrent"]?.boolValue ?? false
         if let deadline = extensionProperties["SleepTimerDeadline"]?.int64Value, deadline > 0 { sleepDeadline = deadline }
         audio = AudioStatus(extensionProperties)
+        output = extensionProperties["Output"]?.stringValue
+        outputDevices = extensionProperties["Outputs"]?.arrayValue?.count ?? 0
         crossfade = CrossfadeStatus(extensionProperties)
     }
 }

@@ -109,6 +109,10 @@ public struct PlayerStatus: Sendable, Equatable {
 
     /// ReplayGain and the equalizer; nil from a service without them.
     public var audio: AudioStatus? = nil
+    /// The chosen output (`default` or a device's id); nil from a service without outputs.
+    public var output: String? = nil
+    /// How many output devices the service lists (none: no sound server's device monitor).
+    public var outputDevices = 0
     /// The crossfade; nil from a service without it.
     public var crossfade: CrossfadeStatus? = nil
 }

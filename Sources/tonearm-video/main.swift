@@ -13,7 +13,8 @@ import Synchronization
 //        "closed" when the person closes the window (it is hidden, not destroyed: tonearmd's video
 //        sink may still draw into it until tonearmd says "quit");
 //        "area <width> <height>": the window's drawing area, at first and whenever it changes;
-//        "framed" once a "frame" is applied (the sink may draw its last frame again)
+//        "framed" once a "frame" is applied (the sink may draw its last frame again);
+//        "exposed" when the sink's window was uncovered (the sink draws its last frame again)
 //   in:  "title <text>", "size <width> <height>", "fullscreen 0|1", "raise", "show" (shown again
 //        after a close, without the focus), "quit" (end of input is "quit" too);
 //        "frame <x> <y> <width> <height>": where the sink's window goes inside the area (x and y
@@ -171,6 +172,8 @@ loop: while true {
         say("drop \(text.percentEscapingLineBreaks())")
     case .dropComplete:
         say("drop-end")
+    case .exposed(let exposed):
+        if exposed == child { say("exposed") }
     case .other:
         break
     }

@@ -69,6 +69,8 @@ enum Format {
             lines.append(("replaygain", replayGain(audio)))
             lines.append(("equalizer", equalizer(audio)))
         }
+        // only where there is a choice: a sound server's devices, or one chosen
+        if let output = status.output, status.outputDevices > 0 || output != "default" { lines.append(("output", output)) }
         if let crossfade = status.crossfade { lines.append(("crossfade", Format.crossfade(crossfade))) }
         if let error = status.itemError { lines.append(("error", "\(error.message) (\(error.name))")) }
         if status.stopAfterCurrent { lines.append(("stop", "after this track")) }
@@ -104,6 +106,8 @@ enum Format {
         var error: Failure?
         var replaygain: ReplayGain?
         var equalizer: Equalizer?
+        /// The chosen output: `default` or a device's id.
+        var output: String?
         /// Only in `watch`'s lines: what happened.
         var event: String?
         var stopAfter: Bool
@@ -114,7 +118,7 @@ enum Format {
 
         enum CodingKeys: String, CodingKey {
             case event, version, status, title, artist, artists, album, url, trackid, position, duration, volume, muted, loop,
-                 shuffle, rate, live, buffering, waiting, error, stopAfter, sleep, replaygain, equalizer,
+                 shuffle, rate, live, buffering, waiting, error, stopAfter, sleep, replaygain, equalizer, output,
                  crossfade
         }
 
@@ -142,6 +146,7 @@ enum Format {
             try c.encode(error, forKey: .error)
             try c.encode(replaygain, forKey: .replaygain)
             try c.encode(equalizer, forKey: .equalizer)
+            try c.encode(output, forKey: .output)
             try c.encodeIfPresent(event, forKey: .event)
             try c.encode(stopAfter, forKey: .stopAfter)
             try c.encode(sleep, forKey: .sleep)
@@ -168,7 +173,8 @@ enum Format {
             live: status.isLive, buffering: status.bufferingPercent, waiting: status.waitingReason,
             error: status.itemError.map { JSONStatus.Failure(name: $0.name, message: $0.message) },
             replaygain: status.audio.map { JSONStatus.ReplayGain(mode: $0.replayGain, preamp: $0.preamp) },
-            equalizer: status.audio.map { JSONStatus.Equalizer(preset: $0.equalizerPreset, gains: $0.equalizer) }, event: event,
+            equalizer: status.audio.map { JSONStatus.Equalizer(preset: $0.equalizerPreset, gains: $0.equalizer) },
+            output: status.output, event: event,
             stopAfter: status.stopAfterCurrent, sleep: status.sleepLeft(now: wallClock()).map(seconds),
             crossfade: status.crossfade.map { JSONStatus.Crossfade(seconds: $0.seconds, albums: $0.albums) })
         let encoder = JSONEncoder()

@@ -26,6 +26,7 @@ struct Tonearm: ParsableCommand {
             Fullscreen.self, Raise.self, PictureInPicture.self, Gravity.self,
             StopAfter.self, Sleep.self,
             ReplayGain.self, EQ.self,
+            OutputCommand.self,
             Crossfade.self,
         ])
 }

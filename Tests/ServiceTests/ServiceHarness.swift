@@ -125,10 +125,10 @@ final class ServiceHarness: @unchecked Sendable {
     static func executable() throws -> URL { try BuiltProduct.executable("tonearmd", override: "TONEARMD") }
 
     /// Starts tonearmd with `arguments` (files or URIs, options) on the private bus with a silent
-    /// real-time sink (through `launcher` when given: see `Daemon.launch`), and waits for it to
+    /// real-time sink (`sink` nil: the default path, for a `SoundServer` in `environment`) (through `launcher` when given: see `Daemon.launch`), and waits for it to
     /// own its name. `environment`: variables set for it besides the harness's.
     @discardableResult
-    func start(_ arguments: [String] = [], sink: String = "fakesink sync=true", timeout: TimeInterval = 20,
+    func start(_ arguments: [String] = [], sink: String? = "fakesink sync=true", timeout: TimeInterval = 20,
                launcher: [String] = [], environment: [String: String] = [:]) throws -> Daemon {
         let mark = watcher.count
         let log = directory.appendingPathComponent("tonearmd-\(daemons.count).log")
@@ -194,14 +194,14 @@ final class ServiceHarness: @unchecked Sendable {
         return process
     }
 
-    /// How many times slower the service runs in a sanitized build (`make test-asan|test-tsan`):
-    /// the waits for calls that do real work scale by it. An Enqueue of 10,000 files takes 0.1 s in
-    /// release and 60 to 90 s under ASan, whose slow unwinder runs on every malloc (scripts/test.sh
-    /// says why it is the slow one), more when the machine is busy. 1 otherwise.
     /// How much more memory a sanitized build holds (its allocator keeps freed blocks in
     /// quarantine and shadows every byte): bounds meant for the build users run are scaled by it.
     static let memoryOverhead: Int = (ProcessInfo.processInfo.environment["SWIFT_SANITIZE"] ?? "").isEmpty ? 1 : 3
 
+    /// How many times slower the service runs in a sanitized build (`make test-asan|test-tsan`):
+    /// the waits for calls that do real work scale by it. An Enqueue of 10,000 files takes 0.1 s in
+    /// release and 60 to 90 s under ASan, whose slow unwinder runs on every malloc (scripts/test.sh
+    /// says why it is the slow one), more when the machine is busy. 1 otherwise.
     static let slowdown: Double = switch ProcessInfo.processInfo.environment["SWIFT_SANITIZE"] ?? "" {
     case "": 1
     case "address": 15

@@ -80,8 +80,10 @@ final class StoreOutageTests: ServiceTestCase {
     func fullDiskWithAChangeWaiting() throws -> (daemon: Daemon, tracks: [String], filler: URL, mark: Int) {
         try mountTmpfs(at: harness.stateHome, size: "1m")
         let (daemon, saved) = try startWithTwoTracks()
-        let filler = try fill(harness.stateHome)
+        // the mark before the filling: a position checkpoint that falls while the disk fills fails
+        // first (under load, filling takes seconds), and the outage is said once
         let mark = daemon.output.utf8.count
+        let filler = try fill(harness.stateHome)
         let added = try add(try short("during", seconds: 5))
         try daemon.waitForLog(Self.failed, after: mark)
         return (daemon, saved + [added], filler, mark)
@@ -130,8 +132,8 @@ final class StoreOutageTests: ServiceTestCase {
         // the kernel's own path to a read-only file system: an ext4 error (fs/ext4/sysfs.c trigger_fs_error)
         let device = try run("/usr/bin/findmnt", ["-n", "-o", "SOURCE", harness.stateHome.path])
         let name = URL(fileURLWithPath: device.trimmingCharacters(in: .whitespacesAndNewlines)).lastPathComponent
+        let mark = daemon.output.utf8.count  // before the fault: a checkpoint may meet it first
         try Data("1".utf8).write(to: URL(fileURLWithPath: "/sys/fs/ext4/\(name)/trigger_fs_error"))
-        let mark = daemon.output.utf8.count
         tracks.append(try add(try short("while-ro", seconds: 5)))
         try daemon.waitForLog(Self.failed, after: mark)
         // Linux 6.x turns the file system "emergency_ro" and fails writes with EIO or EROFS, as it goes
@@ -186,8 +188,8 @@ final class StoreOutageTests: ServiceTestCase {
 
         let (daemon, saved) = try startWithTwoTracks()
         var tracks = saved
+        let mark = daemon.output.utf8.count  // before the fault: a checkpoint may meet it first
         FileManager.default.createFile(atPath: control.path, contents: nil)
-        let mark = daemon.output.utf8.count
         tracks.append(try add(try short("during-eio", seconds: 5)))
         try daemon.waitForLog(Self.failed, after: mark)
         try FileManager.default.removeItem(at: control)

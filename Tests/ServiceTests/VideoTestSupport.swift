@@ -137,7 +137,7 @@ final class XDisplay {
     /// Starts Xvfb, which prints its display number once it accepts clients (-displayfd), then
     /// openbox, which runs its --startup command once it manages the screen.
     static func start() throws -> XDisplay {
-        let server = try FollowingProcess("Xvfb", ["-displayfd", "1", "-screen", "0", "1024x768x24", "-nolisten", "tcp"], environment: [:])
+        let server = try FollowingProcess("Xvfb", ["-displayfd", "1", "-screen", "0", "1024x768x24", "-nolisten", "tcp", "-bs"], environment: [:])
         let index = try server.wait(for: "Xvfb's display number", timeout: 20) { Int($0) != nil }
         let name = ":" + server.lines[index]
         let windowManager = try FollowingProcess("openbox", ["--startup", "echo openbox-ready"], environment: ["DISPLAY": name])
@@ -264,18 +264,24 @@ final class XDisplay {
     /// Reads X state until `condition` holds: every 50 ms, at most `timeout` (there is no X event
     /// a test can wait on from outside).
     func waitForX(_ what: String, timeout: TimeInterval = 10, _ condition: () throws -> Bool) throws {
-        let deadline = Date(timeIntervalSinceNow: timeout * ServiceHarness.slowdown)
-        var lastError: (any Error)?
-        while Date() < deadline {
-            do {
-                if try condition() { return }
-            } catch {
-                lastError = error
-            }
-            usleep(50_000)
-        }
-        throw TestError("timed out after \(timeout) s waiting for \(what)\(lastError.map { " (last: \($0))" } ?? "")")
+        try readUntil(what, timeout: timeout, condition)
     }
+}
+
+/// Reads a display's state until `condition` holds: every 50 ms, at most `timeout` (scaled for
+/// sanitized builds). For state that has no event a test can wait on from outside (X, sway's tree).
+func readUntil(_ what: String, timeout: TimeInterval, _ condition: () throws -> Bool) throws {
+    let deadline = Date(timeIntervalSinceNow: timeout * ServiceHarness.slowdown)
+    var lastError: (any Error)?
+    while Date() < deadline {
+        do {
+            if try condition() { return }
+        } catch {
+            lastError = error
+        }
+        usleep(50_000)
+    }
+    throw TestError("timed out after \(timeout) s waiting for \(what)\(lastError.map { " (last: \($0))" } ?? "")")
 }
 
 /// A rectangle of the screen as RGB rows (GStreamer pads each row to a multiple of 4 bytes).

@@ -7,6 +7,15 @@ import XCTest
 /// X has no event a test can wait on from outside: window state is read with xdotool, xprop and
 /// xwininfo in short bounded loops (`waitForX`).
 final class VideoWindowTests: VideoTestCase {
+    /// A sound server of the test's own, stopped after tonearmd (a server gone first is an output
+    /// failure in tonearmd's log).
+    private var soundServer: SoundServer?
+
+    override func tearDown() {
+        super.tearDown()
+        soundServer?.stop()
+        soundServer = nil
+    }
     // MARK: Tests
 
     func testAVideoItemGetsAWindowOfItsOwnThatMPRISRaisesAndMakesFullscreen() throws {
@@ -124,8 +133,17 @@ final class VideoWindowTests: VideoTestCase {
     /// with a window open (the sinks' own X event threads, which sleep and look 20 times a second,
     /// are not started: tonearmd tells them of exposes itself).
     func testAPausedVideoWakesNothing() throws {
+        try pausedVideoWakesNothing(environment: [:])
+    }
+
+    /// The same where OpenGL does not open (GST_GL_WINDOW=none) and ximagesink draws.
+    func testAPausedVideoWakesNothingThroughXimagesink() throws {
+        try pausedVideoWakesNothing(environment: ["GST_GL_WINDOW": "none"])
+    }
+
+    private func pausedVideoWakesNothing(environment: [String: String]) throws {
         let x = try startDisplay()
-        let daemon = try harness.start(environment: ["DISPLAY": x.name])
+        let daemon = try harness.start(environment: ["DISPLAY": x.name].merging(environment) { $1 })
         let window = try openRedSquare(on: x)
         try x.waitForX("red in the window") { try x.colour(atMiddleOf: window) == .red }
         try harness.call(H.player, "Pause")
@@ -139,6 +157,17 @@ final class VideoWindowTests: VideoTestCase {
         XCTAssertLessThanOrEqual(service, 1, "tonearmd woke with a paused video: \(serviceThreads)")
         XCTAssertLessThanOrEqual(windowProgram, 1, "tonearm-video woke with a paused video: \(programThreads)")
         XCTAssertTrue(try x.colour(atMiddleOf: window) == .red, "the paused frame still shows")
+        // covered by another window and uncovered, the paused frame is drawn again (the window
+        // program tells of the expose; the sinks look for none themselves). No bar: its showing
+        // on the pointer's entering would draw the frame anyway
+        try harness.set(H.extensionInterface, "ControlsVisible", "b", "false")
+        let other = try x.otherWindow()
+        helpers.append(other.process)
+        _ = try x.run("xdotool", ["windowmove", "--sync", other.id, "0", "0", "windowsize", "--sync", other.id, "2000", "2000"])
+        _ = try x.run("xdotool", ["windowactivate", "--sync", other.id])
+        try x.waitForX("the other window to cover Tonearm's") { !(try x.colour(atMiddleOf: window) == .red) }
+        other.process.stop()
+        try x.waitForX("the paused frame drawn again once uncovered") { try x.colour(atMiddleOf: window) == .red }
     }
 
     /// A video stream over HTTP (HLS of H.264 and AAC, served on 127.0.0.1) shows in the window as
@@ -156,6 +185,34 @@ final class VideoWindowTests: VideoTestCase {
         let window = try x.waitForWindow(classed: "tonearm")
         try x.waitForX("the stream's picture in the window") { !(try x.colour(atMiddleOf: window) == .black) }
         try harness.waitForStatus("Playing")
+    }
+
+    /// A banner's video: muted, looping, opened with OpenUri. It shows at once and nothing of its
+    /// sound is heard (a real PulseAudio's monitor, from before the call), until it is unmuted.
+    func testAMutedVideoOpenedShowsAndLoopsWithNoAudibleOutput() throws {
+        let x = try startDisplay()
+        let file = try mp4("red", title: "Banner")
+        let server = try SoundServer(sinks: ["speakers"])
+        soundServer = server
+        try harness.start(sink: nil, environment: server.environment.merging(["DISPLAY": x.name]) { $1 })
+        try harness.set(H.extensionInterface, "Muted", "b", "true")
+        try harness.set(H.player, "LoopStatus", "s", "Track")
+        let capture = try server.capture("speakers")
+        defer { capture.stop() }
+        let opened = ContinuousClock.now
+        try harness.call(H.player, "OpenUri", "s", [H.uri(file)])
+        let window = try x.waitForWindow(classed: "tonearm")
+        try x.waitForX("red in the window") { try x.colour(atMiddleOf: window) == .red }
+        try harness.waitForStatus("Playing")
+        // a second of what it sounds like playing
+        try readUntil("a second played", timeout: 10) { (try harness.get(H.player, "Position").int64 ?? 0) >= 1_000_000 }
+        try readUntil("the monitor to have recorded since the call", timeout: 5) { capture.samples(after: opened).count > SoundServer.rate }
+        let heard = capture.samples(after: opened)
+        XCTAssertEqual(Levels.peak(heard), 0, "a muted start is heard as digital silence")
+        XCTAssertEqual(try server.streams().count, 1, "its sound goes to the server, muted")
+        let unmuted = ContinuousClock.now
+        try harness.set(H.extensionInterface, "Muted", "b", "false")
+        XCTAssertNotNil(capture.waitForLevel(after: unmuted, timeout: 5) { $0 > -40 }, "unmuted, its sound is heard")
     }
 
     func testHeadlessTheAudioOfAVideoFilePlaysAndNoWindowIsMade() throws {

@@ -187,7 +187,7 @@ final class StateStoreTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(reopen().loaded).settings.audio, audio)
     }
 
-    /// The crossfade (schema 5) comes back as it was saved, to the millisecond.
+    /// The crossfade (schema 6) comes back as it was saved, to the millisecond.
     func testTheCrossfadeIsSaved() throws {
         let store = reopen()
         var audio = AudioSettings()

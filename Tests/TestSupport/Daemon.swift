@@ -75,7 +75,8 @@ public final class Daemon: @unchecked Sendable {
     }
 
     /// Starts the built `tonearmd` on `bus` with a sink of its own (`sink`: silent and real time by
-    /// default), debug logs to `log`, covers under `cacheHome`, its saved state under `stateHome`
+    /// default; nil: no `--audio-sink`, the default path, `autoaudiosink`, which finds a
+    /// `SoundServer` named in `extraEnvironment`), debug logs to `log`, covers under `cacheHome`, its saved state under `stateHome`
     /// and playlists in `musicDirectory`/Playlists (a test's own: no test resumes another's queue),
     /// and `arguments` (files, options). The environment is this process's, less
     /// `TONEARM_AUDIO_SINK`; `TONEARM_TEST_PIPELINE` picks the pipeline, and under `make test-asan`
@@ -83,7 +84,7 @@ public final class Daemon: @unchecked Sendable {
     /// tonearmd in its place (exec, so the pid stays), with its arguments:
     /// `["/usr/bin/prlimit", "--fsize=65536", "--"]` starts it with a file-size limit.
     /// `extraEnvironment` is set last (`GST_REGISTRY` of the test's own: a first start).
-    public static func launch(on bus: PrivateBus, arguments: [String] = [], sink: String = "fakesink sync=true",
+    public static func launch(on bus: PrivateBus, arguments: [String] = [], sink: String? = "fakesink sync=true",
                               cacheHome: URL, stateHome: URL, musicDirectory: URL, launcher: [String] = [],
                               extraEnvironment: [String: String] = [:], log: URL,
                               onExit: @escaping @Sendable () -> Void = {}) throws -> Daemon {
@@ -100,7 +101,7 @@ public final class Daemon: @unchecked Sendable {
         // the same tests run against legacy playbin: TONEARM_TEST_PIPELINE=playbin
         if let pipeline = environment["TONEARM_TEST_PIPELINE"], !pipeline.isEmpty { arguments = ["--pipeline", pipeline] + arguments }
         var executable = try BuiltProduct.executable("tonearmd", override: "TONEARMD")
-        arguments = ["--audio-sink", sink, "--log-level", "debug"] + arguments
+        arguments = (sink.map { ["--audio-sink", $0] } ?? []) + ["--log-level", "debug"] + arguments
         if let first = launcher.first {
             arguments = Array(launcher.dropFirst()) + [executable.path] + arguments
             executable = URL(fileURLWithPath: first)

@@ -1,7 +1,8 @@
 import Foundation
 
 /// A private `dbus-daemon` in a temporary directory, for one test class. Fails (throws) when
-/// `dbus-daemon` is missing: tests never skip.
+/// `dbus-daemon` is missing: tests never skip. Any user may connect (a session bus takes only its
+/// own user's otherwise): VideoWaylandTests run tonearmd as the user of their Wayland session.
 public final class PrivateBus: @unchecked Sendable {
     public let address: String
     public let directory: URL
@@ -23,6 +24,7 @@ public final class PrivateBus: @unchecked Sendable {
                 <allow send_destination="*" eavesdrop="true"/>
                 <allow eavesdrop="true"/>
                 <allow own="*"/>
+                <allow user="*"/>
               </policy>
             </busconfig>
             """.write(to: config, atomically: true, encoding: .utf8)

@@ -20,6 +20,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case video(VideoCommand)
         case fade(Double)
         case audio(AudioCommand)
+        case output(String)
         case crossfade(CrossfadeCommand)
     }
 
@@ -115,6 +116,8 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
             recorded.append(.video(command))
         case .audio(let command):
             recorded.append(.audio(command))
+        case .setOutput(let id):
+            recorded.append(.output(id))
         case .crossfade(let command):
             recorded.append(.crossfade(command))
         }

@@ -63,4 +63,10 @@ void tonearm_replay_gain_release(gpointer gain);
 /// passing through it), so a playing stream goes on without a gap; the newest wish wins.
 void tonearm_filter_chain_set(GstElement *bin, GstElement *head, GstElement *tail, GstElement **stages, guint count);
 
+/// Posts a "tonearm-segment" element message from `element` each time a SEGMENT event enters its
+/// sink pad, with the event's "seqnum" (the seek's that made it): for a sink, the moment the data
+/// of a new segment (a segment seek's) is next to be rendered, the previous segment's last buffer
+/// having been. False when it has no sink pad.
+gboolean tonearm_watch_segments(GstElement *element);
+
 #endif

@@ -1,0 +1,354 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real PulseAudio (Debian 12's `pulseaudio`) of the test's own, with null sinks the test names,
+/// in a runtime directory of its own: no system or user daemon is touched. Programs reach it
+/// through `environment` (PULSE_SERVER, XDG_RUNTIME_DIR and a client.conf that never autospawns a
+/// server of its own when this one is killed). What a sink plays is heard on its monitor
+/// (`capture(_:)`), as a desktop's sound settings would show it.
+///
+/// PulseAudio rather than PipeWire: one process, a config of four lines, and null sinks that load
+/// and unload with `pactl` as a USB DAC comes and goes; PipeWire needs its daemon, a session manager
+/// (wireplumber) and pipewire-pulse, three processes to start and stop in order for the same.
+public final class SoundServer: @unchecked Sendable {
+    // @unchecked: the fields that change (`process`, `modules`, `sinks`) are guarded by `lock`.
+    /// Everything of this server: its runtime directory, config, log, captures.
+    public let directory: URL
+    public let runtimeDirectory: URL
+    /// The native protocol's socket.
+    public var socketPath: String { runtimeDirectory.appendingPathComponent("native").path }
+    /// What PULSE_SERVER names.
+    public var address: String { "unix:\(socketPath)" }
+    public let log: URL
+    private let clientConfig: URL
+    private let lock = NSLock()
+    /// The shell that waits for the server (see `start`), and the server's own pid.
+    private var process: Process?
+    private var serverPID: Int32?
+    /// The null sinks loaded now, in order, and the index of the module of each.
+    private var sinks: [String] = []
+    private var modules: [String: Int] = [:]
+    private var defaultSink: String?
+
+    /// The sample format of every null sink and of captures: what a player's stream is converted to.
+    public static let rate = 48000
+    public static let channels = 2
+
+    /// Starts a server with null sinks named `sinks` (the first is the default), and waits until
+    /// it answers.
+    public init(sinks: [String] = ["speakers"]) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-sound-\(UUID().uuidString)")
+        runtimeDirectory = directory.appendingPathComponent("runtime")
+        log = directory.appendingPathComponent("pulseaudio.log")
+        clientConfig = directory.appendingPathComponent("client.conf")
+        try FileManager.default.createDirectory(at: runtimeDirectory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        // a client whose server went away must not start one of its own (libpulse autospawn)
+        try "autospawn = no\n".write(to: clientConfig, atomically: true, encoding: .utf8)
+        self.sinks = sinks
+        defaultSink = sinks.first
+        try start()
+    }
+
+    deinit { stop() }
+
+    /// The variables a client (tonearmd, pactl, parec, gst-launch) needs to reach this server only.
+    public var environment: [String: String] {
+        ["PULSE_SERVER": address, "XDG_RUNTIME_DIR": runtimeDirectory.path, "PULSE_RUNTIME_PATH": runtimeDirectory.path,
+         "PULSE_CLIENTCONFIG": clientConfig.path, "PULSE_COOKIE": directory.appendingPathComponent("cookie").path]
+    }
+
+    public var isRunning: Bool { lock.withLock { process?.isRunning ?? false } }
+    /// The server's own pid (not the shell's that waits for it).
+    public var pid: Int32? { lock.withLock { serverPID } }
+
+    /// Starts the server (again, after `kill`), with the sinks loaded at that moment and the
+    /// default sink as it was, and waits until it answers (at most `timeout`).
+    public func start(timeout: TimeInterval = 10) throws {
+        let (sinks, defaultSink) = lock.withLock { (self.sinks, self.defaultSink) }
+        var script = ["load-module module-native-protocol-unix socket=\(socketPath) auth-anonymous=1"]
+        script += sinks.map { "load-module module-null-sink \(Self.nullSinkArguments($0))" }
+        if let defaultSink { script.append("set-default-sink \(defaultSink)") }
+        let config = directory.appendingPathComponent("server.pa")
+        try (script.joined(separator: "\n") + "\n").write(to: config, atomically: true, encoding: .utf8)
+        try? FileManager.default.removeItem(atPath: socketPath)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        handle.seekToEndOfFile()
+        let pidFile = directory.appendingPathComponent("pulseaudio.pid")
+        try? FileManager.default.removeItem(at: pidFile)
+        let process = Process()
+        // pulseaudio closes every inherited fd as it starts (pa_close_all), among them the one
+        // Foundation watches for a child's exit: Foundation then blocks its monitor thread in
+        // wait4 on the server, and no later Process in this runner is ever seen to exit. A shell
+        // that waits for the server is the child instead, and it exits when the server does.
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        // -n: no default.pa (no ALSA, no udev, no D-Bus modules); no pid file of its own, so a
+        // killed server's file never stops the next start; as root it warns and runs
+        process.arguments = ["-c", "/usr/bin/pulseaudio \"$@\" & echo $! > \(pidFile.path); wait $!", "sh",
+                             "--daemonize=no", "--exit-idle-time=-1", "-n", "-F", config.path, "--use-pid-file=no",
+                             "--disallow-exit=no", "--log-target=stderr", "--log-level=info", "--system=no"]
+        var environment = ProcessInfo.processInfo.environment.merging(self.environment) { $1 }
+        environment["HOME"] = directory.path  // its state and cookie files, not the user's
+        environment.removeValue(forKey: "PULSE_SERVER")
+        environment.removeValue(forKey: "DBUS_SESSION_BUS_ADDRESS")
+        process.environment = environment
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        lock.withLock {
+            self.process = process
+            serverPID = nil
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        // a bounded wait: the server has no signal for "ready" that a test can wait on
+        while (try? pactl(["info"])) == nil {
+            guard process.isRunning, Date() < deadline else {
+                throw TestError("pulseaudio did not start within \(timeout) s; its log:\n\(logText)")
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let indexes = try moduleIndexes()
+        let pid = (try? String(contentsOf: pidFile, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        guard let pid else { throw TestError("no pid of pulseaudio in \(pidFile.path)") }
+        lock.withLock {
+            modules = indexes
+            serverPID = pid
+        }
+    }
+
+    /// SIGKILL, as a crashed server: its clients see their connection drop.
+    public func kill() { end(signal: SIGKILL) }
+
+    private func end(signal: Int32) {
+        guard let (process, pid) = lock.withLock({ self.process.flatMap { p in serverPID.map { (p, $0) } } }), process.isRunning
+        else { return }
+        Glibc.kill(pid, signal)
+        process.waitUntilExit()
+    }
+
+    /// Ends the server and removes its directory (the end of a test).
+    public func stop() {
+        end(signal: SIGTERM)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    public var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "(no log)" }
+
+    // MARK: Sinks
+
+    private static func nullSinkArguments(_ name: String) -> String {
+        "sink_name=\(name) rate=\(rate) channels=\(channels) format=s16le sink_properties=device.description=\(name)"
+    }
+
+    /// Loads a null sink named `name` (a device plugged in): its description is its name.
+    public func loadSink(_ name: String) throws {
+        let output = try pactl(["load-module", "module-null-sink"] + Self.nullSinkArguments(name).split(separator: " ").map(String.init))
+        guard let index = Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw TestError("pactl load-module printed no index: \(output)")
+        }
+        lock.withLock {
+            sinks.append(name)
+            modules[name] = index
+        }
+    }
+
+    /// Unloads the null sink `name` (a device unplugged).
+    public func unloadSink(_ name: String) throws {
+        guard let index = lock.withLock({ modules[name] }) else { throw TestError("no sink \(name) on this server") }
+        try pactl(["unload-module", String(index)])
+        lock.withLock {
+            sinks.removeAll { $0 == name }
+            modules[name] = nil
+        }
+    }
+
+    /// Makes `name` the server's default sink (what a desktop's sound settings do).
+    public func setDefaultSink(_ name: String) throws {
+        try pactl(["set-default-sink", name])
+        lock.withLock { defaultSink = name }
+    }
+
+    /// The sink each client's stream plays on now, by the stream's application name.
+    public func streams() throws -> [(application: String, sink: String)] {
+        let sinkNames = Dictionary(uniqueKeysWithValues: try pactl(["list", "short", "sinks"]).split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: "\t")
+            return fields.count > 1 ? (String(fields[0]), String(fields[1])) : nil
+        })
+        var result: [(String, String)] = []
+        var sink: String?
+        for line in try pactl(["list", "sink-inputs"]).split(separator: "\n") {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text.hasPrefix("Sink: ") { sink = sinkNames[String(text.dropFirst(6))] }
+            if text.hasPrefix("application.name = "), let current = sink {
+                result.append((String(text.dropFirst("application.name = ".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")), current))
+            }
+        }
+        return result
+    }
+
+    private func moduleIndexes() throws -> [String: Int] {
+        var result: [String: Int] = [:]
+        for line in try pactl(["list", "short", "modules"]).split(separator: "\n") {
+            let fields = line.split(separator: "\t")
+            guard fields.count > 2, fields[1] == "module-null-sink", let index = Int(fields[0]),
+                  let name = fields[2].split(separator: " ").first(where: { $0.hasPrefix("sink_name=") })
+            else { continue }
+            result[String(name.dropFirst("sink_name=".count))] = index
+        }
+        return result
+    }
+
+    /// `pactl ARGS` on this server; its output, or a throw with it.
+    @discardableResult
+    public func pactl(_ arguments: [String]) throws -> String {
+        try Processes.run(["pactl"] + arguments, environment: environment, timeout: 10)
+    }
+
+    // MARK: Hearing
+
+    /// Starts recording what `sink` plays (its monitor), until `stop()`.
+    public func capture(_ sink: String) throws -> MonitorCapture {
+        try MonitorCapture(source: "\(sink).monitor", environment: environment)
+    }
+
+    /// What `sink` plays for the next `seconds`.
+    public func record(_ sink: String, seconds: Double) throws -> [Int16] {
+        let capture = try capture(sink)
+        Thread.sleep(forTimeInterval: seconds)  // a window of time to record, not a wait for an event
+        return capture.stop()
+    }
+}
+
+/// A recording of a monitor source (`parec`), interleaved 16-bit samples at `SoundServer.rate`,
+/// each block stamped with the time it arrived, so a test can say when a change was heard.
+public final class MonitorCapture: @unchecked Sendable {
+    // @unchecked: `samples` and `arrivals` are guarded by `lock`; the reader thread appends.
+    private let process = Process()
+    private let lock = NSCondition()
+    private var samples: [Int16] = []
+    /// (when it arrived, how many samples there were with it), one per block read.
+    private var arrivals: [(at: ContinuousClock.Instant, count: Int)] = []
+    private var ended = false
+    public let started = ContinuousClock.now
+    private var frameLength: Int { SoundServer.channels }
+
+    init(source: String, environment: [String: String]) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/parec")
+        // blocks of 10 ms: the arrival times say when a change was heard within that
+        process.arguments = ["--device=\(source)", "--raw", "--format=s16le", "--rate=\(SoundServer.rate)",
+                             "--channels=\(SoundServer.channels)", "--latency-msec=10"]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let reading = pipe.fileHandleForReading
+        let thread = Thread { [self] in
+            var pending = Data()
+            while true {
+                let data = reading.availableData
+                if data.isEmpty { break }
+                pending.append(data)
+                let usable = pending.count & ~1
+                let block = pending.prefix(usable)
+                pending.removeFirst(usable)
+                let values = block.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }.map { Int16(littleEndian: $0) }
+                lock.withLock {
+                    samples.append(contentsOf: values)
+                    arrivals.append((.now, samples.count))
+                    lock.broadcast()
+                }
+            }
+            lock.withLock {
+                ended = true
+                lock.broadcast()
+            }
+        }
+        thread.start()
+    }
+
+    deinit { _ = stop() }
+
+    /// Ends the recording and returns all of it.
+    @discardableResult
+    public func stop() -> [Int16] {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        return lock.withLock {
+            let deadline = Date().addingTimeInterval(2)
+            while !ended && lock.wait(until: deadline) {}
+            return samples
+        }
+    }
+
+    /// Everything recorded so far.
+    public var recorded: [Int16] { lock.withLock { samples } }
+
+    /// The samples that arrived after `instant` (those of the first block after it on).
+    public func samples(after instant: ContinuousClock.Instant) -> [Int16] {
+        lock.withLock {
+            let start = arrivals.last(where: { $0.at <= instant })?.count ?? 0
+            return Array(samples[start...])
+        }
+    }
+
+    /// When the sample at `index` was heard: the arrival of its block, less the samples after it
+    /// in that block.
+    public func time(ofSample index: Int) -> ContinuousClock.Instant? {
+        lock.withLock {
+            guard let block = arrivals.first(where: { $0.count > index }) else { return nil }
+            let framesAfter = (block.count - index) / frameLength
+            return block.at - .microseconds(framesAfter * 1_000_000 / SoundServer.rate)
+        }
+    }
+
+    /// Waits until a window of `window` seconds after `instant` satisfies `condition` (its level
+    /// in dBFS), at most `timeout`; returns the index of the first sample of that window, or nil.
+    /// The windows step by 10 ms.
+    public func waitForLevel(after instant: ContinuousClock.Instant = .now, window: Double = 0.05,
+                             timeout: TimeInterval = 10, _ condition: (Double) -> Bool) -> Int? {
+        let length = Int(window * Double(SoundServer.rate)) * frameLength
+        let step = SoundServer.rate / 100 * frameLength
+        let deadline = Date().addingTimeInterval(timeout)
+        var start: Int? = nil
+        return lock.withLock {
+            while true {
+                if start == nil { start = arrivals.last(where: { $0.at <= instant })?.count ?? 0 }
+                while var first = start, first + length <= samples.count {
+                    first -= first % frameLength
+                    if condition(Levels.dBFS(Array(samples[first..<first + length]))) { return first }
+                    start = first + step
+                }
+                if ended || !lock.wait(until: deadline) { return nil }
+            }
+        }
+    }
+}
+
+/// Levels of interleaved 16-bit samples.
+public enum Levels {
+    public static func rms(_ samples: [Int16]) -> Double {
+        guard !samples.isEmpty else { return 0 }
+        return (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)).squareRoot()
+    }
+
+    public static func peak(_ samples: [Int16]) -> Int {
+        samples.reduce(0) { max($0, abs(Int($1))) }
+    }
+
+    /// RMS in dB relative to full scale; -120 for digital silence.
+    public static func dBFS(_ samples: [Int16]) -> Double {
+        let value = rms(samples)
+        return value > 0 ? max(20 * log10(value / 32768), -120) : -120
+    }
+
+    /// How much louder `samples` are than `reference`, in dB of RMS.
+    public static func decibels(_ samples: [Int16], relativeTo reference: [Int16]) -> Double {
+        dBFS(samples) - dBFS(reference)
+    }
+}
