@@ -10,16 +10,18 @@ import XCTest
 /// measured: how long both tones sound together, that nothing falls silent, that nothing clips.
 final class CrossfadeTests: XCTestCase {
     static let low = 300.0, high = 3000.0, third = 1000.0
+    /// The null sink of `SoundServer` the tests play into.
+    static let sink = "crossfade"
 
     /// Plays `a` then `b` (and `c`) with a crossfade of `seconds`, recording the monitor until `b`
     /// (or the last) ended; `during` runs once the fade started (the next item is current).
     func record(_ kind: EngineConfiguration.PipelineKind, seconds: Double, items: [URL],
                 during: ((Harness, [ItemID]) throws -> Void)? = nil) throws -> [Double] {
-        let server = try PulseServer()
-        let harness = try Harness(pipeline: kind, sink: "pulsesink server=\(server.address) device=\(PulseServer.sink)")
+        let server = try SoundServer(sinks: [Self.sink])
+        let harness = try Harness(pipeline: kind, sink: "pulsesink server=\(server.address) device=\(Self.sink)")
         harness.player.setCrossfade(seconds, albums: false)
         let ids = try harness.player.enqueue(items.map { MediaURI(fileURL: $0) })
-        let recording = try server.record()
+        let recording = try server.capture(Self.sink)
         harness.player.play()
         try harness.recorder.wait(for: "the fade starts") { event -> Void? in
             guard case .currentItemChanged(let item?) = event, item.id == ids[1] else { return nil }
@@ -28,7 +30,9 @@ final class CrossfadeTests: XCTestCase {
         try during?(harness, ids)
         try harness.recorder.wait(for: "the last item ends", timeout: 30) { $0.playedToEnd == ids.last ? () : nil }
         Thread.sleep(forTimeInterval: 0.3)  // the sink's buffer reaches the monitor
-        return try recording.stop()
+        // the left channel, as -1...1
+        let recorded = recording.stop()
+        return stride(from: 0, to: recorded.count - 1, by: SoundServer.channels).map { Double(recorded[$0]) / 32768 }
     }
 
     func testTheOverlapLastsWhatWasSetWithNoSilenceAndNoClipping() throws {
@@ -129,10 +133,10 @@ final class CrossfadeTests: XCTestCase {
 /// every 5 ms; a tone sounds where its amplitude is above -60 dBFS (the tones are at -6 dBFS, and
 /// the window's leakage between 300, 1000 and 3000 Hz is far below that).
 struct Bands {
-    static let window = 882, hop = 220
+    static let window = SoundServer.rate / 50, hop = SoundServer.rate / 200
     static let threshold = 0.001
     let samples: [Double]
-    var hopSeconds: Double { Double(Self.hop) / Double(PulseServer.rate) }
+    var hopSeconds: Double { Double(Self.hop) / Double(SoundServer.rate) }
 
     init(_ samples: [Double]) { self.samples = samples }
 
@@ -156,7 +160,7 @@ struct Bands {
     private func above(_ frequency: Double) -> [Bool] {
         let hann = (0..<Self.window).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(Self.window - 1)) }
         let gain = hann.reduce(0, +) / 2
-        let coefficient = 2 * cos(2 * Double.pi * frequency / Double(PulseServer.rate))
+        let coefficient = 2 * cos(2 * Double.pi * frequency / Double(SoundServer.rate))
         return stride(from: 0, to: max(samples.count - Self.window, 0), by: Self.hop).map { start in
             var s1 = 0.0, s2 = 0.0
             for index in 0..<Self.window {
@@ -199,73 +203,6 @@ struct Bands {
             run = abs(sample) > threshold ? 0 : run + 1
             longest = max(longest, run)
         }
-        return Double(longest) / Double(PulseServer.rate)
-    }
-}
-
-/// A PulseAudio of the test's own with one null sink, in a runtime directory of its own (no user or
-/// system server is touched), and a recorder of that sink's monitor. The sound-server branch's
-/// `SoundServer` (Tests/TestSupport) does this and more; this one is what the crossfade needs.
-final class PulseServer {
-    static let sink = "crossfade", rate = 44100
-    struct NotStarted: Error {}
-    let directory: URL
-    /// The server's process id, from its pid file.
-    private(set) var pid: Int32 = 0
-    var address: String { "unix:\(directory.path)/native" }
-    var environment: [String: String] {
-        ["PULSE_SERVER": address, "XDG_RUNTIME_DIR": directory.path, "PULSE_RUNTIME_PATH": directory.path, "HOME": directory.path]
-    }
-
-    init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-pulse-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        // Daemonized, found by its pid file: pulseaudio closes the descriptors it inherits, among
-        // them the one by which Foundation's Process (swift-corelibs-foundation) learns that a child
-        // ended, whose blocking waitpid then hangs every later Process of the test runner.
-        // -n: no default.pa (no ALSA, udev or D-Bus modules); the null sink at the tones' rate, so
-        // nothing is resampled between what plays and what is recorded; no rewinds: a stream that
-        // joins makes the null sink rewind and mix again what it rendered ahead, and its monitor
-        // then loses that stretch (a two-stream recording came out seconds short of the wall time).
-        try Processes.run(["pulseaudio", "-n", "--daemonize=yes", "--exit-idle-time=-1", "--log-target=stderr",
-                           "-L", "module-native-protocol-unix socket=\(directory.path)/native auth-anonymous=1",
-                           "-L", "module-null-sink sink_name=\(Self.sink) rate=\(Self.rate) channels=2 norewinds=1"],
-                          environment: environment, timeout: 20)
-        let pidFile = directory.appendingPathComponent("pid")
-        guard let text = try? String(contentsOf: pidFile, encoding: .utf8),
-              let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { throw NotStarted() }
-        self.pid = pid
-    }
-
-    deinit {
-        if pid > 0 { kill(pid, SIGTERM) }
-        try? FileManager.default.removeItem(at: directory)
-    }
-
-    /// Records the sink's monitor (the left channel, as -1...1) until `stop`.
-    func record() throws -> Recording {
-        let file = directory.appendingPathComponent("monitor-\(UUID().uuidString).raw")
-        FileManager.default.createFile(atPath: file.path, contents: nil)
-        let recorder = Process()
-        recorder.executableURL = URL(fileURLWithPath: "/usr/bin/parec")
-        recorder.arguments = ["--server=\(address)", "--device=\(Self.sink).monitor", "--raw", "--format=s16le",
-                              "--rate=\(Self.rate)", "--channels=2", "--latency-msec=10", file.path]
-        recorder.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        try recorder.run()
-        return Recording(process: recorder, file: file)
-    }
-
-    struct Recording {
-        let process: Process
-        let file: URL
-
-        func stop() throws -> [Double] {
-            process.interrupt()
-            process.waitUntilExit()
-            let data = try Data(contentsOf: file)
-            return stride(from: 0, to: data.count - 3, by: 4).map { offset in
-                Double(Int16(bitPattern: UInt16(data[offset]) | UInt16(data[offset + 1]) << 8)) / 32768
-            }
-        }
+        return Double(longest) / Double(SoundServer.rate)
     }
 }
