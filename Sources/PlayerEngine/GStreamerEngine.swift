@@ -116,7 +116,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var videoGravity = VideoGravity.fit
     /// Whether OpenGL opens on each display name (asked once, at its first video sink).
     private var openGLWorks: [String: Bool] = [:]
-    /// The crossfade (see "Crossfade" below): the next item's pipeline, prepared paused and silent
+    /// The crossfade (see "Crossfade" below): the next item's pipeline, prepared in READY and silent
     /// with its bus held; once started, the previous item's pipeline fading out beside the current
     /// one, and the ramp's progress with the timer that steps it while it plays.
     private var incoming: (pipeline: Pipeline, uri: MediaURI, generation: Generation)?
