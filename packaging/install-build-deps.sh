@@ -77,7 +77,7 @@ PACKAGES=(
     # an unprivileged user, and XWayland, the X server that Tonearm's (X11) window gets there
     sway
     xwayland
-    # sound tests (SoundServerTests): a PulseAudio server of the test's own with null sinks, and
+    # sound tests (SoundServerTests, CrossfadeTests): a PulseAudio server of the test's own with null sinks, and
     # pactl/parec (pulseaudio-utils) to plug devices in and out and to hear their monitors; tests only
     # (a desktop has its own sound server; tonearmd needs only gstreamer1.0-pulseaudio)
     pulseaudio

@@ -107,7 +107,8 @@ extension MPRISService {
                 .typed("IsLive", get: { [player] in player.currentItem?.isLive ?? false }),
                 .typed("Muted", get: { [player] in player.state.isMuted }, set: { [player] (muted: Bool) in player.setMuted(muted) }),
             ] + Self.extensionVideoProperties(player) + bedtimeProperties() + Self.audioProperties(player)
-                + Self.outputProperties(player),
+                + Self.outputProperties(player)
+                + Self.crossfadeProperties(player),
             signals: [
                 .typed("PlayedToEnd", ObjectPath.self, argumentNames: ["trackid"]),
                 .typed("ItemFailed", ObjectPath.self, String.self, String.self, argumentNames: ["trackid", "errorName", "message"]),
@@ -129,7 +130,7 @@ extension MPRISService {
         .videoChanged: .only(["HasVideo", "VideoSize", "ControlsVisible", "VideoGravity", "PictureInPicture"]),
         .stopAfterCurrentChanged: .only(["StopAfterCurrent"]),
         .sleepTimerChanged: .only(["SleepTimerDeadline"]),
-        .audioChanged: .only(audioPropertyNames),
+        .audioChanged: .only(audioPropertyNames + crossfadePropertyNames),
         .outputsChanged: .only(outputPropertyNames),
     ], rereadingAll: PlayerEventKind.stateChanges)
 }

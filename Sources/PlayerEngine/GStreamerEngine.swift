@@ -2,6 +2,7 @@ import Basics
 import Dispatch
 import FoundationEssentials
 import GStreamer
+import Glibc
 import Logging
 import PlayerModel
 
@@ -115,6 +116,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var videoGravity = VideoGravity.fit
     /// Whether OpenGL opens on each display name (asked once, at its first video sink).
     private var openGLWorks: [String: Bool] = [:]
+    /// The crossfade (see "Crossfade" below): the next item's pipeline, prepared in READY and silent
+    /// with its bus held; once started, the previous item's pipeline fading out beside the current
+    /// one, and the ramp's progress with the timer that steps it while it plays.
+    private var incoming: (pipeline: Pipeline, uri: MediaURI, generation: Generation)?
+    private var outgoing: Pipeline?
+    private var ramp: Ramp?
+    private var rampTimer: (any DispatchSourceTimer)?
+    /// The generation of a crossfade's item whose preroll is told as `.streamStarted` (the moment
+    /// the player makes it current), not as `.asyncDone`.
+    private var announcing: Generation?
 
     /// Returns at once: GStreamer's set-up (`gst_init`, which scans every plugin when there is no
     /// registry cache yet, and the choice of the sink) runs first on the engine's queue, so the
@@ -191,6 +202,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     deinit {
         if let pipeline { Self.dispose(pipeline, wait: nil) }
         if let warm { Self.dispose(warm, wait: nil) }
+        if let outgoing { Self.dispose(outgoing, wait: nil) }
+        if let incoming { Self.dispose(resumed(incoming.pipeline), wait: nil) }
     }
 
     /// Decoders that need no library beyond their own, preferred over gst-libav's, which loads
@@ -259,13 +272,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             case .setMuted(let muted): setMuted(muted)
             case .setFade(let level):
                 fade = min(max(level, 0), 1)
-                if let pipeline { applyLevels(to: pipeline) }
+                applyFadeLevels()
             case .audio(let command):
                 audio.take(command)
                 pipeline?.stages?.apply(audio)
             case .setOutput(let id):
                 chosenOutput = id
                 outputs?.choose(id)
+            case .crossfade(.prepare(let uri, let generation)): prepareCrossfade(uri, generation: generation)
+            case .crossfade(.start(let length)): startCrossfade(length: length)
+            case .crossfade(.cancel): dropIncoming()
             case .video(.controls(let text)): showControls(text)
             case .video(let command):
                 if case .setGravity(let gravity) = command { setGravity(gravity) }
@@ -587,12 +603,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         prerollWatch?.cancel()
         prerollWatch = nil
+        dropIncoming()
+        endFadeOut()
         if let pipeline {
-            teardown.withLock {
-                let deadline = ContinuousClock.now + .seconds(Self.teardownWait)
-                while disposing >= Self.maximumTeardowns && teardown.wait(until: deadline) {}
-                disposing += 1
-            }
             let prerolled = [.paused, .playing].contains(pipeline.playbin.currentState.current)
             var keep: (@Sendable (Pipeline) -> Void)?
             if keepingWarm && prerolled && configuration.pipeline == .playbin && !pipeline.lock.withLock({ pipeline.showedVideo }) {
@@ -601,15 +614,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                     queue.async { self.adopt(kept) }
                 }
             }
-            Self.dispose(pipeline, wait: waitsForDisposal ? Self.disposalWait : nil, logger: logger, keep: keep) { [weak self] in
-                guard let self else { return }
-                let action = teardown.withLock {
-                    disposing -= 1
-                    teardown.broadcast()  // a retire waiting for a slot, or waitForDisposals
-                    return disposing == 0 ? whenReleased : nil
-                }
-                action?()
-            }
+            letGo(pipeline, keep: keep)
         }
         pipeline = nil
         generation = nil
@@ -620,6 +625,26 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         playsAfterPreroll = false
         itemResponse = nil
         failedResponses = []
+        announcing = nil
+    }
+
+    /// Takes `pipeline` to NULL on a thread of its own (see `dispose`), counted among the teardowns
+    /// under way: waits for a slot while `maximumTeardowns` are.
+    private func letGo(_ pipeline: Pipeline, keep: (@Sendable (Pipeline) -> Void)? = nil) {
+        teardown.withLock {
+            let deadline = ContinuousClock.now + .seconds(Self.teardownWait)
+            while disposing >= Self.maximumTeardowns && teardown.wait(until: deadline) {}
+            disposing += 1
+        }
+        Self.dispose(pipeline, wait: waitsForDisposal ? Self.disposalWait : nil, logger: logger, keep: keep) { [weak self] in
+            guard let self else { return }
+            let action = teardown.withLock {
+                disposing -= 1
+                teardown.broadcast()  // a retire waiting for a slot, or waitForDisposals
+                return disposing == 0 ? whenReleased : nil
+            }
+            action?()
+        }
     }
 
     /// Makes GLib's user cache directory (`$XDG_CACHE_HOME`, else `~/.cache`: where downloadbuffer
@@ -776,6 +801,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     private func setPlaying(_ playing: Bool) {
+        if let outgoing { pauseFade(!playing, outgoing) }
         playsAfterPreroll = false
         redrawing = false
         guard let pipeline, generation != nil else { return }
@@ -833,19 +859,19 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // the volume element's factor is linear amplitude (as GstStreamVolume's linear format), so
         // the caller's linear 0...1 goes through unchanged; a cubic UI curve is the client's business.
         self.volume = volume
-        if let pipeline { applyLevels(to: pipeline) }
+        for each in [pipeline, outgoing, incoming?.pipeline] { if let each { applyLevels(to: each) } }
     }
 
     private func setMuted(_ muted: Bool) {
         self.muted = muted
-        if let pipeline { applyLevels(to: pipeline) }
+        for each in [pipeline, outgoing, incoming?.pipeline] { if let each { applyLevels(to: each) } }
     }
 
     /// Volume, mute and fade on the element in front of the sink, the filter's volume left at 1;
     /// on the filter's when the sink took no element in front of it (and then no fade).
     private func applyLevels(to pipeline: Pipeline) {
         if let front = pipeline.fade {
-            front.set("volume", volume * fade)
+            front.set("volume", volume * fade * rampGain(for: pipeline))
             front.set("mute", muted)
             pipeline.volume?.set("volume", 1.0)
             pipeline.volume?.set("mute", false)
@@ -899,6 +925,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func drainBus(_ drained: Pipeline) {
         dispatchPrecondition(condition: .onQueue(queue))
+        if drained === outgoing { return drainOutgoing(drained) }
         // one failure sends a burst of errors (the source's, then "internal data stream error"
         // from those downstream); the root cause is reported, once, after the burst
         var errors: [GStreamerError] = []
@@ -969,6 +996,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 // from the preroll buffer it holds
                 if playsAfterPreroll { pipeline.playbin.setState(.playing) }
                 playsAfterPreroll = false
+                if announcing == generation {
+                    announcing = nil
+                    return deliver(.streamStarted(snapshot()), generation)
+                }
             }
             let snapshot = snapshot()
             if !reportedLive, isLiveStream(snapshot) {
@@ -977,6 +1008,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             }
             deliver(.asyncDone(snapshot), generation)
         case .streamStart:
+            if announcing == generation { return }  // a crossfade's item is announced at its preroll
             // after about-to-finish, STREAM_START is the boundary to the next item (trap 2)
             let next = pipeline.lock.withLock { () -> (uri: MediaURI, generation: Generation)? in
                 defer { pipeline.switching = nil }
@@ -1272,6 +1304,159 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         var lap = snapshot()
         lap.position = PositionSample(.zero, at: .now)
         deliver(.streamStarted(lap), next)
+    }
+
+    // MARK: Crossfade
+
+    /// Where a crossfade's equal-power ramps are: `elapsed` of `length`, plus the time since
+    /// `since` while it plays.
+    private struct Ramp {
+        var length: Duration
+        var elapsed: Duration = .zero
+        var since: ContinuousClock.Instant?
+
+        func progress(at now: ContinuousClock.Instant) -> Double {
+            let played = elapsed + (since.map { now - $0 } ?? .zero)
+            return length > .zero ? min(max(played / length, 0), 1) : 1
+        }
+    }
+
+    /// The ramps step this often while a fade plays (50 wake-ups a second for its length only).
+    private static let rampStep = Duration.milliseconds(20)
+
+    /// Opens the next item for a crossfade: a pipeline of its own, in READY and silent, its bus held
+    /// until it starts (its messages then tell the player about it as the current item). Not
+    /// prerolled: a pulsesink prerolled in PAUSED and played a second later was heard as much later
+    /// as it had waited, and without its start when the pipeline ran on the system clock
+    /// (GStreamer 1.22, PulseAudio 16: CrossfadeTests on a null sink's monitor). Two
+    /// streams at once need an output that takes two: a sound server does (it mixes them); an ALSA
+    /// device opened directly does not, so there the item is armed for a gapless switch instead.
+    private func prepareCrossfade(_ uri: MediaURI, generation: Generation) {
+        dropIncoming()
+        guard let current = pipeline, current.fade != nil, !waitsForDisposal, LocalFiles.error(for: uri) == nil,
+              current.lock.withLock({ current.switching == nil }),  // about-to-finish switched already: gapless
+              let fresh = try? makePipeline() else { return prepareNext(uri, generation: generation) }
+        current.lock.withLock { current.nextUp = nil }  // the item plays in its own pipeline, not after this one
+        fresh.busSource.suspend()
+        // as a load does: a display found now shows its video (the window follows at its preroll)
+        try? chooseVideo(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)
+        fresh.playbin.set("uri", uri.string)
+        fresh.playbin.setState(.ready)
+        incoming = (fresh, uri, generation)
+        applyLevels(to: fresh)  // silent until it starts
+    }
+
+    /// Starts the prepared item and fades over `length`: it becomes the current pipeline (the
+    /// player hears `.streamStarted` for it at its preroll and makes its item current; an error
+    /// fails it as the next item that followed), the previous one plays on beside it, fading out,
+    /// until the ramp ends.
+    private func startCrossfade(length: Duration) {
+        guard let next = incoming, let current = pipeline else { return }
+        incoming = nil
+        endFadeOut()
+        prerollWatch?.cancel()
+        prerollWatch = nil
+        outgoing = current
+        pipeline = next.pipeline
+        generation = next.generation
+        uri = next.uri
+        missingPlugin = nil
+        reportedLive = false
+        prerolled = false
+        announcing = next.generation
+        playsAfterPreroll = false
+        itemResponse = nil
+        failedResponses = []
+        rate = 1
+        redrawing = false
+        let (state, pending) = current.playbin.currentState
+        let playing = (pending == .voidPending ? state : pending) == .playing
+        ramp = Ramp(length: length, since: playing ? .now : nil)
+        applyFadeLevels()
+        next.pipeline.playbin.setState(playing ? .playing : .paused)
+        if playing { stepRamp() }
+        _ = resumed(next.pipeline)  // what it said while prepared is read now, as the current load's
+    }
+
+    /// The fade's pipelines pause and play together, and the ramp with them.
+    private func pauseFade(_ paused: Bool, _ outgoing: Pipeline) {
+        outgoing.playbin.setState(paused ? .paused : .playing)
+        guard var ramp else { return }
+        let now = ContinuousClock.now
+        if paused, let since = ramp.since {
+            ramp.elapsed += now - since
+            ramp.since = nil
+            rampTimer?.cancel()
+            rampTimer = nil
+        } else if !paused, ramp.since == nil {
+            ramp.since = now
+        }
+        self.ramp = ramp
+        if !paused { stepRamp() }
+    }
+
+    /// Sets the fade's levels for now, and the timer for the next step while it plays; at the
+    /// end, the previous pipeline goes.
+    private func stepRamp() {
+        guard let ramp else { return }
+        applyFadeLevels()
+        if ramp.progress(at: .now) >= 1 { return endFadeOut() }
+        guard ramp.since != nil, rampTimer == nil else { return }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.setEventHandler { [weak self] in self?.stepRamp() }
+        timer.schedule(deadline: .now() + .nanoseconds(Int(Self.rampStep.nanoseconds)),
+                       repeating: .nanoseconds(Int(Self.rampStep.nanoseconds)))
+        timer.resume()
+        rampTimer = timer
+    }
+
+    /// The output levels of the fade's two pipelines (see `applyLevels`).
+    private func applyFadeLevels() {
+        for each in [pipeline, outgoing] { if let each { applyLevels(to: each) } }
+    }
+
+    /// A pipeline's equal-power ramp, on top of the volume and the sleep timer's fade: sin for the
+    /// item coming in, cos for the one going out, read half a step ahead so that the levels lead
+    /// no more than they lag; 0 for a prepared one, 1 when no fade runs.
+    private func rampGain(for each: Pipeline) -> Double {
+        if each === incoming?.pipeline { return 0 }
+        guard let ramp, each === pipeline || each === outgoing else { return 1 }
+        let progress = min(ramp.progress(at: .now) + (ramp.since == nil ? 0 : (Self.rampStep / 2) / ramp.length), 1)
+        return each === outgoing ? cos(progress * .pi / 2) : sin(progress * .pi / 2)
+    }
+
+    /// The previous item's pipeline goes (the ramp's end, its end of stream or error, a new load).
+    private func endFadeOut() {
+        rampTimer?.cancel()
+        rampTimer = nil
+        ramp = nil
+        applyFadeLevels()
+        if let outgoing { letGo(outgoing) }
+        outgoing = nil
+    }
+
+    private func dropIncoming() {
+        guard let next = incoming else { return }
+        incoming = nil
+        letGo(resumed(next.pipeline))
+    }
+
+    /// A suspended bus source resumed (a source must be resumed before it is cancelled, or its
+    /// cancel handler never runs: dispatch_source_cancel(3)).
+    private func resumed(_ held: Pipeline) -> Pipeline {
+        held.busSource.resume()
+        return held
+    }
+
+    /// The fading-out pipeline's messages: nothing for the player (its item is not current); its
+    /// end, or an error, ends the fade early.
+    private func drainOutgoing(_ drained: Pipeline) {
+        while drained === outgoing, let message = drained.bus.pop() {
+            switch message.kind {
+            case .endOfStream, .error: endFadeOut()
+            default: break
+            }
+        }
     }
 
     private static func state(_ state: ElementState) -> PipelineState? {

@@ -66,6 +66,11 @@ public struct AudioSettings: Hashable, Sendable {
     public var equalizerPreset: String
     /// The user's own presets, in the order they were first saved.
     public var userPresets: [EqualizerPreset]
+    /// How long the end of an item and the start of the next overlap (`Crossfade.swift`); zero:
+    /// gapless, sample-exact.
+    public var crossfade: Duration = .zero
+    /// Whether tracks of one album that play in order crossfade too (else they stay gapless).
+    public var crossfadeAlbums = false
 
     public static let preampRange: ClosedRange<Double> = -15...15
 

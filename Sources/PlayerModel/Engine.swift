@@ -81,6 +81,8 @@ public enum EngineCommand: Hashable, Sendable {
     /// Plays on the output with this id, or the sound server's default (`default`), moving the
     /// stream without stopping; the engine falls back to the default while that device is absent.
     case setOutput(String)
+    /// The crossfade into the next item (`Crossfade.swift`).
+    case crossfade(CrossfadeCommand)
 
     var isSeek: Bool { if case .seek = self { true } else { false } }
 }

@@ -300,6 +300,8 @@ public final class Player: @unchecked Sendable {
     public func setReplayGainMode(_ mode: ReplayGainMode) { update { $0.setReplayGainMode(mode) } }
     public func setReplayGainPreamp(_ preamp: Double) { update { $0.setReplayGainPreamp(preamp) } }
     public func setEqualizer(_ gains: [Double]) { update { $0.setEqualizer(gains) } }
+    /// `Crossfade` (seconds, 0...12) and `CrossfadeAlbums` (`Crossfade.swift`).
+    public func setCrossfade(_ seconds: Double, albums: Bool) { update { $0.setCrossfade(seconds, albums: albums, now: clock()) } }
     @discardableResult public func selectEqualizerPreset(_ name: String) -> Bool { update { $0.selectEqualizerPreset(name) } }
     @discardableResult public func saveEqualizerPreset(_ name: String) -> Bool { update { $0.saveEqualizerPreset(name) } }
     @discardableResult public func deleteEqualizerPreset(_ name: String) -> Bool { update { $0.deleteEqualizerPreset(name) } }

@@ -23,6 +23,8 @@ public enum PlayerTimer: Hashable, Sendable, CaseIterable {
     case controls
     /// The sleep timer: the start of its fade, each step of the fade, its end (`SleepTimer.swift`).
     case sleep
+    /// The crossfade's preparation and its start (`Crossfade.swift`), only while playing towards it.
+    case crossfade
 }
 
 /// The player's rules (design brief, rules 1-7) as a state machine: each input (a client's request,
@@ -53,6 +55,8 @@ public struct PlayerMachine: Sendable {
     var audio = AudioState()
     /// The chosen output and the devices (`Outputs.swift`).
     var output = Outputs()
+    /// The crossfade into the next item under way, if any (`Crossfade.swift`).
+    var fade = CrossfadeState()
 
     /// Tag reads of items that have not played (see `MetadataReads`).
     private var reads = MetadataReads()
@@ -72,6 +76,7 @@ public struct PlayerMachine: Sendable {
     public mutating func takeActions() -> [PlayerAction] {
         askPlayAfterPreroll()
         syncReplayGain(current: playQueue.currentID, next: loadState.ready?.next?.id, queue: playQueue)
+        askCrossfadePlan()
         readMetadata()
         defer { actions.removeAll(keepingCapacity: true) }
         return actions
@@ -310,6 +315,7 @@ public struct PlayerMachine: Sendable {
         restoreVideoSettings(restored.video)
         restoreAudio(restored.audio)
         restoreOutput(restored.output)
+        restoreCrossfade(restored.audio)
         for event in currentValues { emit(event) }
         guard let item = playQueue.current else { return }
         let wanted: TransportIntent = resume == .play ? .playing : restored.intent == .stopped ? .stopped : .paused
@@ -550,6 +556,8 @@ public struct PlayerMachine: Sendable {
             playQueue.update(id) { $0.isSeekable = found.isSeekable }
             emitCapabilities(id)
         }
+        // the next item's album decides whether it crossfades or follows gaplessly
+        if id == loadState.ready?.next?.id { prepareGaplessNext() }
     }
 
     // MARK: Rules
@@ -613,6 +621,7 @@ public struct PlayerMachine: Sendable {
     /// the position (rule 6).
     mutating func release() {
         if loadState.pipeline != nil { command(.release) }
+        forgetCrossfade()  // the engine's release drops a prepared one with the rest
         forgetItemVideo()
         if case .awaitingReconnect = loadState { actions.append(.cancelTimer(.reconnect)) }
         stopStallWatch()
@@ -665,10 +674,18 @@ public struct PlayerMachine: Sendable {
             loadState.ready?.next = nil
             return
         }
-        if let armed = ready.next, armed.id == nextID { return }
+        if let armed = ready.next, armed.id == nextID {
+            holdForCrossfade(armed, uri: next.uri)
+            return
+        }
         let generation = newGeneration()
         loadState.ready?.next = (nextID, generation)
-        command(.prepareNext(next.uri, generation))
+        if crossfades(into: nextID) {
+            fade.held = generation  // the engine hears of it when the crossfade is prepared
+            fade.planWanted = true
+        } else {
+            command(.prepareNext(next.uri, generation))
+        }
     }
 
     private mutating func applyTargetState() {
@@ -847,6 +864,7 @@ public struct PlayerMachine: Sendable {
         case .bufferingStall: bufferingStallDue(now: now)
         case .controls: controlsDue(now: now)
         case .sleep: sleepDue(now: now)
+        case .crossfade: planCrossfade(now: now, fired: true)
         }
     }
 
@@ -913,6 +931,7 @@ public struct PlayerMachine: Sendable {
 
     /// An event of the engine, for the load `generation`, handed to the machine at `now`.
     public mutating func handle(_ event: EngineEvent, of generation: Generation, at now: ContinuousClock.Instant) {
+        defer { planCrossfade(now: now) }
         if case .video(.pointerMoved) = event { return pointerMoved(now: now) }
         // the devices of the machine, not of a load: whatever the generation
         if case .outputs(let devices) = event { return devicesChanged(devices) }

@@ -65,7 +65,7 @@ public final class StateStore: @unchecked Sendable {
     // @unchecked: `database`, `awaitingFullState`, `outage` and the fields below them are
     // confined to `queue` (init opens an existing file before it queues anything there);
     // `pending`, `drainScheduled` and `wholeStateWanted` are guarded by `lock`.
-    public static let schemaVersion: Int64 = 5
+    public static let schemaVersion: Int64 = 6
 
     public let path: String
     private let logger: Logger
@@ -371,6 +371,12 @@ public final class StateStore: @unchecked Sendable {
         ALTER TABLE player ADD COLUMN output TEXT NOT NULL DEFAULT 'default';
         PRAGMA user_version = 5;
         """,
+        // Schema 6: the crossfade (issue 29), in milliseconds, and whether albums crossfade too.
+        """
+        ALTER TABLE player ADD COLUMN crossfade_ms INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE player ADD COLUMN crossfade_albums INTEGER NOT NULL DEFAULT 0;
+        PRAGMA user_version = 6;
+        """,
     ]
 
     /// ReplayGain, the equalizer and the user's presets (schema 4); what does not parse is left
@@ -390,6 +396,14 @@ public final class StateStore: @unchecked Sendable {
             audio.userPresets.append(EqualizerPreset(name: name, gains: gains))
         }
         return audio
+    }
+
+    /// The crossfade (schema 6); the machine checks its range when it restores it.
+    private static func loadCrossfade(_ database: Database, into audio: inout AudioSettings) throws {
+        let row = try database.prepare("SELECT crossfade_ms, crossfade_albums FROM player WHERE one = 1")
+        guard try row.step() else { return }
+        audio.crossfade = .milliseconds(row.int64(0))
+        audio.crossfadeAlbums = row.int64(1) != 0
     }
 
     /// Gains saved as text ("0,-3.5,..."); nil unless there are ten numbers.
@@ -437,6 +451,7 @@ public final class StateStore: @unchecked Sendable {
             let output = try database.prepare("SELECT output FROM player WHERE one = 1")
             if try output.step(), let id = output.string(0) { settings.output = id }
         }
+        if version >= 6 { try loadCrossfade(database, into: &settings.audio) }
 
         var rows: [Int64: (uri: String, next: Int64?, key: UInt64?)] = [:]
         let items = try database.prepare("SELECT id, uri, next\(two ? ", shuffle_key" : "") FROM item")
@@ -886,6 +901,9 @@ public final class StateStore: @unchecked Sendable {
             for (position, preset) in audio.userPresets.enumerated() {
                 try insert.run(.integer(Int64(position)), .text(preset.name), .text(text(preset.gains)))
             }
+            let (seconds, attoseconds) = audio.crossfade.components
+            try database.cached("UPDATE player SET crossfade_ms = ?, crossfade_albums = ? WHERE one = 1")
+                .run(.integer(seconds * 1000 + attoseconds / 1_000_000_000_000_000), .integer(audio.crossfadeAlbums ? 1 : 0))
         }
 
         private func write(_ settings: SavedSettings) throws(SQLiteError) {

@@ -421,6 +421,7 @@ extension PlayerStatus {
         audio = AudioStatus(extensionProperties)
         output = extensionProperties["Output"]?.stringValue
         outputDevices = extensionProperties["Outputs"]?.arrayValue?.count ?? 0
+        crossfade = CrossfadeStatus(extensionProperties)
     }
 }
 

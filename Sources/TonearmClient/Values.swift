@@ -113,6 +113,8 @@ public struct PlayerStatus: Sendable, Equatable {
     public var output: String? = nil
     /// How many output devices the service lists (none: no sound server's device monitor).
     public var outputDevices = 0
+    /// The crossfade; nil from a service without it.
+    public var crossfade: CrossfadeStatus? = nil
 }
 
 /// A video's size in pixels, pixel aspect applied.

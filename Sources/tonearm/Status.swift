@@ -71,6 +71,7 @@ enum Format {
         }
         // only where there is a choice: a sound server's devices, or one chosen
         if let output = status.output, status.outputDevices > 0 || output != "default" { lines.append(("output", output)) }
+        if let crossfade = status.crossfade { lines.append(("crossfade", Format.crossfade(crossfade))) }
         if let error = status.itemError { lines.append(("error", "\(error.message) (\(error.name))")) }
         if status.stopAfterCurrent { lines.append(("stop", "after this track")) }
         if let left = status.sleepLeft(now: wallClock()) { lines.append(("sleep", "in \(TimeText.format(left))")) }
@@ -83,6 +84,7 @@ enum Format {
         struct Failure: Encodable { var name: String; var message: String }
         struct ReplayGain: Encodable { var mode: String; var preamp: Double }
         struct Equalizer: Encodable { var preset: String; var gains: [Double] }
+        struct Crossfade: Encodable { var seconds: Double; var albums: Bool }
         var version = 1
         var status: String
         var title: String?
@@ -111,10 +113,13 @@ enum Format {
         var stopAfter: Bool
         /// Seconds until the sleep timer pauses; nil: none.
         var sleep: Double?
+        /// nil from a service without a crossfade; seconds 0: off.
+        var crossfade: Crossfade?
 
         enum CodingKeys: String, CodingKey {
             case event, version, status, title, artist, artists, album, url, trackid, position, duration, volume, muted, loop,
-                 shuffle, rate, live, buffering, waiting, error, stopAfter, sleep, replaygain, equalizer, output
+                 shuffle, rate, live, buffering, waiting, error, stopAfter, sleep, replaygain, equalizer, output,
+                 crossfade
         }
 
         // nil is written as null: every key is always there
@@ -145,6 +150,7 @@ enum Format {
             try c.encodeIfPresent(event, forKey: .event)
             try c.encode(stopAfter, forKey: .stopAfter)
             try c.encode(sleep, forKey: .sleep)
+            try c.encode(crossfade, forKey: .crossfade)
         }
     }
 
@@ -169,7 +175,8 @@ enum Format {
             replaygain: status.audio.map { JSONStatus.ReplayGain(mode: $0.replayGain, preamp: $0.preamp) },
             equalizer: status.audio.map { JSONStatus.Equalizer(preset: $0.equalizerPreset, gains: $0.equalizer) },
             output: status.output, event: event,
-            stopAfter: status.stopAfterCurrent, sleep: status.sleepLeft(now: wallClock()).map(seconds))
+            stopAfter: status.stopAfterCurrent, sleep: status.sleepLeft(now: wallClock()).map(seconds),
+            crossfade: status.crossfade.map { JSONStatus.Crossfade(seconds: $0.seconds, albums: $0.albums) })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(value), as: UTF8.self)

@@ -27,6 +27,7 @@ struct Tonearm: ParsableCommand {
             StopAfter.self, Sleep.self,
             ReplayGain.self, EQ.self,
             OutputCommand.self,
+            Crossfade.self,
         ])
 }
 

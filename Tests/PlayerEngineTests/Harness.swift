@@ -12,14 +12,15 @@ final class Harness {
     let recorder: EventRecorder
 
     init(pipeline: EngineConfiguration.PipelineKind, sink: String = "fakesink sync=true",
-         configuration: PlayerConfiguration = PlayerConfiguration(), covers: CoverCache? = nil) throws {
+         configuration: PlayerConfiguration = PlayerConfiguration(), covers: CoverCache? = nil,
+         metadataReader: MetadataReader? = nil) throws {
         let queue = DispatchQueue(label: "test.player")
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         engine = GStreamerEngine(configuration: EngineConfiguration(pipeline: pipeline, audioSink: sink, video: false),
                                  covers: covers, logger: logger)
         _ = try engine.waitUntilReady()
-        player = Player(engine: engine, configuration: configuration, queue: queue)
+        player = Player(engine: engine, configuration: configuration, queue: queue, metadataReader: metadataReader)
         recorder = EventRecorder(player)
     }
 

@@ -187,6 +187,19 @@ final class StateStoreTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(reopen().loaded).settings.audio, audio)
     }
 
+    /// The crossfade (schema 6) comes back as it was saved, to the millisecond.
+    func testTheCrossfadeIsSaved() throws {
+        let store = reopen()
+        var audio = AudioSettings()
+        audio.crossfade = .milliseconds(2500)
+        audio.crossfadeAlbums = true
+        store.record(.audio(audio))
+        store.record(.settings(SavedSettings()))
+        store.flush()
+        store.close()
+        XCTAssertEqual(try XCTUnwrap(reopen().loaded).settings.audio, audio)
+    }
+
     /// A change the file cannot apply (an edit of an entry it lacks) rolls its batch back and
     /// asks for the whole state, which then replaces what the file held.
     func testAChangeTheFileCannotApplyAsksForTheWholeState() throws {

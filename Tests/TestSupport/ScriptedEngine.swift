@@ -21,6 +21,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case fade(Double)
         case audio(AudioCommand)
         case output(String)
+        case crossfade(CrossfadeCommand)
     }
 
     /// The events a test sends; the engine adds what a real one would have asked of the pipeline.
@@ -117,6 +118,8 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
             recorded.append(.audio(command))
         case .setOutput(let id):
             recorded.append(.output(id))
+        case .crossfade(let command):
+            recorded.append(.crossfade(command))
         }
     }
 

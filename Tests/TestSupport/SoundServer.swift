@@ -139,8 +139,11 @@ public final class SoundServer: @unchecked Sendable {
 
     // MARK: Sinks
 
+    /// No rewinds: a stream that joins makes a null sink rewind and mix again what it rendered
+    /// ahead, and its monitor then loses that stretch (a crossfade's two streams recorded seconds
+    /// short of the wall time); without, a stream joins after what the sink buffered.
     private static func nullSinkArguments(_ name: String) -> String {
-        "sink_name=\(name) rate=\(rate) channels=\(channels) format=s16le sink_properties=device.description=\(name)"
+        "sink_name=\(name) rate=\(rate) channels=\(channels) format=s16le norewinds=1 sink_properties=device.description=\(name)"
     }
 
     /// Loads a null sink named `name` (a device plugged in): its description is its name.
