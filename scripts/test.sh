@@ -39,6 +39,11 @@ if [ -n "$sanitize" ]; then
         export TONEARMD_ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:fast_unwind_on_malloc=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
         export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
         export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+        # Mesa's llvmpipe (glimagesink's OpenGL under Xvfb) compiles with LLVM, whose JIT registers
+        # its unwind tables under libgcc's lock and mallocs there: the slow unwinder above then takes
+        # that lock again and tonearmd deadlocks at its first video frame (gdb: _Unwind_Find_FDE in
+        # both frames). softpipe draws the same OpenGL without a JIT.
+        export GALLIUM_DRIVER=softpipe
         ;;
     *)
         echo "SWIFT_SANITIZE must be thread or address, not '$sanitize'" >&2
