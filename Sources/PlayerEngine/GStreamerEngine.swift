@@ -484,6 +484,14 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         return kept
     }
 
+    /// Before the process ends: the output devices' monitor stops, closing its providers'
+    /// connections (a sound server's among them) rather than leaving them to exit(). Waits for the
+    /// engine's queue: never call it on a queue that must answer.
+    public func stopWatchingOutputs() {
+        queue.sync { outputs = nil }  // its source is cancelled, and the cancel handler lets the monitor go
+        queue.sync {}  // that handler, queued on this queue, has run: gst_device_monitor_stop is done
+    }
+
     /// Waits until every retired pipeline reached NULL and was freed or kept warm (its device and
     /// files released either way), at most `timeout`; false when one has not. For tests and
     /// shutdown; never on a queue that must answer.

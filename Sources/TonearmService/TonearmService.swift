@@ -204,6 +204,7 @@ public final class TonearmService: @unchecked Sendable {
         if case .openFailed = termination {} else {
             engine.perform(.release)
             _ = engine.waitForDisposals(timeout: Self.exitWait)
+            engine.stopWatchingOutputs()
         }
     }
 
