@@ -59,20 +59,23 @@ public struct VideoSettings: Hashable, Sendable {
 extension PlayerMachine {
     /// `VideoGravity`: told to the engine at once (it keeps it for a window to come).
     public mutating func setVideoGravity(_ gravity: VideoGravity) {
-        guard gravity != video.settings.gravity else { return }
-        var next = video
-        next.settings.gravity = gravity
-        command(.video(.setGravity(gravity)))
-        setVideo(next)
+        change(\.gravity, to: gravity, telling: .setGravity(gravity))
     }
 
     /// `PictureInPicture`: told to the engine at once (it keeps it for a window to come). Turning
     /// it on leaves fullscreen, which the window says (`windowFullscreen(false)`).
     public mutating func setPictureInPicture(_ on: Bool) {
-        guard on != video.settings.pictureInPicture else { return }
+        change(\.pictureInPicture, to: on, telling: .setPictureInPicture(on))
+    }
+
+    /// A setting changed: the engine is told at once (it keeps it for a window to come), and the
+    /// video state announces it; nothing when it is what it was.
+    private mutating func change<Value: Equatable>(_ setting: WritableKeyPath<VideoSettings, Value>, to value: Value,
+                                                   telling engine: VideoCommand) {
+        guard video.settings[keyPath: setting] != value else { return }
         var next = video
-        next.settings.pictureInPicture = on
-        command(.video(.setPictureInPicture(on)))
+        next.settings[keyPath: setting] = value
+        command(.video(engine))
         setVideo(next)
     }
 

@@ -5,12 +5,7 @@ import FoundationEssentials
 /// Stop after the current track and the sleep timer (the extension's `StopAfterCurrent`,
 /// `SleepTimerDeadline`, `SetSleepTimer`, `CancelSleepTimer`).
 extension TonearmClient {
-    public func stopsAfterCurrent() throws -> Bool {
-        guard let on = try property(Self.extensionInterface, "StopAfterCurrent").boolValue else {
-            throw ClientError(.unexpectedReply, "StopAfterCurrent is not a boolean")
-        }
-        return on
-    }
+    public func stopsAfterCurrent() throws -> Bool { try extensionFlag("StopAfterCurrent") }
 
     public func setStopAfterCurrent(_ on: Bool) throws {
         try setProperty(Self.extensionInterface, "StopAfterCurrent", .bool(on))

@@ -270,9 +270,12 @@ public final class TonearmClient: @unchecked Sendable {
     }
 
     /// `ControlsVisible`: whether the video window shows its bar when the pointer moves.
-    public func controlsVisible() throws -> Bool {
-        guard let on = try property(Self.extensionInterface, "ControlsVisible").boolValue else {
-            throw ClientError(.unexpectedReply, "ControlsVisible is not a boolean")
+    public func controlsVisible() throws -> Bool { try extensionFlag("ControlsVisible") }
+
+    /// A boolean property of the extension; a reply of another type is `unexpectedReply`.
+    func extensionFlag(_ name: String) throws -> Bool {
+        guard let on = try property(Self.extensionInterface, name).boolValue else {
+            throw ClientError(.unexpectedReply, "\(name) is not a boolean")
         }
         return on
     }

@@ -41,16 +41,12 @@ final class AudioCommandTests: CLITestCase {
         XCTAssertEqual((json["replaygain"] as? [String: Any])?["preamp"] as? Double, 2.5)
         XCTAssertEqual((json["equalizer"] as? [String: Any])?["preset"] as? String, "night")
         XCTAssertEqual((json["equalizer"] as? [String: Any])?["gains"] as? [Double], [1, 2, 3, 4, 5, 6, 7, 8, 9, -12])
-        let human = try harness.ok("status")
-        let lines = human.split(separator: "\n").map { $0.split(separator: " ", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) } }
+        let (human, lines) = try harness.statusLines()
         XCTAssertTrue(lines.contains(["replaygain", "auto, pre-amp +2.5 dB"]), human)
         XCTAssertTrue(lines.contains(["equalizer", "night: +1 +2 +3 +4 +5 +6 +7 +8 +9 -12"]), human)
 
         // kept across a restart
-        let daemon = try XCTUnwrap(harness.daemon)
-        kill(daemon.pid, SIGTERM)
-        XCTAssertEqual(daemon.waitForExit(timeout: 10), 0)
-        try harness.startService()
+        try harness.restartService()
         XCTAssertEqual(try harness.ok("replaygain"), "auto, pre-amp +2.5 dB\n")
         XCTAssertEqual(try harness.ok("eq"), "night: +1 +2 +3 +4 +5 +6 +7 +8 +9 -12\n")
         try harness.ok("eq", "delete", "night")

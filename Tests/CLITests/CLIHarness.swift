@@ -44,6 +44,20 @@ final class CLIHarness: @unchecked Sendable {
         guard wait.status == 0 else { throw TestError("tonearmd did not take \(Self.name): \(wait.stderr)\n\(logs)") }
     }
 
+    /// Ends tonearmd with SIGTERM (it saves what it was left doing) and starts it again.
+    func restartService(file: StaticString = #filePath, line: UInt = #line) throws {
+        let running = try XCTUnwrap(daemon, file: file, line: line)
+        kill(running.pid, SIGTERM)
+        XCTAssertEqual(running.waitForExit(timeout: 10), 0, "tonearmd's exit status", file: file, line: line)
+        try startService()
+    }
+
+    /// `tonearm status`'s lines as [label, value] pairs.
+    func statusLines() throws -> (text: String, lines: [[String]]) {
+        let human = try ok("status")
+        return (human, human.split(separator: "\n").map { $0.split(separator: " ", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) } })
+    }
+
     /// What a `tonearm` run printed and its exit status.
     struct Output {
         let status: Int32

@@ -34,15 +34,11 @@ final class CrossfadeCommandTests: CLITestCase {
         let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(try harness.ok("status", "--json").utf8)) as? [String: Any])
         XCTAssertEqual((json["crossfade"] as? [String: Any])?["seconds"] as? Double, 2.5)
         XCTAssertEqual((json["crossfade"] as? [String: Any])?["albums"] as? Bool, false)
-        let human = try harness.ok("status")
-        let lines = human.split(separator: "\n").map { $0.split(separator: " ", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) } }
+        let (human, lines) = try harness.statusLines()
         XCTAssertTrue(lines.contains(["crossfade", "2.5 s"]), human)
 
         // kept across a restart
-        let daemon = try XCTUnwrap(harness.daemon)
-        kill(daemon.pid, SIGTERM)
-        XCTAssertEqual(daemon.waitForExit(timeout: 10), 0)
-        try harness.startService()
+        try harness.restartService()
         XCTAssertEqual(try harness.ok("crossfade"), "2.5 s\n")
         try harness.ok("crossfade", "off")
         XCTAssertEqual(try harness.property(H.extensionInterface, "Crossfade") as? Double, 0)

@@ -163,19 +163,19 @@ final class VideoControlsTests: VideoTestCase {
         let error = try harness.errorReply(H.properties, "Set", ["string:\(H.extensionInterface)", "string:ControlsVisible",
                                                                   "variant:string:no"])
         XCTAssertEqual(error?.name, "org.freedesktop.DBus.Error.InvalidArgs")
+        /// Quit (it saves what it was left doing), and a new tonearmd.
+        func quitAndStartAgain() throws {
+            let quitting = harness.daemon
+            harness.exitExpected.insert(quitting.pid)
+            try harness.call(H.root, "Quit")
+            XCTAssertEqual(quitting.waitForExit(timeout: 10), 0)
+            try harness.start()
+        }
         try harness.set(H.extensionInterface, "ControlsVisible", "b", "false")
-        let quitting = harness.daemon
-        harness.exitExpected.insert(quitting.pid)
-        try harness.call(H.root, "Quit")
-        XCTAssertEqual(quitting.waitForExit(timeout: 10), 0)
-        try harness.start()
+        try quitAndStartAgain()
         XCTAssertEqual(try harness.getAll(H.extensionInterface)["ControlsVisible"]?.bool, false)
         try harness.set(H.extensionInterface, "ControlsVisible", "b", "true")
-        let again = harness.daemon
-        harness.exitExpected.insert(again.pid)
-        try harness.call(H.root, "Quit")
-        XCTAssertEqual(again.waitForExit(timeout: 10), 0)
-        try harness.start()
+        try quitAndStartAgain()
         XCTAssertEqual(try harness.get(H.extensionInterface, "ControlsVisible").bool, true)
     }
 }
