@@ -112,6 +112,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// A redraw of the paused frame is under way (`showControls`): its ASYNC_DONE and state
     /// changes are the engine's own, not the player's.
     private var redrawing = false
+    /// The position the player was last told (a state change's, a seek's, a snapshot's): a redraw
+    /// of the paused frame goes back to it, not to a new query, which can answer otherwise while
+    /// paused (the bin's query takes the furthest sink: the audio sink's clock at the pause, or a
+    /// late video frame's time, as under a sanitizer's slowdown).
+    private var toldPosition: Int64?
     /// How the video fills the window: glimagesink keeps the aspect unless it is `stretch`.
     private var videoGravity = VideoGravity.fit
     /// Whether OpenGL opens on each display name (asked once, at its first video sink).
@@ -744,6 +749,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         self.uri = uri
         rate = 1
         redrawing = false
+        toldPosition = nil
         // per item: a display found now (the user manager's, when tonearmd has none) shows video
         try? chooseVideo(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)
         fresh.playbin.set("uri", uri.string)
@@ -822,6 +828,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         guard let pipeline, let generation else { return }
         self.rate = rate
         redrawing = false
+        toldPosition = nil
         var flags: SeekFlags = [.flush]
         // a seek while a video loops keeps the loop's segment mode (see "Video loops")
         if pipeline.loop.generation != nil { flags.insert(.segment) }
@@ -892,7 +899,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     // MARK: Queries, on the engine's queue
 
     private func positionSample() -> PositionSample? {
-        pipeline?.playbin.queryPosition().map { PositionSample(.nanoseconds($0), at: .now) }
+        guard let position = pipeline?.playbin.queryPosition() else { return nil }
+        toldPosition = position
+        return PositionSample(.nanoseconds(position), at: .now)
     }
 
     private var duration: Duration? { pipeline?.playbin.queryDuration().map { .nanoseconds($0) } }
@@ -1228,7 +1237,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// prerolls that frame again through the overlay. The player never hears of it.
     private func redrawPausedFrame(_ pipeline: Pipeline) {
         guard prerolled, !redrawing, pipeline.playbin.currentState == (.paused, .voidPending),
-              let position = pipeline.playbin.queryPosition() else { return }
+              let position = toldPosition ?? pipeline.playbin.queryPosition() else { return }
         redrawing = true
         if !pipeline.playbin.seek(rate: rate, flags: [.flush, .accurate], start: position) { redrawing = false }
     }
@@ -1377,6 +1386,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         failedResponses = []
         rate = 1
         redrawing = false
+        toldPosition = nil
         let (state, pending) = current.playbin.currentState
         let playing = (pending == .voidPending ? state : pending) == .playing
         ramp = Ramp(length: length, since: playing ? .now : nil)

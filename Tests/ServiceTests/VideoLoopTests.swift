@@ -99,6 +99,14 @@ final class VideoLoopTests: VideoTestCase {
         // scheduling, not the loop's (on a 2-core machine running other builds, playbin3 held a
         // frame 100-150 ms now and then mid-lap, looping or not): they are printed, not checked.
         let laps = holds.indices.dropLast().filter { holds[$0 + 1].frame < holds[$0].frame }
+        // A sanitized build (make test-asan, test-tsan) runs several times slower and its software
+        // OpenGL drops frames all through a lap (GStreamer's QoS: "A lot of buffers are being
+        // dropped"): how long a frame stays on screen says nothing of the loop there. It still
+        // loops in the same window, announces each lap and takes a seek, checked below.
+        guard H.slowdown == 1 else {
+            XCTAssertGreaterThanOrEqual(laps.count, 1, "laps seen in 12 s of a 2 s clip: \(shown.map(\.frame))")
+            return try checkLapsAnnouncedAndSeek(window, x, lapsMark)
+        }
         XCTAssertGreaterThanOrEqual(laps.count, 5, "laps seen in 12 s of a 2 s clip: \(shown.map(\.frame))")
         for lap in laps {
             let (last, first) = (holds[lap], holds[lap + 1])
@@ -113,6 +121,12 @@ final class VideoLoopTests: VideoTestCase {
         if let longest = holds.max(by: { $0.hold < $1.hold }) {
             print("longest hold: frame \(longest.frame), at least \(Int(longest.hold * 1000)) ms from \(longest.at) s")
         }
+        try checkLapsAnnouncedAndSeek(window, x, lapsMark)
+    }
+
+    /// The loop as clients and the screen see it, whatever the frames' timing: the same window all
+    /// along, a Seeked to 0 at each lap, a seek while it loops lands, and it ends when asked.
+    private func checkLapsAnnouncedAndSeek(_ window: String, _ x: XDisplay, _ lapsMark: Int) throws {
 
         // the same window all along, and each lap is a jump to 0 for clients (MPRIS Seeked)
         XCTAssertEqual(try x.windows(classed: "tonearm"), [window])
