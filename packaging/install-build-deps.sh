@@ -82,6 +82,11 @@ PACKAGES=(
     # (a desktop has its own sound server; tonearmd needs only gstreamer1.0-pulseaudio)
     pulseaudio
     pulseaudio-utils
+    # Snapcast tests (SnapcastTests): a snapserver and a snapclient of the test's own on 127.0.0.1,
+    # each with its own config and ports (the packages' system services are not needed; tonearmd
+    # only connects to a snapserver the user runs)
+    snapserver
+    snapclient
     # man pages and the Debian package: man renders the generated pages in the tests;
     # dpkg-shlibdeps finds the package's library dependencies (make deb)
     man-db

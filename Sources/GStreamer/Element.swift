@@ -164,6 +164,17 @@ public final class Element: @unchecked Sendable {
         return (ElementState(current), ElementState(pending))
     }
 
+    /// The running time a pipeline resumes from when it next goes to PLAYING, in nanoseconds: where
+    /// it paused, 0 after a preroll or a flushing seek (`gst_element_get_start_time`,
+    /// `gst_element_set_start_time`); nil: none (GST_CLOCK_TIME_NONE, the pipeline keeps no time).
+    public var startTime: UInt64? {
+        get {
+            let time = UInt64(gst_element_get_start_time(pointer))
+            return time == UInt64.max ? nil : time
+        }
+        set { gst_element_set_start_time(pointer, GstClockTime(newValue ?? UInt64.max)) }
+    }
+
     /// Waits at most `timeout` for a state change under way (an async preroll) to finish
     /// (`gst_element_get_state`); returns its result (`.async` when it timed out). Blocks: never
     /// call it on a queue that must answer.

@@ -41,6 +41,9 @@ public struct EngineConfiguration: Sendable {
     /// becomes an error that the player reconnects after. 10 s rides out a Wi-Fi hiccup and does
     /// not leave a dead connection silent for long.
     public var networkTimeout: Duration = .seconds(10)
+    /// A snapserver's TCP source offered as the output `snapcast` (`TONEARM_SNAPCAST`, README
+    /// "Snapcast"); nil: none.
+    public var snapcast: SnapcastOutput?
 
     public init(pipeline: PipelineKind = .recommended, audioSink: String? = nil, video: Bool = true) {
         self.pipeline = pipeline
@@ -65,6 +68,9 @@ public struct EngineConfiguration: Sendable {
         }
         if let text = environment["TONEARM_NETWORK_TIMEOUT"], let timeout = parseTimeout(text) {
             configuration.networkTimeout = timeout
+        }
+        if let text = environment["TONEARM_SNAPCAST"], !text.isEmpty, let snapcast = try? SnapcastOutput.parse(text) {
+            configuration.snapcast = snapcast
         }
         return configuration
     }

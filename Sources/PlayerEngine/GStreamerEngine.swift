@@ -182,6 +182,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             }
             setUpResult = .success(EngineSetUp(audioSinkDescription: sink.shown))
             if sink.description == Self.pulseSink { watchOutputs() }
+            if outputs == nil, configuration.snapcast != nil { reportDevices([]) }
             logger.info("engine ready", metadata: ["pipeline": "\(configuration.pipeline.rawValue)", "sink": "\(sink.shown)",
                                                    "gstreamer": "\(GStreamer.version)"])
         } catch {
@@ -282,8 +283,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 audio.take(command)
                 pipeline?.stages?.apply(audio)
             case .setOutput(let id):
+                let wasSnapcast = streamsToSnapcast
                 chosenOutput = id
                 outputs?.choose(id)
+                if streamsToSnapcast != wasSnapcast { dropPipelinesForOtherSink() }
             case .crossfade(.prepare(let uri, let generation)): prepareCrossfade(uri, generation: generation)
             case .crossfade(.start(let length)): startCrossfade(length: length)
             case .crossfade(.cancel): dropIncoming()
@@ -320,6 +323,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         var stages: AudioStages?
         /// The pulsesink, when the output is the default path's (see `OutputRouter`).
         var outputSink: Element?
+        /// Its sink streams to the snapserver (`SnapcastOutput`), not to the configured sink.
+        var toSnapcast = false
         let bus: Bus
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
@@ -396,6 +401,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         pipeline.fade = sink.child(named: "tonearm-fade")
         applyLevels(to: pipeline)
         pipeline.outputSink = sink.child(named: Self.pulseSinkName)
+        pipeline.toSnapcast = sink.child(named: SnapcastOutput.sinkName) != nil
         // A stream moved to another device is heard there about half its buffer plus 45 ms after
         // it stopped on the first (PulseAudio 16 null sinks, SoundServerTests: 146 ms with
         // pulsesink's default 200 ms, 96 with 100, 75 with 60): 60 ms keeps a move under 100 ms.
@@ -453,6 +459,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// through a WAV capture), and a Volume or mute there was heard 1.2 s after the call on a real
     /// PulseAudio (SoundServerTests); in front of the sink only the sink's own buffer is left.
     private func makeSink() throws -> Element {
+        if streamsToSnapcast, let snapcast = configuration.snapcast {
+            return try Element(binDescription: "volume name=tonearm-fade ! \(snapcast.sinkDescription)")
+        }
         let description = sinkDescription ?? "autoaudiosink"
         if let sink = try? Element(binDescription: "volume name=tonearm-fade ! \(description)") { return sink }
         logger.warning("the audio sink takes no volume element in front of it: the sleep timer will pause without fading",
@@ -584,7 +593,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Position" row).
     private func adopt(_ kept: Pipeline) {
         dispatchPrecondition(condition: .onQueue(queue))
-        if pipeline == nil, warm == nil, let filter = try? installFilter(on: kept.playbin) {
+        if pipeline == nil, warm == nil, kept.toSnapcast == streamsToSnapcast, let filter = try? installFilter(on: kept.playbin) {
             kept.volume = filter.volume
             kept.stages = filter.stages
             applyLevels(to: kept)
@@ -649,7 +658,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             while disposing >= Self.maximumTeardowns && teardown.wait(until: deadline) {}
             disposing += 1
         }
-        Self.dispose(pipeline, wait: waitsForDisposal ? Self.disposalWait : nil, logger: logger, keep: keep) { [weak self] in
+        // snapserver reads one connection of its TCP source at a time (tcp_stream.cpp accepts the
+        // next when one ends): the next pipeline's would wait behind this one's
+        let waits = waitsForDisposal || pipeline.toSnapcast
+        Self.dispose(pipeline, wait: waits ? Self.disposalWait : nil, logger: logger, keep: keep) { [weak self] in
             guard let self else { return }
             let action = teardown.withLock {
                 disposing -= 1
@@ -705,12 +717,30 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// pulsesink's `buffer-time` in µs (see `makePipeline`).
     private static let pulseBufferTime: UInt64 = 60_000
 
+    /// Tells the player the output devices: the sound server's, and the snapserver's if one is
+    /// configured.
+    private func reportDevices(_ devices: [OutputDevice]) {
+        deliver(.outputs(devices + (configuration.snapcast.map { [$0.device] } ?? [])), generation ?? Generation(0))
+    }
+
+    /// The chosen output is the configured snapserver: pipelines are built with its sink.
+    private var streamsToSnapcast: Bool { chosenOutput == SnapcastOutput.id && configuration.snapcast != nil }
+
+    /// The output moved between the snapserver and the sound server: a pipeline built for the other
+    /// sink is no use (the player loads the current item again; `PlayerMachine.setOutput`).
+    private func dropPipelinesForOtherSink() {
+        dropIncoming()
+        if let kept = warm {
+            warm = nil
+            letGo(kept)
+        }
+    }
+
     /// Starts watching the output devices; the player hears of them, and the sinks move as the
     /// chosen device or the server's default comes and goes.
     private func watchOutputs() {
         outputs = OutputRouter(queue: queue, logger: logger, reportDevices: { [weak self] devices in
-            guard let self else { return }
-            deliver(.outputs(devices), generation ?? Generation(0))
+            self?.reportDevices(devices)
         }, moveSinks: { [weak self] in
             guard let self else { return }
             outputs?.route(pipeline?.outputSink)
@@ -821,6 +851,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         guard let pipeline, generation != nil else { return }
         // the player's own PLAYING after a preroll that `playAfterPreroll` already took there
         if playing, pipeline.playbin.currentState == (.playing, .voidPending) { return }
+        if playing, pipeline.toSnapcast, let pausedAt = pipeline.playbin.startTime, pausedAt > 0 {
+            // snapserver played the stream's lead out while it was paused: resuming that much later
+            // in running time sends a lead again at once (`SnapcastOutput.sinkDescription`); without
+            // it every read of snapserver's was late and restarted its timestamps
+            pipeline.playbin.startTime = pausedAt + UInt64(SnapcastOutput.lead)
+        }
         pipeline.playbin.setState(playing ? .playing : .paused)
     }
 
@@ -1350,7 +1386,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// device opened directly does not, so there the item is armed for a gapless switch instead.
     private func prepareCrossfade(_ uri: MediaURI, generation: Generation) {
         dropIncoming()
-        guard let current = pipeline, current.fade != nil, !waitsForDisposal, LocalFiles.error(for: uri) == nil,
+        guard let current = pipeline, current.fade != nil, !waitsForDisposal, !current.toSnapcast, LocalFiles.error(for: uri) == nil,
               current.lock.withLock({ current.switching == nil }),  // about-to-finish switched already: gapless
               let fresh = try? makePipeline() else { return prepareNext(uri, generation: generation) }
         current.lock.withLock { current.nextUp = nil }  // the item plays in its own pipeline, not after this one

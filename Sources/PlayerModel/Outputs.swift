@@ -4,8 +4,11 @@ public struct OutputDevice: Sendable, Hashable {
     public var id: String
     /// What a person reads (the sink's description).
     public var description: String
-    /// The provider's kind: `pulse`, `alsa`, `pipewire`.
+    /// The provider's kind: `pulse`, `alsa`, `pipewire`; `snapcast` for a snapserver's stream.
     public var kind: String
+
+    /// The kind of the configured snapserver's output (README, "Snapcast").
+    public static let snapcastKind = "snapcast"
 
     public init(id: String, description: String, kind: String) {
         self.id = id
@@ -33,6 +36,10 @@ public struct Outputs: Sendable, Equatable {
     /// Whether `id` can be chosen now: `default`, or a device listed.
     public func canChoose(_ id: String) -> Bool { id == Self.defaultID || devices.contains { $0.id == id } }
 
+    /// Whether `id` is a listed snapserver's output: a sink of its own, not a sound server's
+    /// device that a playing stream can be moved to.
+    public func isSnapcast(_ id: String) -> Bool { devices.contains { $0.id == id && $0.kind == OutputDevice.snapcastKind } }
+
     /// An id worth keeping from a saved state: short, printable.
     static func isPlausible(_ id: String) -> Bool {
         !id.isEmpty && id.utf8.count <= maximumIDLength && !id.unicodeScalars.contains { $0.properties.generalCategory == .control }
@@ -43,13 +50,17 @@ extension PlayerMachine {
     public var outputs: Outputs { output }
 
     /// Chooses the output by id (`default` or a listed device; the caller checked it): the engine
-    /// moves playback there without stopping. False when it is not one that can be chosen now.
+    /// moves playback there without stopping, or, to or from a snapserver (another sink than the
+    /// pipeline's), the current item is loaded again where it was at `now`. False when it is not
+    /// one that can be chosen now.
     @discardableResult
-    public mutating func setOutput(_ id: String) -> Bool {
+    public mutating func setOutput(_ id: String, now: ContinuousClock.Instant) -> Bool {
         guard output.canChoose(id) else { return false }
         guard id != output.chosen else { return true }
+        let otherSink = output.isSnapcast(id) != output.isSnapcast(output.chosen)
         output.chosen = id
         command(.setOutput(id))
+        if otherSink { reloadWhereItPlays(now: now) }
         emit(.outputsChanged(output))
         return true
     }

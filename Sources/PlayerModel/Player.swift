@@ -307,7 +307,7 @@ public final class Player: @unchecked Sendable {
     @discardableResult public func deleteEqualizerPreset(_ name: String) -> Bool { update { $0.deleteEqualizerPreset(name) } }
     /// The chosen output and the devices (`Outputs.swift`).
     public var outputs: Outputs { onQueue { machine.outputs } }
-    @discardableResult public func setOutput(_ id: String) -> Bool { update { $0.setOutput(id) } }
+    @discardableResult public func setOutput(_ id: String) -> Bool { update { $0.setOutput(id, now: clock()) } }
     /// The extension's `VideoGravity` and `PictureInPicture` (`VideoSettings.swift`).
     public func setVideoGravity(_ gravity: VideoGravity) { update { $0.setVideoGravity(gravity) } }
     public func setPictureInPicture(_ on: Bool) { update { $0.setPictureInPicture(on) } }

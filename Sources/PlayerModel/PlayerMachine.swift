@@ -771,6 +771,17 @@ public struct PlayerMachine: Sendable {
         emit(.outputFailed(error))
     }
 
+    /// The output moved to another sink than the loaded pipeline's (`setOutput`): the current item
+    /// is loaded again, there, where it was at `now` (a live stream where it is), playing or paused
+    /// as before.
+    mutating func reloadWhereItPlays(now: ContinuousClock.Instant) {
+        guard loadState.pipeline != nil, let item = playQueue.current else { return }
+        let resumeAt = item.isSeekable && !item.isLive ? position(at: now) : nil
+        release()
+        loadState = .idle(start: resumeAt.map { SeekRequest(target: .position($0), mode: .exact) })
+        load(item.id)
+    }
+
     /// Moves on from a failed current item to the next one that has not failed.
     private mutating func advanceAfterFailure() {
         var candidate = nextItemID(wrap: settings.loopMode == .queue)

@@ -10,6 +10,8 @@ struct OutputCommand: ParsableCommand {
             tonearm output list        prints the devices: id, kind, description (* marks where it plays)
             tonearm output ID          moves playback to that device without stopping
             tonearm output default     follows the sound server's default device
+            tonearm output snapcast    every room: the snapserver of tonearmd --snapcast (the
+                                       item is loaded again where it was, a short gap)
             Kept across restarts: an absent device plays on the default until it comes back.
             """)
     @OptionGroup var service: ServiceOptions

@@ -17,7 +17,7 @@ struct Tonearmd: ParsableCommand {
         discussion: """
             Drive it with any MPRIS client, for example `playerctl -p tonearm play`.
             Environment: DBUS_SESSION_BUS_ADDRESS (the bus), TONEARM_AUDIO_SINK, TONEARM_PIPELINE,
-            TONEARM_RECONNECT_ATTEMPTS, TONEARM_RECONNECT_DELAY, TONEARM_RECONNECT_MAX_DELAY, TONEARM_NETWORK_TIMEOUT, TONEARM_STALL_TIMEOUT, XDG_STATE_HOME (the saved state, in tonearm/), XDG_MUSIC_DIR (playlists in Playlists/).
+            TONEARM_RECONNECT_ATTEMPTS, TONEARM_RECONNECT_DELAY, TONEARM_RECONNECT_MAX_DELAY, TONEARM_NETWORK_TIMEOUT, TONEARM_STALL_TIMEOUT, TONEARM_SNAPCAST, XDG_STATE_HOME (the saved state, in tonearm/), XDG_MUSIC_DIR (playlists in Playlists/).
             """,
         version: "0.1.0")
 
@@ -25,6 +25,11 @@ struct Tonearmd: ParsableCommand {
                                             discussion: "Default: autoaudiosink, or a silent real-time sink when there is no sound device. Also TONEARM_AUDIO_SINK.",
                                             valueName: "description"))
     var audioSink: String?
+
+    @Option(name: .long, help: ArgumentHelp("A snapserver's TCP source to offer as the output `snapcast`: tcp://HOST:PORT, optionally ?sampleformat=48000:16:2 as in its source line.",
+                                            discussion: "Also TONEARM_SNAPCAST. Choose it with `tonearm output snapcast`.",
+                                            valueName: "url"))
+    var snapcast: String?
 
     @Option(name: .long, help: "playbin or playbin3 (default: playbin before GStreamer 1.24, playbin3 from it). Also TONEARM_PIPELINE.")
     var pipeline: EngineConfiguration.PipelineKind?
@@ -85,6 +90,14 @@ struct Tonearmd: ParsableCommand {
         if let text = ProcessInfo.processInfo.environment["TONEARM_NETWORK_TIMEOUT"], EngineConfiguration.parseTimeout(text) == nil {
             throw ValidationError("TONEARM_NETWORK_TIMEOUT must be a whole number of seconds from 1 to 3600, not '\(text)'")
         }
+        do throws(ConfigurationError) {
+            if let snapcast { _ = try SnapcastOutput.parse(snapcast) }
+            if let text = ProcessInfo.processInfo.environment["TONEARM_SNAPCAST"], !text.isEmpty {
+                _ = try SnapcastOutput.parse(text)
+            }
+        } catch {
+            throw ValidationError("--snapcast or TONEARM_SNAPCAST: \(error.description)")
+        }
         if let instance, instance.isEmpty || !instance.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) || instance.first!.isNumber {
             throw ValidationError("--instance takes letters, digits and '_', not starting with a digit: \(instance)")
         }
@@ -109,6 +122,7 @@ struct Tonearmd: ParsableCommand {
                                                  playlists: playlists.map { URL(fileURLWithPath: $0) }, items: uris)
         if let audioSink { configuration.engine.audioSink = audioSink }
         if let pipeline { configuration.engine.pipeline = pipeline }
+        if let snapcast { configuration.engine.snapcast = try? SnapcastOutput.parse(snapcast) }
         if let timeout = networkTimeout.flatMap(EngineConfiguration.parseTimeout) { configuration.engine.networkTimeout = timeout }
         configuration.player.reconnect = try reconnectPolicy()
         let lifecycle = Lifecycle(queue: DispatchQueue(label: "tonearm.service"), logger: logger)

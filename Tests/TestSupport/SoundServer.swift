@@ -225,8 +225,9 @@ public final class SoundServer: @unchecked Sendable {
     }
 }
 
-/// A recording of a monitor source (`parec`), interleaved 16-bit samples at `SoundServer.rate`,
-/// each block stamped with the time it arrived, so a test can say when a change was heard.
+/// A recording of a monitor source (`parec`), or of any program that writes interleaved 16-bit
+/// samples at `SoundServer.rate` to its standard output (a snapclient's file player), each block
+/// stamped with the time it arrived, so a test can say when a change was heard.
 public final class MonitorCapture: @unchecked Sendable {
     // @unchecked: `samples` and `arrivals` are guarded by `lock`; the reader thread appends.
     private let process = Process()
@@ -238,15 +239,22 @@ public final class MonitorCapture: @unchecked Sendable {
     public let started = ContinuousClock.now
     private var frameLength: Int { SoundServer.channels }
 
-    init(source: String, environment: [String: String]) throws {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/parec")
+    convenience init(source: String, environment: [String: String]) throws {
         // blocks of 10 ms: the arrival times say when a change was heard within that
-        process.arguments = ["--device=\(source)", "--raw", "--format=s16le", "--rate=\(SoundServer.rate)",
-                             "--channels=\(SoundServer.channels)", "--latency-msec=10"]
+        try self.init(program: "/usr/bin/parec", ["--device=\(source)", "--raw", "--format=s16le", "--rate=\(SoundServer.rate)",
+                                                  "--channels=\(SoundServer.channels)", "--latency-msec=10"],
+                      environment: environment)
+    }
+
+    /// Records what `program` writes to its standard output until `stop()`; what it says on
+    /// standard error goes to `log` (nil: nowhere).
+    public init(program: String, _ arguments: [String], environment: [String: String], log: FileHandle? = nil) throws {
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let pipe = Pipe()
         process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
+        process.standardError = log ?? FileHandle.nullDevice
         try process.run()
         let reading = pipe.fileHandleForReading
         let thread = Thread { [self] in
@@ -315,6 +323,14 @@ public final class MonitorCapture: @unchecked Sendable {
     /// The windows step by 10 ms.
     public func waitForLevel(after instant: ContinuousClock.Instant = .now, window: Double = 0.05,
                              timeout: TimeInterval = 10, _ condition: (Double) -> Bool) -> Int? {
+        waitForWindow(after: instant, window: window, timeout: timeout) { condition(Levels.dBFS($0)) }
+    }
+
+    /// Waits until a window of `window` seconds after `instant` satisfies `condition` (given its
+    /// samples), at most `timeout`; returns the index of the first sample of that window, or nil.
+    /// The windows step by 10 ms.
+    public func waitForWindow(after instant: ContinuousClock.Instant = .now, window: Double = 0.05,
+                              timeout: TimeInterval = 10, _ condition: ([Int16]) -> Bool) -> Int? {
         let length = Int(window * Double(SoundServer.rate)) * frameLength
         let step = SoundServer.rate / 100 * frameLength
         let deadline = Date().addingTimeInterval(timeout)
@@ -324,7 +340,7 @@ public final class MonitorCapture: @unchecked Sendable {
                 if start == nil { start = arrivals.last(where: { $0.at <= instant })?.count ?? 0 }
                 while var first = start, first + length <= samples.count {
                     first -= first % frameLength
-                    if condition(Levels.dBFS(Array(samples[first..<first + length]))) { return first }
+                    if condition(Array(samples[first..<first + length])) { return first }
                     start = first + step
                 }
                 if ended || !lock.wait(until: deadline) { return nil }
@@ -348,6 +364,15 @@ public enum Levels {
     public static func dBFS(_ samples: [Int16]) -> Double {
         let value = rms(samples)
         return value > 0 ? max(20 * log10(value / 32768), -120) : -120
+    }
+
+    /// The frequency of a pure tone in interleaved samples of `channels` at `rate`, from the
+    /// zero crossings of its first channel (0 for silence).
+    public static func frequency(_ samples: [Int16], channels: Int = SoundServer.channels, rate: Int = SoundServer.rate) -> Double {
+        let first = stride(from: 0, to: samples.count, by: channels).map { samples[$0] }
+        guard first.count > 1 else { return 0 }
+        let crossings = zip(first, first.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
+        return Double(crossings) / 2 / (Double(first.count) / Double(rate))
     }
 
     /// How much louder `samples` are than `reference`, in dB of RMS.
