@@ -423,8 +423,9 @@ final class ReconnectServiceTests: ServiceTestCase {
         // 400 kB/s for 176 kB/s of audio: the whole 10 s file in about 4.5 s, most of it after
         // the first buffering reached 100% (downloadbuffer's 2 s read-ahead), when no BUFFERING
         // message comes any more. Sanitized, tonearmd starts several times slower: the download is
-        // slowed too (at most 4 times, or the test takes minutes), so that it still starts first
-        let slower = min(H.slowdown, 4)
+        // slowed too, so that it still starts first, but at most to 200 kB/s: slower than the
+        // audio plays (176 kB/s) it buffers all along, announcing each BufferingPercent step
+        let slower = min(H.slowdown, 2)
         try server.fault(path, .init(bytesPerSecond: Int(400_000 / slower)))
         let mark = harness.mark()
         try harness.start([server.url(path)])
