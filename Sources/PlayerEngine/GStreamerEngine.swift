@@ -315,6 +315,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         var stages: AudioStages?
         /// The pulsesink, when the output is the default path's (see `OutputRouter`).
         var outputSink: Element?
+        /// The levels last given to `outputSink`'s stream (see `applyLevels`): each setting is a
+        /// request to the sound server, sent only for a change.
+        var streamLevels: (volume: Double, muted: Bool)?
         let bus: Bus
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
@@ -391,11 +394,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         pipeline.fade = sink.child(named: "tonearm-fade")
         applyLevels(to: pipeline)
         pipeline.outputSink = sink.child(named: Self.pulseSinkName)
-        // A stream moved to another device is heard there about half its buffer plus 45 ms after
-        // it stopped on the first (PulseAudio 16 null sinks, SoundServerTests: 146 ms with
-        // pulsesink's default 200 ms, 96 with 100, 75 with 60): 60 ms keeps a move under 100 ms.
-        // The sound server then wakes more often while playing (design brief, trap 13); pulsesink
-        // itself still writes every latency-time (10 ms) as before.
+        pipeline.outputSink?.set("latency-time", Self.pulseLatencyTime)
         pipeline.outputSink?.set("buffer-time", Self.pulseBufferTime)
         outputs?.route(pipeline.outputSink)
         pipeline.stages = stages
@@ -475,7 +474,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private func pipelineForLoad() throws -> Pipeline {
         guard let kept = warm else { return try makePipeline() }
         warm = nil
-        // its fresh filter went in when it was kept (see `adopt`); volume and mute may have changed
+        // its fresh filter went in when it was kept (see `adopt`); volume and mute may have changed.
+        // Its stream was released in READY, and pulsesink gives the server a volume only for the
+        // stream it opens next (gst_pulseringbuffer_acquire: else the server's saved one applies)
+        kept.streamLevels = nil
         applyLevels(to: kept)
         outputs?.route(kept.outputSink)
         kept.stages?.apply(audio)
@@ -697,8 +699,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// sink, named, for `OutputRouter`.
     private static let pulseSinkName = "tonearm-sink"
     private static let pulseSink = "pulsesink name=\(pulseSinkName)"
-    /// pulsesink's `buffer-time` in µs (see `makePipeline`).
-    private static let pulseBufferTime: UInt64 = 60_000
+    /// pulsesink's `latency-time` and `buffer-time` in µs. pulsesink asks the server for a buffer
+    /// of `buffer-time` (tlength) refilled in requests of `latency-time` (minreq), and the server,
+    /// asked to adjust the latency, gives the device (tlength - 2 minreq) / 2 of it
+    /// (PulseAudio 16 protocol-native.c fix_playback_buffer_attr): 100/300 ms wake the player
+    /// and the server about 10 times a second for the stream (pulsesink's default 10/200 ms: 100
+    /// times), and leave the device 50 ms, which is what a move between devices and a pause on a
+    /// sink that cannot rewind take to be heard. Volume and mute are the stream's (`applyLevels`),
+    /// applied by the server whatever the buffer; a pause corks the stream, a seek flushes it.
+    private static let pulseLatencyTime: UInt64 = 100_000
+    private static let pulseBufferTime: UInt64 = 300_000
 
     /// Starts watching the output devices; the player hears of them, and the sinks move as the
     /// chosen device or the server's default comes and goes.
@@ -878,7 +888,18 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Volume, mute and fade on the element in front of the sink, the filter's volume left at 1;
     /// on the filter's when the sink took no element in front of it (and then no fade).
     private func applyLevels(to pipeline: Pipeline) {
-        if let front = pipeline.fade {
+        if let stream = pipeline.outputSink {
+            // the sound server applies the stream's volume at once, not behind the 300 ms it buffers
+            let levels = (volume: volume * fade * rampGain(for: pipeline), muted: muted)
+            pipeline.fade?.set("volume", 1.0)
+            pipeline.fade?.set("mute", false)
+            pipeline.volume?.set("volume", 1.0)
+            pipeline.volume?.set("mute", false)
+            guard pipeline.streamLevels.map({ $0 != levels }) ?? true else { return }
+            pipeline.streamLevels = levels
+            stream.set("volume", levels.volume)
+            stream.set("mute", levels.muted)
+        } else if let front = pipeline.fade {
             front.set("volume", volume * fade * rampGain(for: pipeline))
             front.set("mute", muted)
             pipeline.volume?.set("volume", 1.0)
