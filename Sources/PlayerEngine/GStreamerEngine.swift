@@ -79,6 +79,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// The output devices and the one chosen (`OutputRouter.swift`); nil unless the sink is the
     /// default path's pulsesink.
     private var outputs: OutputRouter?
+    /// The device monitor went with the sound server (see `outputFailed`): the next pulsesink
+    /// pipeline starts a new one.
+    private var outputsLost = false
     /// The output the player chose, for a router made after the choice.
     private var chosenOutput = Outputs.defaultID
     /// The stall timer of the preroll under way, if any (see `watchPreroll`).
@@ -396,6 +399,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         pipeline.outputSink = sink.child(named: Self.pulseSinkName)
         pipeline.outputSink?.set("latency-time", Self.pulseLatencyTime)
         pipeline.outputSink?.set("buffer-time", Self.pulseBufferTime)
+        if outputsLost, pipeline.outputSink != nil { watchOutputs() }
         outputs?.route(pipeline.outputSink)
         pipeline.stages = stages
         // the video flags and sink are chosen per load (`chooseVideo`); until then, none
@@ -721,6 +725,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             outputs?.route(pipeline?.outputSink)
             outputs?.route(warm?.outputSink)
         })
+        outputsLost = outputs == nil
         guard let outputs else {
             logger.notice("no output devices listed: the sound server's device monitor did not start")
             return
@@ -991,8 +996,21 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             // captive portal's login page or an error page sent with 200
             itemError = ErrorMapping.notMedia(uri: target.0, contentType: itemResponse.contentType)
         }
+        if itemError.kind == .output { outputFailed() }
         retire()
         deliver(.failed(itemError), target.1)
+    }
+
+    /// The output failed, most often because the sound server went away: the device monitor's
+    /// connection went with it, and the pulse provider neither reconnects nor says so (GStreamer
+    /// 1.22 pulsedeviceprovider.c), so `Outputs` would stop following hot-plug. It goes now, the
+    /// devices with it, and the next pulsesink pipeline (Play once the server is back) starts a
+    /// new one.
+    private func outputFailed() {
+        guard outputs != nil else { return }
+        outputs = nil
+        outputsLost = true
+        deliver(.outputs([]), generation ?? Generation(0))
     }
 
     private func deliver(_ event: EngineEvent, _ generation: Generation) {

@@ -146,6 +146,11 @@ final class SoundServerTests: ServiceTestCase {
         try waitForTone(capture, after: play, "after Play on the restarted server")
         XCTAssertEqual(try server.streams().map(\.sink), ["speakers"])
         XCTAssertGreaterThanOrEqual(try harness.position, pausedAt - 500_000, "from about where it paused")
+
+        // the device monitor follows the new server: a device plugged in now is listed
+        let plugged = harness.mark()
+        try server.loadSink("dac")
+        try waitForOutputs(from: plugged, "the DAC plugged into the restarted server") { $0.contains("dac") }
     }
 
     // MARK: Outputs
