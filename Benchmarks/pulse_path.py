@@ -141,8 +141,9 @@ def dbus(bus_env, dest, method, *args):
 
 def start_player(name, mp3, server, workdir, bus_env):
     env = dict(server.env, **bus_env)
-    if name == "tonearmd":
-        exe = os.environ.get("TONEARMD", os.path.join(ROOT, ".build/release/tonearmd"))
+    if name.startswith("tonearmd"):
+        # tonearmd:PATH measures another build beside this one
+        exe = name.partition(":")[2] or os.environ.get("TONEARMD", os.path.join(ROOT, ".build/release/tonearmd"))
         state = tempfile.mkdtemp(dir=workdir)
         env.update(XDG_STATE_HOME=state, XDG_CACHE_HOME=state, XDG_MUSIC_DIR=state)
         env.pop("TONEARM_AUDIO_SINK", None)

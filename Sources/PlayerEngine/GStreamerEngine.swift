@@ -890,8 +890,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         for each in [pipeline, outgoing, incoming?.pipeline] { if let each { applyLevels(to: each) } }
     }
 
-    /// Volume, mute and fade on the element in front of the sink, the filter's volume left at 1;
-    /// on the filter's when the sink took no element in front of it (and then no fade).
+    /// Volume, mute and fade on the pulsesink's stream; else on the element in front of the sink,
+    /// the filter's volume left at 1; on the filter's when the sink took no element in front of it
+    /// (and then no fade).
     private func applyLevels(to pipeline: Pipeline) {
         if let stream = pipeline.outputSink {
             // the sound server applies the stream's volume at once, not behind the 300 ms it buffers
