@@ -79,6 +79,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// The output devices and the one chosen (`OutputRouter.swift`); nil unless the sink is the
     /// default path's pulsesink.
     private var outputs: OutputRouter?
+    /// The device monitor went with the sound server (see `outputFailed`): the next pulsesink
+    /// pipeline starts a new one.
+    private var outputsLost = false
     /// The output the player chose, for a router made after the choice.
     private var chosenOutput = Outputs.defaultID
     /// The stall timer of the preroll under way, if any (see `watchPreroll`).
@@ -325,6 +328,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         var outputSink: Element?
         /// Its sink streams to the snapserver (`SnapcastOutput`), not to the configured sink.
         var toSnapcast = false
+        /// The levels last given to `outputSink`'s stream (see `applyLevels`): each setting is a
+        /// request to the sound server, sent only for a change.
+        var streamLevels: (volume: Double, muted: Bool)?
         let bus: Bus
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
@@ -402,12 +408,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         applyLevels(to: pipeline)
         pipeline.outputSink = sink.child(named: Self.pulseSinkName)
         pipeline.toSnapcast = sink.child(named: SnapcastOutput.sinkName) != nil
-        // A stream moved to another device is heard there about half its buffer plus 45 ms after
-        // it stopped on the first (PulseAudio 16 null sinks, SoundServerTests: 146 ms with
-        // pulsesink's default 200 ms, 96 with 100, 75 with 60): 60 ms keeps a move under 100 ms.
-        // The sound server then wakes more often while playing (design brief, trap 13); pulsesink
-        // itself still writes every latency-time (10 ms) as before.
+        pipeline.outputSink?.set("latency-time", Self.pulseLatencyTime)
         pipeline.outputSink?.set("buffer-time", Self.pulseBufferTime)
+        if outputsLost, pipeline.outputSink != nil { watchOutputs() }
         outputs?.route(pipeline.outputSink)
         pipeline.stages = stages
         // the video flags and sink are chosen per load (`chooseVideo`); until then, none
@@ -489,7 +492,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private func pipelineForLoad() throws -> Pipeline {
         guard let kept = warm else { return try makePipeline() }
         warm = nil
-        // its fresh filter went in when it was kept (see `adopt`); volume and mute may have changed
+        // its fresh filter went in when it was kept (see `adopt`); volume and mute may have changed.
+        // Its stream was released in READY, and pulsesink gives the server a volume only for the
+        // stream it opens next (gst_pulseringbuffer_acquire: else the server's saved one applies)
+        kept.streamLevels = nil
         applyLevels(to: kept)
         outputs?.route(kept.outputSink)
         kept.stages?.apply(audio)
@@ -714,8 +720,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// sink, named, for `OutputRouter`.
     private static let pulseSinkName = "tonearm-sink"
     private static let pulseSink = "pulsesink name=\(pulseSinkName)"
-    /// pulsesink's `buffer-time` in µs (see `makePipeline`).
-    private static let pulseBufferTime: UInt64 = 60_000
+    /// pulsesink's `latency-time` and `buffer-time` in µs. pulsesink asks the server for a buffer
+    /// of `buffer-time` (tlength) refilled in requests of `latency-time` (minreq), and the server,
+    /// asked to adjust the latency, gives the device (tlength - 2 minreq) / 2 of it
+    /// (PulseAudio 16 protocol-native.c fix_playback_buffer_attr): 100/300 ms wake the player
+    /// and the server about 10 times a second for the stream (pulsesink's default 10/200 ms: 100
+    /// times), and leave the device 50 ms, which is what a move between devices and a pause on a
+    /// sink that cannot rewind take to be heard. Volume and mute are the stream's (`applyLevels`),
+    /// applied by the server whatever the buffer; a pause corks the stream, a seek flushes it.
+    private static let pulseLatencyTime: UInt64 = 100_000
+    private static let pulseBufferTime: UInt64 = 300_000
 
     /// Tells the player the output devices: the sound server's, and the snapserver's if one is
     /// configured.
@@ -746,6 +760,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             outputs?.route(pipeline?.outputSink)
             outputs?.route(warm?.outputSink)
         })
+        outputsLost = outputs == nil
         guard let outputs else {
             logger.notice("no output devices listed: the sound server's device monitor did not start")
             return
@@ -918,10 +933,22 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         for each in [pipeline, outgoing, incoming?.pipeline] { if let each { applyLevels(to: each) } }
     }
 
-    /// Volume, mute and fade on the element in front of the sink, the filter's volume left at 1;
-    /// on the filter's when the sink took no element in front of it (and then no fade).
+    /// Volume, mute and fade on the pulsesink's stream; else on the element in front of the sink,
+    /// the filter's volume left at 1; on the filter's when the sink took no element in front of it
+    /// (and then no fade).
     private func applyLevels(to pipeline: Pipeline) {
-        if let front = pipeline.fade {
+        if let stream = pipeline.outputSink {
+            // the sound server applies the stream's volume at once, not behind the 300 ms it buffers
+            let levels = (volume: volume * fade * rampGain(for: pipeline), muted: muted)
+            pipeline.fade?.set("volume", 1.0)
+            pipeline.fade?.set("mute", false)
+            pipeline.volume?.set("volume", 1.0)
+            pipeline.volume?.set("mute", false)
+            guard pipeline.streamLevels.map({ $0 != levels }) ?? true else { return }
+            pipeline.streamLevels = levels
+            stream.set("volume", levels.volume)
+            stream.set("mute", levels.muted)
+        } else if let front = pipeline.fade {
             front.set("volume", volume * fade * rampGain(for: pipeline))
             front.set("mute", muted)
             pipeline.volume?.set("volume", 1.0)
@@ -1015,8 +1042,21 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             // captive portal's login page or an error page sent with 200
             itemError = ErrorMapping.notMedia(uri: target.0, contentType: itemResponse.contentType)
         }
+        if itemError.kind == .output { outputFailed() }
         retire()
         deliver(.failed(itemError), target.1)
+    }
+
+    /// The output failed, most often because the sound server went away: the device monitor's
+    /// connection went with it, and the pulse provider neither reconnects nor says so (GStreamer
+    /// 1.22 pulsedeviceprovider.c), so `Outputs` would stop following hot-plug. It goes now, the
+    /// devices with it, and the next pulsesink pipeline (Play once the server is back) starts a
+    /// new one.
+    private func outputFailed() {
+        guard outputs != nil else { return }
+        outputs = nil
+        outputsLost = true
+        deliver(.outputs([]), generation ?? Generation(0))
     }
 
     private func deliver(_ event: EngineEvent, _ generation: Generation) {

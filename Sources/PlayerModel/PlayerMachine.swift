@@ -25,6 +25,8 @@ public enum PlayerTimer: Hashable, Sendable, CaseIterable {
     case sleep
     /// The crossfade's preparation and its start (`Crossfade.swift`), only while playing towards it.
     case crossfade
+    /// Paused a while: the pipeline is released (`PausedRelease.swift`), only until then.
+    case pausedRelease
 }
 
 /// The player's rules (design brief, rules 1-7) as a state machine: each input (a client's request,
@@ -57,6 +59,8 @@ public struct PlayerMachine: Sendable {
     var output = Outputs()
     /// The crossfade into the next item under way, if any (`Crossfade.swift`).
     var fade = CrossfadeState()
+    /// The release of a pipeline paused a while (`PausedRelease.swift`).
+    var pausedRelease = PausedRelease()
 
     /// Tag reads of items that have not played (see `MetadataReads`).
     private var reads = MetadataReads()
@@ -703,9 +707,9 @@ public struct PlayerMachine: Sendable {
             return
         }
         // seeks asked before preroll run after it; while one runs, the newest waits (rule 5)
-        if loadState.pipeline == nil, transportState.intent == .stopped {
-            // a seek on a stopped player prerolls paused at the target
-            setIntent(.paused)
+        if loadState.pipeline == nil, transportState.intent == .stopped || pausedRelease.released {
+            // a seek on a stopped player (or one paused and released) prerolls paused at the target
+            if transportState.intent == .stopped { setIntent(.paused) }
             load(item.id)
         }
         loadState.pendingSeek = seek
@@ -829,6 +833,7 @@ public struct PlayerMachine: Sendable {
             transportState.timeControl = status
             emit(.timeControlStatusChanged(status))
         }
+        updatePausedRelease()
     }
 
     // MARK: Reconnecting
@@ -876,6 +881,7 @@ public struct PlayerMachine: Sendable {
         case .controls: controlsDue(now: now)
         case .sleep: sleepDue(now: now)
         case .crossfade: planCrossfade(now: now, fired: true)
+        case .pausedRelease: pausedReleaseDue(now: now)
         }
     }
 
