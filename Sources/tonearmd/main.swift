@@ -147,4 +147,4 @@ extension EngineConfiguration.PipelineKind: ExpressibleByArgument {}
 extension ResumeMode: ExpressibleByArgument {}
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
-Tonearmd.main()
+Tonearmd.start()
