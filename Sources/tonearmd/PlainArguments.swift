@@ -77,7 +77,7 @@ extension Tonearmd {
 
     /// Runs a plain command line as ArgumentParser's `main()` would, or hands it to `main()`.
     static func start() {
-        guard var command = plain(Array(CommandLine.arguments.dropFirst())), (try? command.validate()) != nil else {
+        guard let command = plain(Array(CommandLine.arguments.dropFirst())), (try? command.validate()) != nil else {
             // ArgumentParser parses it again and reports what `validate` found
             main()
             return
