@@ -601,6 +601,8 @@ class Bench:
         await self.start(echo)
         pids = [player.proc.pid, echo.proc.pid]
         await wait_quiet(pids, limit=30)
+        # at rest with nothing loaded (issue 30: at most VLC's RSS, RssAnon at most 2 MiB)
+        r["memory_rest_kib"] = memory_kib(player.proc.pid)
         log(f"{player.name}: wake-ups idle ({self.args.window:g} s)")
         w = await self.wakeups(pids, self.args.window)
         r["wakeups_idle"], r["echo_wakeups_idle"] = w[pids[0]], w[pids[1]]
@@ -641,6 +643,8 @@ class Bench:
         self.call(player, PLAYER, "Stop")
         await self.until_status(player, "Stopped")
         await wait_quiet([player.proc.pid], limit=10)
+        await asyncio.sleep(3)  # issue 30: after Stop, back near the rest figure within a few seconds
+        r["memory_stopped_kib"] = memory_kib(player.proc.pid)
         log(f"{player.name}: wake-ups stopped")
         w = await self.wakeups([player.proc.pid], self.args.window)
         r["wakeups_stopped"] = w[player.proc.pid]
@@ -1261,6 +1265,9 @@ def summarize(results):
         m = r["memory_paused_kib"]
         f["rss_paused_mib"], f["rss_anon_paused_mib"] = m["VmRSS"] / 1024, m["RssAnon"] / 1024
         f["threads_paused"] = m["Threads"]
+        for state in ("rest", "stopped"):
+            m = r[f"memory_{state}_kib"]
+            f[f"rss_{state}_mib"], f[f"rss_anon_{state}_mib"] = m["VmRSS"] / 1024, m["RssAnon"] / 1024
         f["start_first_ms"] = r["start_first_s"] * 1e3
         f["start_ms"], f["echo_start_ms"] = stats(r["start_s"], 1e3), stats(r["echo_start_s"], 1e3)
         f["answer_first_ms"] = r["answer_first_s"] * 1e3
@@ -1302,6 +1309,8 @@ def table(summary, results, queues, playlists=None, video=None):
     row("RSS playing, MiB (RssAnon), end of the CPU windows", f"{t['floor_rss_playing_mib']:.1f} ({t['floor_rss_anon_playing_mib']:.1f})",
         *each(lambda f: f"{f['rss_playing_mib']:.1f} ({f['rss_anon_playing_mib']:.1f})"))
     row("RSS paused, MiB (RssAnon)", "-", *each(lambda f: f"{f['rss_paused_mib']:.1f} ({f['rss_anon_paused_mib']:.1f})"))
+    row("RSS at rest with nothing loaded, and 3 s after Stop, MiB (RssAnon)", "-",
+        *each(lambda f: f"{f['rss_rest_mib']:.1f} ({f['rss_anon_rest_mib']:.1f}), {f['rss_stopped_mib']:.1f} ({f['rss_anon_stopped_mib']:.1f})"))
     row("start -> name owned, median ms (first start)",
         f"{t['echo_start_ms']['median']:.1f} (echo)", *each(lambda f: f"{f['start_ms']['median']:.1f} ({f['start_first_ms']:.0f})"))
     row("start -> first Get answered, median ms (first start)",

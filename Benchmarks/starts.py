@@ -12,7 +12,10 @@ bench.py measures the same two figures for one build and its baseline one after 
 a colleague's build on 2 cores the load drifts between the two, and interleaving keeps it alike
 for every build.
 
-Usage: Benchmarks/starts.py [--starts 20] LABEL=TONEARMD [LABEL=TONEARMD ...]
+With --floor, the libdbus echo floor (Benchmarks/floor/echo.c, compiled into the work directory)
+is started in the same rounds under the same name, as one more build labelled "echo".
+
+Usage: Benchmarks/starts.py [--starts 20] [--floor] LABEL=TONEARMD [LABEL=TONEARMD ...]
 Needs Debian's python3 with python3-jeepney, and dbus-daemon.
 """
 import argparse
@@ -33,10 +36,16 @@ NAME = "org.mpris.MediaPlayer2.tonearm"
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--starts", type=int, default=20)
+    p.add_argument("--floor", action="store_true", help="the libdbus echo floor beside the builds")
     p.add_argument("builds", nargs="+", metavar="LABEL=TONEARMD")
     args = p.parse_args()
     builds = [b.split("=", 1) for b in args.builds]
     work = tempfile.mkdtemp(prefix="tonearm-starts-")
+    if args.floor:
+        echo = os.path.join(work, "echo")
+        flags = subprocess.run(["pkg-config", "--cflags", "--libs", "dbus-1"], capture_output=True, text=True, check=True).stdout.split()
+        subprocess.run(["cc", "-O2", "-o", echo, os.path.join(os.path.dirname(os.path.abspath(__file__)), "floor", "echo.c")] + flags, check=True)
+        builds.append(["echo", echo])
     daemon = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
@@ -55,7 +64,8 @@ def main():
                        XDG_CACHE_HOME=os.path.join(work, "cache"))
             with conn.filter(rule) as owners:
                 began = time.perf_counter()
-                process = subprocess.Popen([binary, "--audio-sink", "fakesink sync=true"], env=env,
+                argv = [binary, NAME] if label == "echo" and args.floor else [binary, "--audio-sink", "fakesink sync=true"]
+                process = subprocess.Popen(argv, env=env,
                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 while not conn.recv_until_filtered(owners, timeout=60).body[2]:
                     pass

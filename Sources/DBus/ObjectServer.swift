@@ -259,6 +259,9 @@ public final class ExportedObject: @unchecked Sendable {
     private var heldReads: [String: Set<String>] = [:]
     private var waitingReads: [() -> Void] = []
 
+    /// Runs each time a read is held: what makes the held values known may start only then.
+    public var whenReadHeld: (() -> Void)?
+
     /// Holds the reads of `properties` of `interface` until `releaseReads()`.
     public func holdReads(of interface: String, properties: Set<String>) {
         dispatchPrecondition(condition: .onQueue(connection.queue))
@@ -285,6 +288,7 @@ public final class ExportedObject: @unchecked Sendable {
     /// Defers the reply to the read in `context` until the reads are released, then answers it
     /// with `read`.
     private func deferRead(_ context: MethodContext, _ read: @escaping () throws -> [DBusValue]) -> [DBusValue] {
+        whenReadHeld?()
         let reply = context.deferReply()
         waitingReads.append {
             do { reply.succeed(try read()) } catch { reply.fail(error) }

@@ -36,6 +36,11 @@ public final class MPRISService: @unchecked Sendable {
         /// the service queue): reads of `SupportedUriSchemes` and `SupportedMimeTypes` and the calls
         /// that queue URIs are answered, in order, once `formatsKnown` brings the three above.
         public var formatsPending = false
+        /// The output devices are listed once the engine has started (it starts GStreamer only
+        /// when something needs it): reads of `Outputs` wait for `formatsKnown` as the formats
+        /// do, and the first such read runs `onOutputsWanted`.
+        public var outputsPending = false
+        public var onOutputsWanted: (@Sendable () -> Void)?
         /// The playlist files behind org.mpris.MediaPlayer2.Playlists and SaveQueue; nil: none.
         public var playlists: PlaylistCatalog?
         /// The active playlist of the saved state: active again at start when the catalog still
@@ -127,6 +132,10 @@ public final class MPRISService: @unchecked Sendable {
             // a client reading GetAll once at start caches what it gets: it waits for the real lists
             object.holdReads(of: MPRIS.root, properties: Set(Self.formatProperties))
         }
+        if options.outputsPending {
+            object.holdReads(of: MPRIS.tonearm, properties: ["Outputs"])
+            object.whenReadHeld = options.onOutputsWanted
+        }
         subscribing = true
         subscription = player.subscribe { [weak self] event in self?.handle(event) }
         subscribing = false
@@ -158,6 +167,12 @@ public final class MPRISService: @unchecked Sendable {
         options.supportedMIMETypes = mimeTypes
         options.resolve = resolve
         options.formatsPending = false
+        if let object {
+            // the engine has started (formats from a cache come before the object exists): its
+            // outputs are listed by now
+            options.outputsPending = false
+            object.whenReadHeld = nil
+        }
         object?.propertiesMayHaveChanged(interface: MPRIS.root, properties: Self.formatProperties)
         object?.releaseReads()
         let waiting = waitingForFormats

@@ -19,7 +19,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     public var pipelinesBuilt: Int { handlerLock.withLock { built } }
     /// The factories of the elements in the current pipeline's audio filter (`AudioStages`), for
     /// tests: a stage that is off is not among them. Waits for the engine's queue.
-    public var audioFilterElements: [String] { queue.sync { pipeline?.stages?.filterElements ?? [] } }
+    public var audioFilterElements: [String] { isStarted ? queue.sync { pipeline?.stages?.filterElements ?? [] } : [] }
 
     private let queue: DispatchQueue
     private let logger: Logger
@@ -149,13 +149,24 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         windows.setEventHandler { [weak self] event in self?.videoEvent(event) }
         windows.setExposeHandler { [weak self] in self?.exposeVideo() }
         queue.async { [self] in setUp() }
-        if startsAtOnce { queue.activate() }
+        if startsAtOnce { start() }
     }
 
-    /// Lets the set-up, then the commands queued since `init(startsAtOnce: false)`, run. Once.
+    /// Lets the set-up, then the commands queued since `init(startsAtOnce: false)`, run. Called
+    /// again, nothing happens; a command that needs a pipeline calls it itself, so that an engine
+    /// nobody asked to play never initialises GStreamer (issue 30: ~5 MiB of private memory at rest).
     public func start() {
-        queue.activate()
+        let first = handlerLock.withLock {
+            defer { activated = true }
+            return !activated
+        }
+        if first { queue.activate() }
     }
+
+    /// Whether `start` ran; guarded by `handlerLock`. Before it, no pipeline exists, and nothing
+    /// may wait on the queue, which runs nothing yet.
+    private var activated = false
+    private var isStarted: Bool { handlerLock.withLock { activated } }
 
     /// Calls `body` on the engine's queue once the set-up has run, with what it chose or why it
     /// failed (an engine that failed ignores its commands).
@@ -166,7 +177,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Waits for the set-up and returns what it chose; throws why it failed. For callers that may
     /// wait (tests, tools), never the queue that answers D-Bus.
     public func waitUntilReady() throws(GStreamerError) -> EngineSetUp {
-        try queue.sync { setUpResult! }.get()
+        start()
+        return try queue.sync { setUpResult! }.get()
     }
 
     private func setUp() {
@@ -257,6 +269,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     public func perform(_ command: EngineCommand) {
         if case .load = command { handlerLock.withLock { loadsQueued += 1 } }
+        // GStreamer starts with the first command that builds a pipeline; the others before it
+        // only set what a pipeline will be built with, and wait on the inactive queue in order
+        switch command {
+        case .load, .prepareNext(.some, _), .crossfade(.prepare): start()
+        default: break
+        }
         queue.async { [self] in
             switch command {
             case .load(let uri, let generation):
@@ -508,6 +526,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// connections (a sound server's among them) rather than leaving them to exit(). Waits for the
     /// engine's queue: never call it on a queue that must answer.
     public func stopWatchingOutputs() {
+        guard isStarted else { return }
         queue.sync { outputs = nil }  // its source is cancelled, and the cancel handler lets the monitor go
         queue.sync {}  // that handler, queued on this queue, has run: gst_device_monitor_stop is done
     }
@@ -516,6 +535,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// files released either way), at most `timeout`; false when one has not. For tests and
     /// shutdown; never on a queue that must answer.
     public func waitForDisposals(timeout: TimeInterval) -> Bool {
+        guard isStarted else { return true }  // no pipeline was ever built
         queue.sync {}  // the release commands queued so far have run
         return teardown.withLock {
             let deadline = ContinuousClock.now + .seconds(timeout)

@@ -52,6 +52,9 @@ public final class TonearmService: @unchecked Sendable {
     private let store: StateStore
     private let recorder: StateRecorder
     private let resume: ResumeMode
+    /// The formats GStreamer played when last asked, if nothing has changed since (issue 30).
+    private let formats: FormatsCache
+    private let cachedFormats: MediaCapabilities?
 
     /// Connects to the bus, takes the name, restores the saved state and publishes the player,
     /// all in one turn of `lifecycle.queue`, then lets GStreamer set itself up beside it.
@@ -74,8 +77,10 @@ public final class TonearmService: @unchecked Sendable {
             return service
         }
         // With gst_init beside that turn, it, the bus daemon and the first caller shared 2 cores,
-        // and the first answer came later (Benchmarks/starts.py, interleaved starts).
-        service.engine.start()
+        // and the first answer came later (Benchmarks/starts.py, interleaved starts). With the
+        // formats known from the cache, GStreamer starts only when something needs it: a load (the
+        // restore's included), a read of Outputs.
+        if service.cachedFormats == nil { service.engine.start() }
         return service
     }
 
@@ -88,6 +93,8 @@ public final class TonearmService: @unchecked Sendable {
         resume = configuration.resume
         self.connection = connection
         let covers = CoverCache(directory: CoverCache.defaultDirectory())
+        formats = FormatsCache(directory: FormatsCache.defaultDirectory())
+        cachedFormats = formats.load()
         // GStreamer is set up on the engine's queue, not here: this queue answers D-Bus already.
         // It begins once this first turn is done (start).
         engine = GStreamerEngine(configuration: configuration.engine, covers: covers, logger: logger, startsAtOnce: false)
@@ -97,8 +104,10 @@ public final class TonearmService: @unchecked Sendable {
         var options = MPRISService.Options()
         options.instanceName = configuration.instance
         options.ownedName = name
-        // known once the engine has read GStreamer's registry (engineStarted)
-        options.formatsPending = true
+        // known once the engine has read GStreamer's registry (engineStarted), unless cached
+        options.formatsPending = cachedFormats == nil
+        options.outputsPending = true
+        options.onOutputsWanted = { [engine] in engine.start() }
         // saved queues live beside the saved state; each file keeps the id the saved state gave
         // it, and the active playlist comes back with the queue it filled
         options.playlists = PlaylistCatalog(directories: [PlaylistCatalog.musicPlaylists()] + (configuration.playlists.map { [$0] } ?? []),
@@ -120,6 +129,9 @@ public final class TonearmService: @unchecked Sendable {
             // the registry walk behind the formats runs here too, off the service queue
             guard let service = self else { return }
             let formats = result.map { _ in MediaCapabilities() }.mapError { $0 as any Error }
+            if case .success(let capabilities) = formats, capabilities != service.cachedFormats {
+                service.formats.save(capabilities)
+            }
             queue.async { service.engineStarted(formats) }
         }
         if let saved = store.loaded, resume != .none {
@@ -130,6 +142,8 @@ public final class TonearmService: @unchecked Sendable {
         // PropertiesChanged of the call that caused them have left (make bench: PlayPause)
         player.deferUntilAnswered { [connection] body in connection.afterDispatchPass(body) }
         recorder.start(rewrite: store.loaded != nil && resume == .none)
+        // the cached lists are the ones registered: nothing to announce
+        if let cachedFormats { engineStarted(.success(cachedFormats)) }
         try mpris.start()
         watchSleep()
         log = player.subscribe { [logger, player] event in

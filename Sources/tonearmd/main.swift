@@ -161,4 +161,4 @@ extension EngineConfiguration.PipelineKind: ExpressibleByArgument {}
 extension ResumeMode: ExpressibleByArgument {}
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
-Tonearmd.main()
+Tonearmd.start()

@@ -1,0 +1,61 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// At rest with nothing to play, tonearmd has not initialised GStreamer (issue 30): a start that
+/// finds the formats of the last one cached publishes them without it, and GStreamer starts when
+/// something needs it (an item to play, the list of outputs).
+final class LeanStartTests: ServiceTestCase {
+    typealias H = ServiceHarness
+
+    /// Whether GStreamer's plugins are mapped in tonearmd (/proc/PID/maps): gst_init loads some
+    /// (coreelements at least) and every pipeline more.
+    private func pluginsMapped() throws -> Bool {
+        // read to the end: a /proc file's size is 0
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(harness.daemon.pid)/maps"))
+        defer { try? handle.close() }
+        let maps = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
+        XCTAssertTrue(maps.contains("libdbus-1"), "the maps were read whole")
+        return maps.contains("/gstreamer-1.0/")
+    }
+
+    /// The first start computes the lists with GStreamer; the second has the same lists at its
+    /// first read, GStreamer unloaded, and loads it for the file it is asked to play.
+    private func startAgainWithTheCache() throws -> [String: Typed] {
+        try harness.start()
+        let first = try harness.getAll(H.root)
+        XCTAssertTrue(try pluginsMapped(), "the first start has no cache: GStreamer computes the lists")
+        harness.exitExpected.insert(harness.daemon.pid)
+        harness.daemon.process.terminate()
+        XCTAssertEqual(harness.daemon.waitForExit(timeout: 10), 0, harness.daemon.output)
+        try harness.start()
+        return first
+    }
+
+    func testTheCachedFormatsAreTheListsAndGStreamerWaitsForAnItem() throws {
+        let first = try startAgainWithTheCache()
+        let root = try harness.getAll(H.root)
+        XCTAssertEqual(root["SupportedUriSchemes"]?.strings, first["SupportedUriSchemes"]?.strings)
+        XCTAssertEqual(root["SupportedMimeTypes"]?.strings, first["SupportedMimeTypes"]?.strings)
+        XCTAssertTrue(root["SupportedMimeTypes"]?.strings?.contains("audio/mpeg") == true, "\(root)")
+        XCTAssertEqual(try harness.getAll(H.player)["PlaybackStatus"]?.string, "Stopped")
+        XCTAssertFalse(try pluginsMapped(), "GStreamer was initialised with nothing to play")
+        // a folder is walked with the cached extensions, and its file plays
+        let folder = harness.directory.appendingPathComponent("album")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: try short("one"), to: folder.appendingPathComponent("1 - one.wav"))
+        try harness.call(H.player, "OpenUri", "s", [H.uri(folder)])
+        try harness.waitForStatus("Playing")
+        XCTAssertEqual(try harness.metadata["xesam:url"]?.string, H.uri(folder.appendingPathComponent("1 - one.wav")))
+        XCTAssertTrue(try pluginsMapped())
+    }
+
+    /// The outputs are listed by the engine: a read of them starts it and waits for the list.
+    func testAReadOfTheOutputsStartsTheEngine() throws {
+        _ = try startAgainWithTheCache()
+        XCTAssertFalse(try pluginsMapped())
+        let outputs = try harness.get(H.extensionInterface, "Outputs")
+        XCTAssertEqual(outputs.type, "a(sss)")
+        XCTAssertTrue(harness.daemon.output.contains("engine ready"), harness.daemon.output)
+    }
+}
