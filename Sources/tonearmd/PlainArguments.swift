@@ -42,6 +42,7 @@ extension Tonearmd {
         // every property is set: one left as ArgumentParser declared it traps when read
         var command = Tonearmd()
         command.audioSink = values["audio-sink"]
+        command.snapcast = values["snapcast"]
         command.instance = values["instance"]
         command.networkTimeout = values["network-timeout"]
         command.reconnectAttempts = values["reconnect-attempts"]
@@ -65,7 +66,7 @@ extension Tonearmd {
 
     /// The long options that take a value, by the names ArgumentParser gives them.
     private static let valueOptions: Set<String> = [
-        "audio-sink", "pipeline", "instance", "log-level", "network-timeout", "reconnect-attempts", "reconnect-delay",
+        "audio-sink", "snapcast", "pipeline", "instance", "log-level", "network-timeout", "reconnect-attempts", "reconnect-delay",
         "reconnect-max-delay", "stall-timeout", "resume", "playlists",
     ]
 
