@@ -105,9 +105,10 @@ class SoundServer:
         if self.kind == "pipewire":
             self.pactl("load-module", "module-null-sink", f"sink_name={SINK_NAME}", f"rate={RATE}", f"channels={CHANNELS}",
                        f"sink_properties=device.description={SINK_NAME}")
-            self.pactl("set-default-sink", SINK_NAME)
-        # wireplumber applies the default a moment later: wait until the server says it
-        wait_until(lambda: self._alive() or (self.pactl("get-default-sink", check=False) or "").strip() == SINK_NAME, 20,
+        # the default is wireplumber's to keep: until it is up, pipewire-pulse answers "Not
+        # supported", and it applies the default a moment later; so again until the server says it
+        wait_until(lambda: self._alive() or ((self.kind == "pulseaudio" or self.pactl("set-default-sink", SINK_NAME, check=False) is not None)
+                                             and (self.pactl("get-default-sink", check=False) or "").strip() == SINK_NAME), 20,
                    f"{SINK_NAME} did not become {self.kind}'s default sink")
         # VLC refuses to run as root, so the bench starts it as nobody: let it reach the socket
         for path in (self.runtime, os.path.dirname(self.socket)):
@@ -273,24 +274,37 @@ class Mpd:
         wait_until(lambda: self.proc.poll() is not None or os.path.exists(self.socket_path), 30, "MPD made no socket")
         if self.proc.poll() is not None:
             raise RuntimeError(f"mpd exited ({self.proc.returncode}); see {self.dir}/mpd.err and log")
-        self.sock = socket.socket(socket.AF_UNIX)
-        self.sock.connect(self.socket_path)
-        self.stream = self.sock.makefile("rwb")
-        if not self.stream.readline().startswith(b"OK MPD"):
-            raise RuntimeError("MPD did not greet")
+        self.connect()
         # a new database is made at start: wait until it has the song
         wait_until(lambda: "updating_db" not in self.status() and self.command(f'add "{self.song}"', check=False) is not None,
                    30, "MPD's database did not get the MP3")
         self.command("clear")
 
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.connect(self.socket_path)
+        self.stream = self.sock.makefile("rwb")
+        if not self.stream.readline().startswith(b"OK MPD"):
+            raise RuntimeError("MPD did not greet")
+
     def command(self, line, check=True):
         """Sends LINE; its key: value pairs, or None (with check=False) for an ACK."""
-        self.sent_at = time.perf_counter()
-        self.stream.write((line + "\n").encode())
-        self.stream.flush()
+        for attempt in (1, 2):
+            try:
+                self.stream.write((line + "\n").encode())
+                self.sent_at = time.perf_counter()
+                self.stream.flush()
+                reply = self.stream.readline().decode()
+            except OSError:
+                reply = ""
+            if reply or attempt == 2:
+                break
+            # MPD closes a client connection idle for connection_timeout (60 s): a new one
+            self.sock.close()
+            self.connect()
         out = {}
         while True:
-            reply = self.stream.readline().decode().rstrip("\n")
+            reply = reply.rstrip("\n")
             if reply == "OK":
                 return out
             if reply.startswith("ACK") or not reply:
@@ -299,6 +313,7 @@ class Mpd:
                 return None
             key, _, value = reply.partition(": ")
             out[key] = value
+            reply = self.stream.readline().decode()
 
     def status(self):
         return self.command("status")
