@@ -29,6 +29,18 @@ in this order:
             tracks queued together; the second track's decoded samples are looked for in the
             capture: the gap is where they start minus where the first track's samples end
             (positive: samples inserted; negative: samples lost; 0: gapless);
+  sound     on a sound server of the bench's own (Benchmarks/sound.py; --sound pipewire, the
+            default, or pulseaudio; --sound none leaves it out): PipeWire 0.3.65 with
+            pipewire-pulse and wireplumber (or PulseAudio) with one null sink, in a runtime
+            directory under the work directory. The floor (bare `gst-launch-1.0 playbin`, its
+            default audio sink), tonearmd (no --audio-sink: autoaudiosink finds pulsesink) and,
+            with --peers, MPD (its pulse output; a config of the bench's own, driven over its
+            protocol), VLC and mpv (their pulse outputs) play the MP3 into it in turn, --pairs
+            rounds, the order rotating, each round opening with a window in which nothing plays:
+            CPU and context switches/s of the player and of the server's processes over the same
+            --cpu-window s, the player's RSS; then --stops PlayPause calls each while playing (MPD:
+            `pause 1`), heard at the null sink's monitor (parec, 10 ms blocks): from the call to
+            the arrival of the last block with sound in it, and PropertiesChanged;
   queue     Benchmarks/queue.py (the queue at 10,000 items), unless --no-queue;
   playlist  Benchmarks/playlists.sh: ActivatePlaylist of a 10,000-entry M3U8 until its reply,
             the median of --playlist-runs (target: under 1000 ms, issue 14), beside Peer.Ping
@@ -44,7 +56,8 @@ in this order:
             s, RSS; then tonearmd paused on the MP3 again. --only video measures this part alone.
 
 With --peers mpv,vlc, mpv (with mpv-mpris) and VLC run the same workload on the same bus,
-installed from Debian (apt-get) when missing. All of it goes to the terminal as a table, and to
+installed from Debian (apt-get) when missing; mpd adds MPD to the sound server's rows (it has no
+MPRIS for the others). The sound server's packages are installed the same way when missing. All of it goes to the terminal as a table, and to
 --out (default .build/bench/) as bench-TIME.json and bench-TIME.png (the round-trip latency
 distributions).
 
@@ -52,7 +65,8 @@ CPU figures are noisy on a shared machine: that is why each is a ratio to a floo
 the same run, pair by pair.
 
   Benchmarks/bench.py [--tonearmd .build/release/tonearmd] [--pipeline playbin|playbin3]
-                      [--peers mpv,vlc] [--no-queue] [--no-playlists] [--quick] [--only video | --no-video]
+                      [--peers mpd,mpv,vlc] [--sound pipewire|pulseaudio|none] [--no-queue] [--no-playlists]
+                      [--quick] [--only video|sound | --no-video]
 
 Needs python3-jeepney, python3-matplotlib, python3-numpy (Debian), dbus-daemon, gst-launch-1.0,
 cc, libdbus-1-dev and libgstreamer1.0-dev; for the video, Xvfb, openbox and GStreamer's x264enc,
