@@ -161,14 +161,17 @@ deb-test: deb
 # The benchmarks (README, Benchmarks): every figure of issue 11 for tonearmd beside its floors in
 # the same run (a libdbus echo service and bare playbin, compiled or started by the driver), then
 # the queue at 10,000 items and the activation of a 10,000-entry playlist. PEERS=mpv,vlc also runs
-# mpv and VLC (installed from Debian when missing); QUEUE=0 leaves the queue out, PLAYLISTS=0 the
-# playlist, VIDEO=0 the 1080p video (on an Xvfb of its own); BENCH_ARGS passes more (--quick,
-# --pairs 5, --only video, ...).
+# mpv and VLC (installed from Debian when missing), PEERS=mpd,mpv,vlc MPD as well (on the sound
+# server only); QUEUE=0 leaves the queue out, PLAYLISTS=0 the playlist, VIDEO=0 the 1080p video (on
+# an Xvfb of its own); SOUND=pipewire (the default), pulseaudio or none: the sound server of the
+# bench's own that every player also plays into (issue 30; none: the fakesink rows only);
+# BENCH_ARGS passes more (--quick, --pairs 5, --only video, --only sound, ...).
 # The table goes to the terminal; JSON and a PNG to .build/bench/.
 PEERS ?=
 QUEUE ?= 1
 PLAYLISTS ?= 1
 VIDEO ?= 1
+SOUND ?= pipewire
 BENCH_ARGS ?=
 
 # It measures tonearmd as `make install` and the Debian package ship it: the release build with the
@@ -179,7 +182,7 @@ BENCH_TONEARMD ?= $(INSTALL_BUILD)/release/tonearmd
 bench: deps release
 	$(FUZZ_PYTHON) Benchmarks/bench.py --tonearmd $(BENCH_TONEARMD) $(if $(PIPELINE),--pipeline $(PIPELINE)) \
 	  $(if $(PEERS),--peers $(PEERS)) $(if $(filter 0,$(QUEUE)),--no-queue) $(if $(filter 0,$(PLAYLISTS)),--no-playlists) \
-	  $(if $(filter 0,$(VIDEO)),--no-video) \
+	  $(if $(filter 0,$(VIDEO)),--no-video) --sound $(SOUND) \
 	  $(BENCH_ARGS)
 
 clean:

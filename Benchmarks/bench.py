@@ -29,6 +29,18 @@ in this order:
             tracks queued together; the second track's decoded samples are looked for in the
             capture: the gap is where they start minus where the first track's samples end
             (positive: samples inserted; negative: samples lost; 0: gapless);
+  sound     on a sound server of the bench's own (Benchmarks/sound.py; --sound pipewire, the
+            default, or pulseaudio; --sound none leaves it out): PipeWire 0.3.65 with
+            pipewire-pulse and wireplumber (or PulseAudio) with one null sink, in a runtime
+            directory under the work directory. The floor (bare `gst-launch-1.0 playbin`, its
+            default audio sink), tonearmd (no --audio-sink: autoaudiosink finds pulsesink) and,
+            with --peers, MPD (its pulse output; a config of the bench's own, driven over its
+            protocol), VLC and mpv (their pulse outputs) play the MP3 into it in turn, --pairs
+            rounds, the order rotating, each round opening with a window in which nothing plays:
+            CPU and context switches/s of the player and of the server's processes over the same
+            --cpu-window s, the player's RSS; then --stops PlayPause calls each while playing (MPD:
+            `pause 1`), heard at the null sink's monitor (parec, 10 ms blocks): from the call to
+            the arrival of the last block with sound in it, and PropertiesChanged;
   queue     Benchmarks/queue.py (the queue at 10,000 items), unless --no-queue;
   playlist  Benchmarks/playlists.sh: ActivatePlaylist of a 10,000-entry M3U8 until its reply,
             the median of --playlist-runs (target: under 1000 ms, issue 14), beside Peer.Ping
@@ -44,7 +56,8 @@ in this order:
             s, RSS; then tonearmd paused on the MP3 again. --only video measures this part alone.
 
 With --peers mpv,vlc, mpv (with mpv-mpris) and VLC run the same workload on the same bus,
-installed from Debian (apt-get) when missing. All of it goes to the terminal as a table, and to
+installed from Debian (apt-get) when missing; mpd adds MPD to the sound server's rows (it has no
+MPRIS for the others). The sound server's packages are installed the same way when missing. All of it goes to the terminal as a table, and to
 --out (default .build/bench/) as bench-TIME.json and bench-TIME.png (the round-trip latency
 distributions).
 
@@ -52,7 +65,8 @@ CPU figures are noisy on a shared machine: that is why each is a ratio to a floo
 the same run, pair by pair.
 
   Benchmarks/bench.py [--tonearmd .build/release/tonearmd] [--pipeline playbin|playbin3]
-                      [--peers mpv,vlc] [--no-queue] [--no-playlists] [--quick] [--only video | --no-video]
+                      [--peers mpd,mpv,vlc] [--sound pipewire|pulseaudio|none] [--no-queue] [--no-playlists]
+                      [--quick] [--only video|sound | --no-video]
 
 Needs python3-jeepney, python3-matplotlib, python3-numpy (Debian), dbus-daemon, gst-launch-1.0,
 cc, libdbus-1-dev and libgstreamer1.0-dev; for the video, Xvfb, openbox and GStreamer's x264enc,
@@ -83,6 +97,18 @@ sys.path.insert(0, os.path.join(REPO, "Tests", "PySupport"))
 from tonearm_testkit import (  # noqa: E402
     EXT, OBJ, PLAYER, PROPS, BUS, Client, RawClient, add_match, call_msg, file_uri, render_tones, reply_kind, tail, percentile)
 from jeepney import HeaderFields, new_method_call  # noqa: E402
+
+
+def load_sibling(name):
+    """Benchmarks/NAME.py, loaded by its path (this folder is kept off sys.path: see above)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", os.path.join(HERE, f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+sound = load_sibling("sound")
 
 TICKS = os.sysconf("SC_CLK_TCK")
 SINK = "fakesink sync=true"
@@ -252,6 +278,7 @@ class Bench:
         self.waiters = []       # (predicate, future)
         self.results = {}
         self.video = None       # the video figures (VideoBench), when measured
+        self.sound = None       # the sound server's figures (SoundBench), when measured
 
     # ---- the bus and its watcher
 
@@ -318,7 +345,7 @@ class Bench:
         # queue of the run before it (issue 14), and measure that instead of a cold start
         fresh = {"XDG_STATE_HOME": tempfile.mkdtemp(prefix="state-", dir=self.workdir),
                  "XDG_MUSIC_DIR": os.path.join(self.workdir, "music")}
-        player.proc = subprocess.Popen(list(player.argv) + list(extra), env=dict(self.env, **fresh, **player.env, **(env or {})),
+        player.proc = subprocess.Popen(list(player.argv) + list(extra), env={**self.env, **fresh, **player.env, **(env or {})},
                                        cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
         err.close()
         try:
@@ -683,16 +710,20 @@ class Bench:
             log(f"gapless {fmt}: {out[fmt]}")
         return out
 
-    async def run(self, players, video=None, only_video=False):
-        """Measures PLAYERS (unless ONLY_VIDEO), then the video with VIDEO: (tonearmd's argv, with mpv)."""
+    async def run(self, players, video=None, only_video=False, sound_run=None, only_sound=False):
+        """Measures PLAYERS (unless ONLY_VIDEO or ONLY_SOUND), then on the sound server with
+        SOUND_RUN: (the server, tonearmd's argv, the peers), then the video with VIDEO: (tonearmd's
+        argv, with mpv)."""
         self.start_bus()
         await self.open_watcher()
         echo = Player("echo", [self.floors["echo"], ECHO_NAME], ECHO_NAME)
-        for player in players if not only_video else []:
+        for player in players if not (only_video or only_sound) else []:
             self.results[player.name] = await self.measure(player, echo)
+        if sound_run:
+            self.sound = await SoundBench(self, *sound_run).run()
         if video:
             self.video = await VideoBench(self, *video).run()
-        if not self.args.no_gapless and not only_video:
+        if not self.args.no_gapless and not (only_video or only_sound):
             log("gapless")
             self.results["gapless"] = await self.gapless(players[0].argv)
         await self.watcher.close()
@@ -1164,10 +1195,218 @@ def video_checks(s):
 
 
 # --------------------------------------------------------------------------------------------
+# On a sound server (issue 30): each player through its ordinary audio output into the bench's own
+# PipeWire (or PulseAudio), the server's CPU and wake-ups beside the player's
+
+
+class SoundBench:
+    """The floor (bare `gst-launch-1.0 playbin`, its default audio sink), tonearmd (its default
+    path: autoaudiosink finds pulsesink) and the peers asked for (MPD's pulse output, VLC's and
+    mpv's) play the MP3 into SERVER in turn, --pairs rounds, the order rotating from round to
+    round, each round starting with a window in which nothing plays; then PlayPause while playing,
+    heard at the null sink's monitor."""
+
+    def __init__(self, bench, server, tonearmd_argv, peers):
+        self.bench, self.args, self.server = bench, bench.args, server
+        self.env = dict(bench.env, **server.env)
+        self.players = {"tonearmd": Player("tonearmd", list(tonearmd_argv), "org.mpris.MediaPlayer2.tonearm", clear=(EXT, "Clear"))}
+        for name in peers:
+            if name != "mpd":
+                self.players[name] = peer_player(name, bench.workdir, audio="pulse")
+        self.mpd = sound.Mpd(bench.workdir, bench.files["mp3"], self.env) if "mpd" in peers else None
+        self.names = ["floor", "tonearmd"] + [n for n in peers if n in ("mpd", "vlc", "mpv")]
+
+    def streams_of(self, pid):
+        """The sink inputs of process PID on the server (pactl's application.process.id)."""
+        out = self.server.pactl("list", "sink-inputs") or ""
+        return out.count(f'application.process.id = "{pid}"')
+
+    async def window(self, pid):
+        """CPU and context switches of PID (when given) and of the server's processes over
+        --cpu-window s; PID's memory at the end. The player's CPU is utime + stime, as the rows
+        above (threads that ended count); the server's, whose threads live as long as it does, the
+        threads' run time from schedstat (ns: a server at 0.5% of a core is 10 clock ticks in 20 s)."""
+        servers = self.server.server_pids()
+
+        def snap():
+            return ((cpu_seconds(pid), switches(pid), run_ns(pid)) if pid else None,
+                    {n: (run_ns(p), switches(p)) for n, p in servers.items()}, time.monotonic())
+        before = snap()
+        await asyncio.sleep(self.args.cpu_window)
+        after = snap()
+        span = after[2] - before[2]
+        out = {"seconds": span, "server": {}}
+        for n in servers:
+            (ns0, s0), (ns1, s1) = before[1][n], after[1][n]
+            out["server"][n] = {"cpu_share": sum(switches_between(ns0, ns1).values()) / 1e9 / span,
+                                "switches_per_s": sum(switches_between(s0, s1).values()) / span}
+        out["server_cpu_share"] = sum(v["cpu_share"] for v in out["server"].values())
+        out["server_switches_per_s"] = sum(v["switches_per_s"] for v in out["server"].values())
+        if pid:
+            (c0, s0, ns0), (c1, s1, ns1) = before[0], after[0]
+            moved = switches_between(s0, s1)
+            names = thread_names(pid, moved)
+            threads = {}
+            for tid, n in moved.items():
+                threads[names[tid]] = threads.get(names[tid], 0) + n / span
+            out.update(cpu_s=c1 - c0, cpu_share=(c1 - c0) / span, run_s=sum(switches_between(ns0, ns1).values()) / 1e9,
+                       switches_per_s=sum(moved.values()) / span,
+                       threads=threads, memory_kib=memory_kib(pid))
+        return out
+
+    async def play(self, name, uri):
+        """Starts NAME playing the MP3; (its pid, what stops it)."""
+        b = self.bench
+        if name == "floor":
+            proc = subprocess.Popen(["gst-launch-1.0", "-q", self.args.pipeline_floor, f"uri={uri}"], env=self.env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+            def stop():
+                proc.terminate()
+                proc.wait()
+            return proc.pid, stop
+        if name == "mpd":
+            await self.mpd.play()
+            return self.mpd.proc.pid, self.mpd.stop_playing
+        player = self.players[name]
+        if player.clear:
+            b.call(player, *player.clear)
+        b.call(player, PLAYER, "OpenUri", "s", (uri,))
+        await b.until_playing(player)
+        return player.proc.pid, lambda: b.call(player, PLAYER, "Stop")
+
+    async def until_stream(self, name, pid, present=True, limit=10):
+        deadline = time.monotonic() + limit
+        while (self.streams_of(pid) > 0) != present:
+            if time.monotonic() > deadline:
+                if present:
+                    raise RuntimeError(f"{name} plays, but no stream of it (pid {pid}) reached the sound server")
+                log(f"  {name}: its stream stayed on the server {limit} s after it stopped")
+                return
+            await asyncio.sleep(0.05)
+
+    async def rounds(self, uri):
+        out = []
+        for i in range(self.args.pairs):
+            r = {"nothing": await self.window(None)}
+            k = i % len(self.names)
+            for name in self.names[k:] + self.names[:k]:
+                pid, stop = await self.play(name, uri)
+                await self.until_stream(name, pid)
+                await asyncio.sleep(2)
+                r[name] = await self.window(pid)
+                stop()
+                await self.until_stream(name, pid, present=False, limit=5)
+                await asyncio.sleep(0.5)
+            for name in self.names:
+                r[name]["ratio"] = r[name]["cpu_s"] / max(r["floor"]["cpu_s"], 1 / TICKS)
+                r[name]["run_ratio"] = r[name]["run_s"] / max(r["floor"]["run_s"], 1e-9)
+                r[name]["server_ratio"] = r[name]["server_cpu_share"] / max(r["floor"]["server_cpu_share"], 1e-9)
+            log(f"  round {i + 1}: " + "; ".join(
+                f"{n} {r[n]['cpu_share'] * 100:.2f}% (ratio {r[n]['ratio']:.2f}), server {r[n]['server_cpu_share'] * 100:.2f}%, "
+                f"switches/s {r[n]['switches_per_s']:.0f} + server {r[n]['server_switches_per_s']:.0f}" for n in self.names)
+                + f"; nothing playing: server {r['nothing']['server_cpu_share'] * 100:.2f}%, {r['nothing']['server_switches_per_s']:.0f}/s")
+            out.append(r)
+        return out
+
+    async def stops(self, name, uri, monitor):
+        """PlayPause while NAME plays (MPD: `pause 1`), --stops times: when the sound stopped at the
+        monitor, and (MPRIS players) when PropertiesChanged(PlaybackStatus: Paused) arrived."""
+        b, rng = self.bench, random.Random(30)
+        pid, stop = await self.play(name, uri)
+        player = self.players.get(name)
+        rule = None
+        if player:
+            owner = b.owner_of(player)
+            rule = f"type='signal',sender='{owner}',path='{OBJ}',interface='{PROPS}',member='PropertiesChanged'"
+            b.raw.call(new_method_call(BUS, "AddMatch", "s", (rule,)))
+
+            def paused(msg):
+                return (msg.header.fields.get(HeaderFields.sender) == owner and b.member(msg) == "PropertiesChanged"
+                        and msg.body[0] == PLAYER and msg.body[1].get("PlaybackStatus", (None, None))[1] == "Paused")
+        heard, signalled, missed = [], [], 0
+
+        async def until_sounding():
+            deadline = time.monotonic() + 10
+            while not monitor.sounding_since(0.5):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{name}: no sound at the monitor")
+                await asyncio.sleep(0.05)
+        try:
+            for _ in range(self.args.stops):
+                await until_sounding()
+                await asyncio.sleep(rng.uniform(0.1, 0.5))  # calls fall anywhere in the server's cycle
+                if player:
+                    seen = []
+                    _, reply = b.raw.call(call_msg(player.dest, OBJ, PLAYER, "PlayPause", "", ()),
+                                          on_signal=lambda t, m: seen.append((t, m)))
+                    called = b.raw.sent_at
+                    arrived = next((t for t, m in seen if paused(m)), None)
+                    if arrived is None:
+                        try:
+                            arrived, _ = b.raw.next_signal(paused, 3)
+                        except TimeoutError:
+                            arrived = None
+                    if arrived is not None:
+                        signalled.append(arrived - called)
+                else:
+                    self.mpd.command("pause 1")
+                    called = self.mpd.sent_at
+                await asyncio.sleep(0.6)
+                took = monitor.stop_after(called)
+                if took is None:
+                    missed += 1
+                else:
+                    heard.append(took)
+                if player:
+                    b.call(player, PLAYER, "Play")
+                else:
+                    self.mpd.command("pause 0")
+        finally:
+            if rule:
+                b.raw.call(new_method_call(BUS, "RemoveMatch", "s", (rule,)))
+            stop()
+        if missed:
+            log(f"  {name}: {missed} of {self.args.stops} pauses were not heard to stop (or nothing sounded at the call)")
+        log(f"  {name}: sound stopped after " + ", ".join(f"{h[0] * 1e3:.0f} ({h[1] * 1e3:.0f})" for h in heard) + " ms")
+        return {"block_s": [h[0] for h in heard], "sample_s": [h[1] for h in heard], "missed": missed,
+                "propertieschanged_s": signalled}
+
+    async def run(self):
+        b = self.bench
+        uri = file_uri(self.bench.files["mp3"])
+        out = {"server": self.server.version, "kind": self.server.kind, "names": self.names}
+        started = []
+        try:
+            for name, player in self.players.items():
+                started.append(player)
+                await b.start(player, env=dict(self.server.env, **player.env))
+            if self.mpd:
+                self.mpd.start()
+            await wait_quiet([p.proc.pid for p in started] + list(self.server.server_pids().values()), limit=20)
+            log(f"sound server: {self.args.pairs} rounds of {', '.join(self.names)}, {self.args.cpu_window:g} s each")
+            out["rounds"] = await self.rounds(uri)
+            log("sound server: PlayPause, heard at the monitor")
+            monitor = sound.Monitor(self.server)
+            try:
+                out["stops"] = {name: await self.stops(name, uri, monitor) for name in self.names if name != "floor"}
+            finally:
+                monitor.stop()
+        finally:
+            for player in started:
+                b.stop(player)
+            if self.mpd:
+                self.mpd.stop()
+        return out
+
+
+# --------------------------------------------------------------------------------------------
 # Peers
 
 
-PEER_PACKAGES = {"mpv": ["mpv", "mpv-mpris"], "vlc": ["vlc-bin", "vlc-plugin-base"]}
+# vlc-plugin-base has VLC's pulse output as well as its dummy one; MPD is driven over its own
+# protocol, so mpc is not needed
+PEER_PACKAGES = {"mpv": ["mpv", "mpv-mpris"], "vlc": ["vlc-bin", "vlc-plugin-base"], "mpd": ["mpd"]}
 
 
 def install_peers(names, packages=PEER_PACKAGES):
@@ -1186,25 +1425,28 @@ def install_peers(names, packages=PEER_PACKAGES):
     subprocess.run(root + ["apt-get", "install", "-y", "--no-install-recommends"] + wanted, env=env, check=True)
 
 
-def peer_player(name, workdir):
+def peer_player(name, workdir, audio="null"):
+    """An MPRIS peer: with AUDIO null, its silent real-time output (the fakesink rows); with
+    pulse, its pulse output (the sound server's rows)."""
     if name == "mpv":
         script = next((p for p in ("/usr/lib/mpv-mpris/mpris.so", "/etc/mpv/scripts/mpris.so")
                        if os.path.exists(p)), None)
         if not script:
             sys.exit("bench: mpv-mpris's mpris.so is not installed")
-        return Player("mpv", ["mpv", "--no-config", "--idle=yes", "--no-video", "--no-terminal", "--ao=null",
+        return Player("mpv", ["mpv", "--no-config", "--idle=yes", "--no-video", "--no-terminal", f"--ao={audio}",
                               f"--script={script}"], "org.mpris.MediaPlayer2.mpv")
     if name == "vlc":
-        argv = ["vlc", "-I", "dummy", "--control", "dbus", "--no-video", "--aout", "adummy"]
+        argv = ["vlc", "-I", "dummy", "--control", "dbus", "--no-video", "--aout", "adummy" if audio == "null" else audio]
         env = {}
         if os.geteuid() == 0:  # "VLC is not supposed to be run as root": as nobody, with a home of its own
             home = os.path.join(workdir, "vlc-home")
             os.makedirs(home, exist_ok=True)
             os.chmod(home, 0o777)
             argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + argv
-            env = {"HOME": home, "XDG_CONFIG_HOME": os.path.join(home, ".config"), "XDG_CACHE_HOME": os.path.join(home, ".cache")}
+            env = {"HOME": home, "XDG_CONFIG_HOME": os.path.join(home, ".config"), "XDG_CACHE_HOME": os.path.join(home, ".cache"),
+                   "XDG_RUNTIME_DIR": home}
         return Player("vlc", argv, "org.mpris.MediaPlayer2.vlc", env=env)
-    sys.exit(f"bench: unknown peer {name} (mpv, vlc)")
+    sys.exit(f"bench: unknown peer {name} (mpd, mpv, vlc)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -1281,6 +1523,95 @@ def summarize(results):
         f["echo_wakeups_idle"] = r["echo_wakeups_idle"][0]
         s[name] = f
     return s
+
+
+def summarize_sound(v):
+    """The sound server's figures of the table, from the rounds and the pauses."""
+    rounds, names = v["rounds"], v["names"]
+    s = {"names": names, "server": v["server"],
+         "nothing": {"server_cpu_share": statistics.median(r["nothing"]["server_cpu_share"] for r in rounds),
+                     "server_switches_per_s": statistics.median(r["nothing"]["server_switches_per_s"] for r in rounds)}}
+    for name in names:
+        w = [r[name] for r in rounds]
+        f = {"ratio": stats([x["ratio"] for x in w]), "run_ratio": stats([x["run_ratio"] for x in w]),
+             "cpu_share": stats([x["cpu_share"] for x in w]),
+             "server_cpu_share": stats([x["server_cpu_share"] for x in w]), "server_ratio": stats([x["server_ratio"] for x in w]),
+             "switches_per_s": stats([x["switches_per_s"] for x in w]),
+             "server_switches_per_s": stats([x["server_switches_per_s"] for x in w]),
+             "rss_mib": statistics.median(x["memory_kib"]["VmRSS"] / 1024 for x in w),
+             "rss_anon_mib": statistics.median(x["memory_kib"]["RssAnon"] / 1024 for x in w),
+             "server_by_process": {p: {k: statistics.median(x["server"][p][k] for x in w) for k in ("cpu_share", "switches_per_s")}
+                                   for p in w[0]["server"]}}
+        threads = {}
+        for x in w:
+            for t, n in x["threads"].items():
+                threads.setdefault(t, []).append(n)
+        f["switches_by_thread"] = {t: statistics.median(n) for t, n in sorted(threads.items(), key=lambda kv: -max(kv[1]))}
+        stop = v.get("stops", {}).get(name)
+        if stop:
+            f["stop_block_ms"] = stats(stop["block_s"], 1e3)
+            f["stop_sample_ms"] = stats(stop["sample_s"], 1e3)
+            f["stop_missed"] = stop["missed"]
+            f["stop_propertieschanged_ms"] = stats(stop["propertieschanged_s"], 1e3)
+        s[name] = f
+    return s
+
+
+def sound_rows(s):
+    """Rows of the table for the sound server (the floor's column is the first)."""
+    names = s["names"][1:]
+    fl, nothing = s["floor"], s["nothing"]
+
+    def cells(fn, floor="-"):
+        return [floor] + [fn(s[n]) for n in names]
+
+    def rng(g):
+        return f"{g['median']:.2f} ({g['min']:.2f}-{g['max']:.2f})"
+
+    def pct(g):
+        return f"{g['median'] * 100:.2f}%"
+    return [
+        (f"On {s['server']}: CPU playing the MP3, ratio to gst-launch playbin, median (range) of rounds", *cells(lambda f: rng(f["ratio"]), "1.00")),
+        ("  the same from schedstat (ns; threads alive at both ends)", *cells(lambda f: rng(f["run_ratio"]), "1.00")),
+        ("  CPU share of a core playing", *cells(lambda f: pct(f["cpu_share"]), pct(fl["cpu_share"]))),
+        (f"  the sound server's CPU share meanwhile, schedstat (nothing playing: {nothing['server_cpu_share'] * 100:.2f}%)",
+         *cells(lambda f: pct(f["server_cpu_share"]), pct(fl["server_cpu_share"]))),
+        ("  the sound server's CPU, ratio to while the floor plays, median (range)", *cells(lambda f: rng(f["server_ratio"]), "1.00")),
+        ("context switches/s playing (median of rounds)", *cells(lambda f: f"{f['switches_per_s']['median']:.0f}",
+                                                                f"{fl['switches_per_s']['median']:.0f}")),
+        (f"  the sound server's context switches/s meanwhile (nothing playing: {nothing['server_switches_per_s']:.0f})",
+         *cells(lambda f: f"{f['server_switches_per_s']['median']:.0f}", f"{fl['server_switches_per_s']['median']:.0f}")),
+        ("RSS playing, MiB (RssAnon), end of the windows", *cells(lambda f: f"{f['rss_mib']:.1f} ({f['rss_anon_mib']:.1f})",
+                                                                  f"{fl['rss_mib']:.1f} ({fl['rss_anon_mib']:.1f})")),
+        ("PlayPause -> PropertiesChanged on the sound server, median ms (p95)",
+         *cells(lambda f: f"{f['stop_propertieschanged_ms']['median']:.2f} ({f['stop_propertieschanged_ms']['p95']:.2f})"
+                if f.get("stop_propertieschanged_ms") else "-")),
+        ("PlayPause -> sound stopped at the monitor, ms: median (max) of the last sound's block [sample clock]",
+         *cells(lambda f: (f"{f['stop_block_ms']['median']:.0f} ({f['stop_block_ms']['max']:.0f}) "
+                           f"[{f['stop_sample_ms']['median']:.0f} ({f['stop_sample_ms']['max']:.0f})]"
+                           + (f", {f['stop_missed']} not heard" if f["stop_missed"] else "")) if f.get("stop_block_ms") else "-")),
+    ]
+
+
+def sound_checks(s):
+    """The targets of issue 30 the sound server's rows show (PASS/MISS); a peer not measured, no line."""
+    t, names = s["tonearmd"], s["names"]
+    out = []
+    if "mpd" in names:
+        out.append(("on the sound server: CPU playing at most MPD's (ratios to the floor, medians)",
+                    t["ratio"]["median"] <= s["mpd"]["ratio"]["median"]))
+    if "vlc" in names:
+        out.append(("on the sound server: context switches/s playing at most VLC's (medians)",
+                    t["switches_per_s"]["median"] <= s["vlc"]["switches_per_s"]["median"]))
+    if "mpd" in names:
+        out.append(("the sound server's CPU while tonearmd plays at most while MPD plays (medians)",
+                    t["server_cpu_share"]["median"] <= s["mpd"]["server_cpu_share"]["median"]))
+    if t.get("stop_propertieschanged_ms"):
+        out.append(("on the sound server: PlayPause -> PropertiesChanged at most 0.5 ms (median)",
+                    t["stop_propertieschanged_ms"]["median"] <= 0.5))
+    out.append(("the sound stops within 50 ms of PlayPause at the server's monitor (every pause, the last sound's block)",
+                bool(t.get("stop_block_ms")) and t["stop_block_ms"]["max"] <= 50 and not t["stop_missed"]))
+    return out
 
 
 def table(summary, results, queues, playlists=None, video=None):
@@ -1455,7 +1786,10 @@ def main():
     p.add_argument("--pipeline", default="default", help="tonearmd's pipeline (playbin, playbin3; default its own)")
     p.add_argument("--floor-pipeline", dest="pipeline_floor", default="playbin",
                    help="the element the floors play with (default playbin)")
-    p.add_argument("--peers", default="", help="comma-separated: mpv, vlc")
+    p.add_argument("--peers", default="", help="comma-separated: mpd, mpv, vlc (mpd on the sound server only)")
+    p.add_argument("--sound", choices=["pipewire", "pulseaudio", "none"], default="pipewire",
+                   help="the sound server of the bench's own that every player also plays into (none: fakesink rows only)")
+    p.add_argument("--stops", type=int, help="PlayPause calls heard at the sound server's monitor, per player (default 10; 3 with --quick)")
     p.add_argument("--also-pipeline", action="append", default=[], choices=["playbin", "playbin3"],
                    help="also measure a tonearmd on this pipeline, as one more column (repeatable)")
     p.add_argument("--baseline", help="another tonearmd build (say, before a change) measured as one more column, "
@@ -1473,7 +1807,8 @@ def main():
     p.add_argument("--playlist-runs", type=int, help="activations of the 10,000-entry playlist (default 5; 3 with --quick)")
     p.add_argument("--no-gapless", action="store_true")
     p.add_argument("--quick", action="store_true", help="fewer repetitions: a smoke run, not figures")
-    p.add_argument("--only", choices=["video"], help="measure only this part (video: the 1080p rows and their checks)")
+    p.add_argument("--only", choices=["video", "sound"],
+                   help="measure only this part (video: the 1080p rows; sound: the sound server's rows; and their checks)")
     p.add_argument("--no-video", action="store_true", help="leave the 1080p video out")
     p.add_argument("--video-pairs", type=int, help="plays of the 1080p video by each (default 3; 1 with --quick)")
     p.add_argument("--video-window", type=float, default=15, help="seconds of each video play's CPU window (of its 20)")
@@ -1487,7 +1822,11 @@ def main():
         args.playlist_runs = 3 if args.quick else 5
     if args.video_pairs is None:
         args.video_pairs = 1 if args.quick else 3
-    only_video = args.only == "video"
+    if args.stops is None:
+        args.stops = 3 if args.quick else 10
+    only_video, only_sound = args.only == "video", args.only == "sound"
+    if only_sound and args.sound == "none":
+        sys.exit("bench: --only sound needs a sound server (--sound pipewire or pulseaudio)")
     if only_video and args.no_video:
         sys.exit("bench: --only video and --no-video leave nothing to measure")
     if args.video_window > VIDEO_SECONDS - VIDEO_WARMUP - 1:
@@ -1497,6 +1836,10 @@ def main():
     os.makedirs(args.workdir, exist_ok=True)
     os.makedirs(args.out, exist_ok=True)
     peers = [n.strip() for n in args.peers.split(",") if n.strip()]
+    if "mpd" in peers and args.sound == "none":
+        sys.exit("bench: MPD is measured on the sound server only (it has no MPRIS): --sound pipewire or pulseaudio")
+    if args.sound != "none" and not only_video:
+        install_peers([args.sound], packages=sound.SOUND_PACKAGES)
     if peers and not only_video:
         install_peers(peers)
     elif "mpv" in peers:
@@ -1513,18 +1856,26 @@ def main():
     if args.baseline:
         players.append(Player("tonearmd before", [os.path.abspath(args.baseline)] + argv[1:], "org.mpris.MediaPlayer2.tonearm",
                               clear=(EXT, "Clear")))
-    players += [peer_player(n, args.workdir) for n in peers] if not only_video else []
+    players += [peer_player(n, args.workdir) for n in peers if n != "mpd"] if not (only_video or only_sound) else []
     started, load_start = datetime.datetime.now(datetime.timezone.utc), os.getloadavg()
     bench = Bench(args, floors, files)
-    video = (argv, "mpv" in peers) if not args.no_video else None
+    video = (argv, "mpv" in peers) if not (args.no_video or only_sound) else None
+    server = None
     try:
-        asyncio.run(bench.run(players, video, only_video))
+        if args.sound != "none" and not only_video:
+            server = sound.SoundServer(args.sound, args.workdir)
+            server.start()
+            # tonearmd as users run it: its default output (no --audio-sink)
+            sound_argv = [a for i, a in enumerate(argv) if a != "--audio-sink" and (i == 0 or argv[i - 1] != "--audio-sink")]
+        asyncio.run(bench.run(players, video, only_video, (server, sound_argv, peers) if server else None, only_sound))
     finally:
         for player in players:
             Bench.stop(player)
         bench.close()
+        if server:
+            server.stop()
     queues = {}
-    for player in players if not (args.no_queue or only_video) else []:
+    for player in players if not (args.no_queue or only_video or only_sound) else []:
         if not player.name.startswith("tonearmd") or "--pipeline" in player.argv[3:]:
             continue  # the queue's code is the same whatever the pipeline
         log(f"the queue at 10,000 items (Benchmarks/queue.py), {player.name}")
@@ -1539,7 +1890,7 @@ def main():
             with open(qjson) as f:
                 queues[player.name] = json.load(f)
     playlists = {}
-    for player in players if not (args.no_playlists or only_video) else []:
+    for player in players if not (args.no_playlists or only_video or only_sound) else []:
         if not player.name.startswith("tonearmd") or "--pipeline" in player.argv[3:]:
             continue  # activating reads, parses and queues: the same whatever the pipeline
         log(f"ActivatePlaylist of {PLAYLIST_ENTRIES:,} entries (Benchmarks/playlists.sh), {player.name}")
@@ -1548,35 +1899,48 @@ def main():
             playlists[player.name] = measured
     summary = summarize(bench.results)
     video_summary = summarize_video(bench.video) if bench.video else None
+    sound_summary = summarize_sound(bench.sound) if bench.sound else None
     stamp = started.strftime("%Y%m%dT%H%M%SZ")
     info = machine()
     head = (f"make bench, {started:%Y-%m-%d %H:%M} UTC; {info['cpu']}, {info['cores']} cores, load "
             f"{load_start[0]:.1f} at the start, {info['load'][0]:.1f} at the end; {info['gstreamer']}; "
-            f"tonearmd pipeline: {args.pipeline}")
+            f"tonearmd pipeline: {args.pipeline}" + (f"; sound server: {server.version}" if server else ""))
     print(head)
     if only_video:
         print(format_table(video_rows(video_summary, ["tonearmd"] + (["mpv"] if "mpv" in peers else [])),
                            ["tonearmd"] + (["mpv"] if "mpv" in peers else [])))
         verdicts = video_checks(video_summary)
+    elif only_sound:
+        verdicts = []
     else:
         print(table(summary, bench.results, queues, playlists, video_summary))
         verdicts = checks(summary, bench.results, playlists) + (video_checks(video_summary) if video_summary else [])
+    if sound_summary:
+        print(format_table(sound_rows(sound_summary), sound_summary["names"][1:]))
+        verdicts += sound_checks(sound_summary)
     for label, ok in verdicts:
         print(f"{'PASS' if ok else 'MISS'}  {label}")
     if video_summary:
         print("video: where frames were dropped (QoS messages by element; mpv: its vo and decoder counters): " + "; ".join(
             f"{kind} {[p[kind]['qos']['by_element'] for p in bench.video['pairs']]}" for kind in video_summary["kinds"]))
-    if not only_video:
+    if not (only_video or only_sound):
         print("context switches/s playing by thread (median of pairs): " + ", ".join(
             f"{t} {v:.0f}" for t, v in list(summary["tonearmd"]["switches_by_thread"].items())[:8]))
+    if sound_summary:
+        for name in sound_summary["names"]:
+            f = sound_summary[name]
+            print(f"on the sound server, {name}: context switches/s by thread " + ", ".join(
+                f"{t} {v:.0f}" for t, v in list(f["switches_by_thread"].items())[:6]) + "; the server's CPU and switches/s by process "
+                + ", ".join(f"{p} {v['cpu_share'] * 100:.2f}% {v['switches_per_s']:.0f}" for p, v in f["server_by_process"].items()))
     out = {"started": started.isoformat(), "machine": dict(info, load_start=load_start), "args": vars(args), "summary": summary,
            "samples": bench.results, "queue": queues, "playlists": playlists, "video": bench.video, "video_summary": video_summary,
+           "sound": bench.sound, "sound_summary": sound_summary,
            "checks": [{"label": l, "pass": ok} for l, ok in verdicts]}
     path = os.path.join(args.out, f"bench-{stamp}.json")
     with open(path, "w") as f:
         json.dump(out, f, indent=1, default=str)
     print(f"json: {path}")
-    if not only_video:
+    if not (only_video or only_sound):
         png = plot(summary, bench.results, os.path.join(args.out, f"bench-{stamp}.png"), head)
         print(f"plot: {png}")
 
