@@ -81,3 +81,50 @@ final class RestoreTests: XCTestCase {
         XCTAssertNil(machine.currentItem)
     }
 }
+
+/// The tags and lengths saved with the queue (issue 30) come back on their items, and those items
+/// are not read again: a restart shows them with no tag reader (no GStreamer) at work.
+final class RestoredMetadataTests: XCTestCase {
+    let a = MediaURI(fileURL: URL(fileURLWithPath: "/music/a.flac"))
+    let b = MediaURI(fileURL: URL(fileURLWithPath: "/music/b.flac"))
+    let c = MediaURI(fileURL: URL(fileURLWithPath: "/music/c.flac"))
+
+    func known(_ title: String, seconds: Int64) -> SavedMetadata {
+        var tags = Metadata()
+        tags.title = title
+        tags.artists = ["Someone"]
+        return SavedMetadata(tags: tags, duration: .seconds(seconds))
+    }
+
+    func testSavedTagsShowAndAreNotReadAgain() {
+        var machine = PlayerMachine(hasMetadataReader: true)
+        let saved = SavedState(items: [SavedState.Entry(id: ItemID(1), uri: a, metadata: known("A", seconds: 61)),
+                                       SavedState.Entry(id: ItemID(2), uri: b, metadata: known("B", seconds: 62)),
+                                       SavedState.Entry(id: ItemID(3), uri: c)],
+                               settings: SavedSettings(currentID: ItemID(1), intent: .stopped), nextID: 4)
+        machine.restore(saved, resume: .pause)
+        let reads = machine.takeActions().compactMap { if case .readMetadata(let id, _) = $0 { id } else { nil } }
+        XCTAssertEqual(reads, [ItemID(3)], "only the item never read is read")
+        XCTAssertEqual(machine.currentItem?.metadata.title, "A")
+        XCTAssertEqual(machine.currentItem?.duration, .seconds(61))
+        XCTAssertEqual(machine.item(ItemID(2))?.metadata.artists, ["Someone"])
+        XCTAssertEqual(machine.item(ItemID(2))?.duration, .seconds(62))
+        machine.wantMetadata([ItemID(1), ItemID(2)])
+        XCTAssertFalse(machine.takeActions().contains { if case .readMetadata = $0 { true } else { false } },
+                       "a client's GetTracksMetadata reads nothing that was saved")
+    }
+
+    func testTagsTheLoadFindsReplaceSavedOnes() {
+        var machine = PlayerMachine(hasMetadataReader: true)
+        machine.restore(SavedState(items: [SavedState.Entry(id: ItemID(1), uri: a, metadata: known("Old", seconds: 61))],
+                                   settings: SavedSettings(currentID: ItemID(1), intent: .paused), nextID: 2), resume: .play)
+        let load = machine.takeActions().compactMap { if case .engine(.load(_, let generation)) = $0 { generation } else { nil } }.first
+        guard let generation = load else { return XCTFail("--resume play loads at once") }
+        var found = Metadata()
+        found.title = "New"
+        machine.handle(.tags(found), of: generation, at: .now)
+        let events = machine.takeActions().compactMap { if case .emit(let event) = $0 { event } else { nil } }
+        XCTAssertEqual(machine.currentItem?.metadata.title, "New", "the file changed since: its tags win")
+        XCTAssertTrue(events.contains { if case .metadataChanged(ItemID(1), let m) = $0 { m.title == "New" } else { false } }, "\(events)")
+    }
+}
