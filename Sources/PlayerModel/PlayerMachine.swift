@@ -288,8 +288,9 @@ public struct PlayerMachine: Sendable {
     /// Restores a saved state into an empty player (at start, before anyone is told anything):
     /// the queue with its ids and order, the current item, the settings; items whose files are
     /// gone come back failed with `notFound`, every item with the tags and length saved of it.
-    /// `.pause` loads the current item paused at the saved position (a stopped player stays
-    /// stopped), `.play` plays it from there, `.none` does nothing.
+    /// `.pause` shows the current item paused at the saved position without loading it (Play or a
+    /// seek loads it there; a stopped player stays stopped), `.play` plays it from there, `.none`
+    /// does nothing.
     public mutating func restore(_ saved: SavedState, resume: ResumeMode) {
         guard resume != .none, playQueue.isEmpty else { return }
         playQueue.restore(saved.items.map { ($0.id, $0.uri) }, nextID: saved.nextID)
@@ -344,6 +345,12 @@ public struct PlayerMachine: Sendable {
             loadState = .idle(start: SeekRequest(target: .position(restored.position), mode: .exact))
         }
         setIntent(wanted)
+        guard wanted == .playing else {
+            // paused where it was with what was saved of it, and loaded there at Play or a seek,
+            // as an item paused a while is (PausedRelease): GStreamer waits for that (issue 30)
+            pausedRelease.released = true
+            return
+        }
         load(item.id)
     }
 

@@ -3,7 +3,7 @@ import PlayerModel
 import XCTest
 
 /// Restoring a saved state (issue 14), as the machine sees it: the queue keeps its ids and order,
-/// the current item loads paused and seeks to the saved position after preroll.
+/// the current item shows paused at the saved position, and loads there when asked to play or seek.
 final class RestoreTests: XCTestCase {
     let a = MediaURI(fileURL: URL(fileURLWithPath: "/music/a.flac"))
     let b = MediaURI(fileURL: URL(fileURLWithPath: "/music/b.flac"))
@@ -22,32 +22,59 @@ final class RestoreTests: XCTestCase {
         actions.compactMap { if case .engine(let command) = $0 { command } else { nil } }
     }
 
-    func testPauseLoadsTheCurrentItemPausedAndSeeksItAfterPreroll() throws {
+    /// Paused there without a pipeline (issue 30: nothing loaded at rest), as an item paused a
+    /// while is (PausedRelease): Play loads it and seeks it to the saved position after preroll.
+    func testPauseShowsTheCurrentItemPausedWithoutLoadingAndPlayLoadsItThere() throws {
         var machine = PlayerMachine()
         machine.restore(saved(), resume: .pause)
         let actions = commands(machine.takeActions())
         XCTAssertEqual(machine.ids, [ItemID(7), ItemID(3), ItemID(9)])
         XCTAssertEqual(machine.currentItem?.id, ItemID(3))
         XCTAssertEqual(machine.state.intent, .paused)
+        XCTAssertEqual(machine.state.timeControlStatus, .paused)
         XCTAssertEqual(machine.state.volume, 0.4)
         XCTAssertTrue(machine.state.isMuted)
         XCTAssertEqual(machine.state.loopMode, .queue)
         XCTAssertEqual(machine.state.rate, 1.25)
         XCTAssertTrue(actions.contains(.setVolume(0.4)) && actions.contains(.setMuted(true)), "\(actions)")
-        guard case .load(let uri, let generation) = actions.last(where: { if case .load = $0 { true } else { false } }) else {
-            return XCTFail("no load in \(actions)")
+        XCTAssertFalse(actions.contains { if case .load = $0 { true } else { false } }, "nothing loaded: \(actions)")
+        XCTAssertEqual(machine.position(at: t0), .seconds(12), "the saved position shows")
+        XCTAssertEqual(machine.currentItem?.duration, .seconds(30))
+
+        machine.play()
+        let played = commands(machine.takeActions())
+        guard case .load(let uri, let generation) = played.last(where: { if case .load = $0 { true } else { false } }) else {
+            return XCTFail("Play loads: \(played)")
         }
         XCTAssertEqual(uri, b)
-        XCTAssertEqual(machine.position(at: t0), .seconds(12), "the saved position shows before preroll")
-        XCTAssertEqual(machine.currentItem?.duration, .seconds(30))
+        XCTAssertEqual(machine.position(at: t0), .seconds(12), "the saved position shows while it loads")
         machine.handle(.asyncDone(EngineSnapshot(position: PositionSample(.zero, at: t0), duration: .seconds(30),
                                                  isSeekable: true, loadedRanges: [])), of: generation, at: t0)
         let afterPreroll = commands(machine.takeActions())
         XCTAssertTrue(afterPreroll.contains(.seek(.position(.seconds(12)), .exact, rate: 1.25)), "\(afterPreroll)")
-        XCTAssertTrue(afterPreroll.contains(.setPlaying(false)), "paused: \(afterPreroll)")
+        XCTAssertTrue(afterPreroll.contains(.setPlaying(true)), "playing from there: \(afterPreroll)")
         // new items continue the saved ids
         let new = try machine.enqueue([a], at: .end)
         XCTAssertEqual(new, [ItemID(20)])
+    }
+
+    /// A seek before Play loads the item paused at the seek's target, as on a released item.
+    func testASeekOfTheRestoredItemLoadsItPausedThere() {
+        var machine = PlayerMachine()
+        machine.restore(saved(), resume: .pause)
+        _ = machine.takeActions()
+        machine.seek(to: .seconds(20), now: t0)
+        let actions = commands(machine.takeActions())
+        guard case .load(_, let generation) = actions.first(where: { if case .load = $0 { true } else { false } }) else {
+            return XCTFail("the seek loads: \(actions)")
+        }
+        XCTAssertEqual(machine.state.intent, .paused)
+        XCTAssertEqual(machine.position(at: t0), .seconds(20))
+        machine.handle(.asyncDone(EngineSnapshot(position: PositionSample(.zero, at: t0), duration: .seconds(30),
+                                                 isSeekable: true, loadedRanges: [])), of: generation, at: t0)
+        let afterPreroll = commands(machine.takeActions())
+        XCTAssertTrue(afterPreroll.contains(.seek(.position(.seconds(20)), .exact, rate: 1.25)), "\(afterPreroll)")
+        XCTAssertTrue(afterPreroll.contains(.setPlaying(false)), "still paused: \(afterPreroll)")
     }
 
     func testAStoppedStateStaysStoppedAndPlayPlays() {
