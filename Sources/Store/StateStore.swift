@@ -467,11 +467,12 @@ public final class StateStore: @unchecked Sendable {
 
         var rows: [Int64: (uri: String, next: Int64?, key: UInt64?, metadata: SavedMetadata?)] = [:]
         let seven = version >= 7
+        var shared = TagsText.Shared()
         let items = try database.prepare("SELECT id, uri, next\(two ? ", shuffle_key" : "")\(seven ? ", duration_us, tags" : "") FROM item")
         while try items.step() {
             rows[items.int64(0)] = (items.string(1) ?? "", items.isNull(2) ? nil : items.int64(2),
                                     two && !items.isNull(3) ? UInt64(bitPattern: items.int64(3)) : nil,
-                                    seven ? Self.metadata(duration: items.isNull(4) ? nil : items.int64(4), tags: items.string(5)) : nil)
+                                    seven ? Self.metadata(duration: items.isNull(4) ? nil : items.int64(4), tags: items.string(5), sharing: &shared) : nil)
         }
         var entries: [SavedState.Entry] = []
         entries.reserveCapacity(rows.count)
@@ -503,9 +504,10 @@ public final class StateStore: @unchecked Sendable {
     }
 
     /// An entry's saved tags and length (schema 7); nil when neither was saved.
-    private static func metadata(duration: Int64?, tags: String?) -> SavedMetadata? {
+    private static func metadata(duration: Int64?, tags: String?, sharing shared: inout TagsText.Shared) -> SavedMetadata? {
         guard duration != nil || tags != nil else { return nil }
-        return SavedMetadata(tags: tags.map(TagsText.tags) ?? Metadata(), duration: duration.map { .microseconds(max($0, 0)) })
+        return SavedMetadata(tags: tags.map { TagsText.tags($0, sharing: &shared) } ?? Metadata(),
+                             duration: duration.map { .microseconds(max($0, 0)) })
     }
 
     private static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }

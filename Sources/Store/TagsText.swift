@@ -28,31 +28,55 @@ enum TagsText {
         return fields[...last].joined(separator: String(field))
     }
 
-    static func tags(_ text: String) -> Metadata {
+    /// The tags in `text`; values seen before in `shared` (an album's artist, its cover) are the
+    /// same string or URL in memory rather than a copy per entry, and a cover's URL is parsed once.
+    static func tags(_ text: String, sharing shared: inout Shared) -> Metadata {
         var tags = Metadata()
-        for (index, part) in text.split(separator: field, omittingEmptySubsequences: false).enumerated() where !part.isEmpty {
-            let value = String(part)
+        // split on the separators' scalars: no grapheme breaking for a few bytes of ASCII
+        for (index, part) in text.unicodeScalars.split(separator: field.unicodeScalars.first!, omittingEmptySubsequences: false)
+            .enumerated() where !part.isEmpty {
+            let value = Substring(part)
             switch index {
-            case 0: tags.title = value
-            case 1: tags.artists = list(part)
-            case 2: tags.album = value
-            case 3: tags.albumArtists = list(part)
+            case 0: tags.title = String(value)
+            case 1: tags.artists = list(value, &shared)
+            case 2: tags.album = shared.string(value)
+            case 3: tags.albumArtists = list(value, &shared)
             case 4: tags.trackNumber = Int(value)
             case 5: tags.discNumber = Int(value)
-            case 6: tags.genres = list(part)
-            case 7: tags.date = value
-            case 8: tags.comment = value
-            case 9: tags.audioCodec = value
-            case 10: tags.videoCodec = value
-            case 11: tags.coverURL = URL(string: value)
-            case 12: tags.organization = value
+            case 6: tags.genres = list(value, &shared)
+            case 7: tags.date = shared.string(value)
+            case 8: tags.comment = String(value)
+            case 9: tags.audioCodec = shared.string(value)
+            case 10: tags.videoCodec = shared.string(value)
+            case 11: tags.coverURL = shared.url(value)
+            case 12: tags.organization = shared.string(value)
             default: break
             }
         }
         return tags
     }
 
-    private static func list(_ part: Substring) -> [String] {
-        part.split(separator: entry).map(String.init)
+    /// The values read so far from one file's texts, for `tags(_:sharing:)`.
+    struct Shared {
+        private var strings: [Substring: String] = [:]
+        private var urls: [Substring: URL?] = [:]
+
+        mutating func string(_ value: Substring) -> String {
+            if let known = strings[value] { return known }
+            let string = String(value)
+            strings[value] = string
+            return string
+        }
+
+        mutating func url(_ value: Substring) -> URL? {
+            if let known = urls[value] { return known }
+            let url = URL(string: String(value))
+            urls[value] = url
+            return url
+        }
+    }
+
+    private static func list(_ part: Substring, _ shared: inout Shared) -> [String] {
+        part.unicodeScalars.split(separator: entry.unicodeScalars.first!).map { shared.string(Substring($0)) }
     }
 }
