@@ -50,14 +50,20 @@ final class LeanStartTests: ServiceTestCase {
 }
 
 extension ServiceTestCase {
-    /// Whether GStreamer's plugins are mapped in tonearmd (/proc/PID/maps): gst_init loads some
-    /// (coreelements at least) and every pipeline more.
-    func pluginsMapped() throws -> Bool {
-        // read to the end: a /proc file's size is 0
+    /// What tonearmd has mapped (/proc/PID/maps), checked to be read whole by `wholeIf`, a
+    /// library mapped at the end of it.
+    func daemonMaps(wholeIf last: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        // read to the end: a /proc file's size is 0, and reading by size would see a part of it
         let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(harness.daemon.pid)/maps"))
         defer { try? handle.close() }
         let maps = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
-        XCTAssertTrue(maps.contains("libdbus-1"), "the maps were read whole")
-        return maps.contains("/gstreamer-1.0/")
+        XCTAssertTrue(maps.contains(last), "the maps were read whole", file: file, line: line)
+        return maps
+    }
+
+    /// Whether GStreamer's plugins are mapped in tonearmd: gst_init loads some (coreelements at
+    /// least) and every pipeline more.
+    func pluginsMapped() throws -> Bool {
+        try daemonMaps(wholeIf: "libdbus-1").contains("/gstreamer-1.0/")
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import PlayerModel
 @testable import Store
 import XCTest
@@ -7,20 +6,7 @@ import XCTest
 /// Each entry's tags and length are saved on its own row (schema 7, issue 30): written one row at
 /// a time as they become known, kept through a whole-queue rewrite, and read back with the queue,
 /// 10,000 of them quickly.
-final class SavedMetadataTests: XCTestCase {
-    var directory: URL!
-    let logger = Logger(label: "test")
-
-    override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-metadata-\(UUID().uuidString)")
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(at: directory)
-    }
-
-    func reopen() -> StateStore { StateStore(directory: directory, logger: logger) }
-
+extension StateStoreTests {
     func entry(_ id: UInt64, metadata: SavedMetadata? = nil) throws -> QueueEntry {
         QueueEntry(id: ItemID(id), uri: try MediaURI("/music/\(id).flac"), metadata: metadata)
     }
