@@ -90,6 +90,20 @@ final class RestoredAtRestTests: ServiceTestCase {
         XCTAssertEqual(text(try harness.metadata)["xesam:title"], "s Resting 2", "the file's tags are the saved ones")
     }
 
+    /// Stopped, the restored queue shows its saved tags as well, with nothing read again.
+    func testARestoredStoppedQueueShowsItsSavedMetadataWithoutGStreamer() throws {
+        let (tracks, _) = try pausedOnTheSecond()
+        let saved = try readAll(tracks)
+        try harness.playerctl("stop")
+        try harness.waitForStatus("Stopped")
+        try quit()
+        try harness.start()
+        XCTAssertEqual(try harness.playbackStatus, "Stopped")
+        XCTAssertEqual(try harness.metadata["xesam:title"]?.string, "Resting 2")
+        XCTAssertEqual(try tracksMetadata(tracks), saved)
+        XCTAssertFalse(try pluginsMapped(), "GStreamer was initialised to show a stopped, saved queue")
+    }
+
     /// A seek before Play loads the track paused at the seek's target.
     func testASeekOfTheRestoredTrackLoadsItPausedThere() throws {
         let (tracks, _) = try pausedOnTheSecond()
