@@ -8,7 +8,8 @@
 struct PausedRelease {
     /// The timer runs: paused, prerolled, not released yet.
     var waiting = false
-    /// Released while paused: a seek prerolls at its target (as on a stopped player).
+    /// Released while paused (or restored paused, never loaded): a seek prerolls at its target
+    /// (as on a stopped player).
     var released = false
 
     /// Long enough that a pause to answer the door resumes on the kept stream at once.
