@@ -1005,7 +1005,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         return EngineSnapshot(position: positionSample(), duration: duration,
                               isSeekable: seeking?.seekable ?? false,
                               loadedRanges: loadedRanges(duration: duration),
-                              seekableRange: seeking?.range.map { TimeRange(start: .nanoseconds($0.lowerBound), end: .nanoseconds($0.upperBound)) })
+                              seekableRange: seeking?.range.map { TimeRange(start: .nanoseconds($0.lowerBound), end: .nanoseconds($0.upperBound)) },
+                              streamWakesWhilePaused: pipeline?.outputSink != nil && pipeline?.toSnapcast != true)
     }
 
     /// A live HLS playlist (no EXT-X-ENDLIST) and internet radio preroll like files: souphttpsrc

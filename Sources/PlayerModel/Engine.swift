@@ -41,13 +41,18 @@ public struct EngineSnapshot: Hashable, Sendable {
     /// Where a seek can go now, in the position's timeline, when the pipeline names it (the
     /// SEEKING query's range): for a live HLS playlist, its window.
     public var seekableRange: TimeRange?
+    /// The output is a sound server's stream, which wakes the player while it is paused (libpulse
+    /// times a corked stream every 1.5 s): released after a while paused (`PausedRelease`). A
+    /// fake, ALSA or file sink wakes nothing paused, and is kept.
+    public var streamWakesWhilePaused: Bool
     public init(position: PositionSample?, duration: Duration?, isSeekable: Bool, loadedRanges: [TimeRange],
-                seekableRange: TimeRange? = nil) {
+                seekableRange: TimeRange? = nil, streamWakesWhilePaused: Bool = false) {
         self.position = position
         self.duration = duration
         self.isSeekable = isSeekable
         self.loadedRanges = loadedRanges
         self.seekableRange = seekableRange
+        self.streamWakesWhilePaused = streamWakesWhilePaused
     }
 }
 

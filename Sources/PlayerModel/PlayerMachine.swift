@@ -1171,6 +1171,7 @@ public struct PlayerMachine: Sendable {
     public static let minimumLiveWindow = Duration.seconds(20)
 
     private mutating func refreshCapabilities(_ id: ItemID, _ snapshot: EngineSnapshot) {
+        loadState.pipeline?.streamWakesWhilePaused = snapshot.streamWakesWhilePaused
         setDuration(id, snapshot.duration)
         var seekable = snapshot.isSeekable
         if playQueue.item(id)?.isLive == true {
@@ -1366,6 +1367,8 @@ extension PlayerMachine {
         var buffering = Buffering()
         /// The last position read from the pipeline (or put there by a seek); nil is 0.
         var position: PositionSample?
+        /// Its output wakes the player while paused (see `EngineSnapshot.streamWakesWhilePaused`).
+        var streamWakesWhilePaused = false
     }
 
     struct Buffering {
