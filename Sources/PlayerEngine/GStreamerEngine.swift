@@ -528,7 +528,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     public func stopWatchingOutputs() {
         guard isStarted else { return }
         queue.sync { outputs = nil }  // its source is cancelled, and the cancel handler lets the monitor go
-        queue.sync {}  // that handler, queued on this queue, has run: gst_device_monitor_stop is done
+        queue.sync {}  // that handler, queued on this queue, has run: gst_device_provider_stop is done
     }
 
     /// Waits until every retired pipeline reached NULL and was freed or kept warm (its device and
