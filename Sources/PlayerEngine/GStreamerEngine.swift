@@ -423,8 +423,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
         let pipeline = Pipeline(playbin: playbin, volume: volumeElement, bus: bus, busSource: source)
         pipeline.fade = sink.child(named: "tonearm-fade")
-        applyLevels(to: pipeline)
         pipeline.outputSink = sink.child(named: Self.pulseSinkName)
+        pipeline.outputSink?.watchStreamLevels()
+        // once the sink is known: the stream gets its levels when it opens (else the server's
+        // remembered volume for Tonearm applies, and the levels stay on the element in front)
+        applyLevels(to: pipeline)
         pipeline.toSnapcast = sink.child(named: SnapcastOutput.sinkName) != nil
         pipeline.outputSink?.set("latency-time", Self.pulseLatencyTime)
         pipeline.outputSink?.set("buffer-time", Self.pulseBufferTime)
@@ -979,6 +982,28 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
     }
 
+    /// The current stream's volume or mute may have changed at the sound server. What the server
+    /// has now (reading pulsesink's properties asks it, after every setting this queue sent) is
+    /// told to the player unless it is what `applyLevels` gave the stream last: a setting of our
+    /// own coming back is no news. Either way it is what the stream has now.
+    private func streamLevelsChanged(_ pipeline: Pipeline) {
+        guard let stream = pipeline.outputSink, let given = pipeline.streamLevels else { return }
+        let now = (volume: stream.double("volume"), muted: stream.bool("mute"))
+        guard now.muted != given.muted || !Self.sameStreamVolume(now.volume, given.volume) else { return }
+        pipeline.streamLevels = now
+        let fading = fade != 1 || rampGain(for: pipeline) != 1
+        logger.info("the stream's levels were changed at the sound server",
+                    metadata: ["volume": "\(now.volume)", "muted": "\(now.muted)", "fading": "\(fading)"])
+        deliver(.streamLevels(volume: now.volume, muted: now.muted, fading: fading), generation ?? Generation(0))
+    }
+
+    /// Whether two linear volumes are one to the sound server: it keeps a stream's volume as a
+    /// cubic step of 1/65536 (pa_volume_t, pa_sw_volume_from_linear), so a volume given comes back
+    /// rounded to that.
+    private static func sameStreamVolume(_ a: Double, _ b: Double) -> Bool {
+        abs(cbrt(max(a, 0)) - cbrt(max(b, 0))) * 65536 < 1.5
+    }
+
     // MARK: Queries, on the engine's queue
 
     private func positionSample() -> PositionSample? {
@@ -1192,6 +1217,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             if seqnum == pipeline.loop.seqnum { wrap(pipeline) }
         case .segmentReached(let seqnum):
             wrapped(pipeline, by: seqnum)
+        case .streamLevelsChanged:
+            streamLevelsChanged(pipeline)
         case .latency, .other:
             break
         }

@@ -23,4 +23,10 @@ final class PulseAudioServerTests: SoundServerTests {
         try super.testTheChosenDeviceUnpluggedPlaysOnTheDefaultAndBackWhenItReturnsAndIsRemembered()
     }
     override func testDefaultFollowsTheServersDefaultDevice() throws { try super.testDefaultFollowsTheServersDefaultDevice() }
+    override func testTheDesktopsSliderMovesVolumeAndMuteAndOurOwnSettingsAreAnnouncedOnce() throws {
+        try checkTheDesktopsSliderMovesVolumeAndMuteAndOurOwnSettingsAreAnnouncedOnce()
+    }
+    override func testTheDesktopsSliderDuringTheSleepFadeDoesNotFightTheFade() throws {
+        try checkTheDesktopsSliderDuringTheSleepFadeDoesNotFightTheFade()
+    }
 }

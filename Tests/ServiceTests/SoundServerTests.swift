@@ -344,4 +344,11 @@ class SoundServerTests: ServiceTestCase {
         XCTAssertLessThan(try harness.position, pausedAt + 3_000_000, "on from where it paused, not from the start")
         XCTAssertEqual(try server.streams().map(\.sink), ["speakers"])
     }
+
+    // MARK: The desktop's slider (StreamVolumeTests.swift)
+
+    func testTheDesktopsSliderMovesVolumeAndMuteAndOurOwnSettingsAreAnnouncedOnce() throws {
+        try checkTheDesktopsSliderMovesVolumeAndMuteAndOurOwnSettingsAreAnnouncedOnce()
+    }
+    func testTheDesktopsSliderDuringTheSleepFadeDoesNotFightTheFade() throws { try checkTheDesktopsSliderDuringTheSleepFadeDoesNotFightTheFade() }
 }

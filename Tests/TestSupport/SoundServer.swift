@@ -272,6 +272,11 @@ public final class SoundServer: @unchecked Sendable {
         return result
     }
 
+    /// The index of each client's stream (sink input), as `pactl set-sink-input-volume` takes it.
+    public func streamIndexes() throws -> [Int] {
+        try pactl(["list", "short", "sink-inputs"]).split(separator: "\n").compactMap { $0.split(separator: "\t").first.flatMap { Int($0) } }
+    }
+
     private func moduleIndexes() throws -> [String: Int] {
         var result: [String: Int] = [:]
         for line in try pactl(["list", "short", "modules"]).split(separator: "\n") {
