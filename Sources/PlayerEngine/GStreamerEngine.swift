@@ -349,6 +349,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         /// The levels last given to `outputSink`'s stream (see `applyLevels`): each setting is a
         /// request to the sound server, sent only for a change.
         var streamLevels: (volume: Double, muted: Bool)?
+        /// The server has told of the stream `outputSink` opened last (see `streamLevelsChanged`):
+        /// until then the levels are also carried by the element in front of the sink.
+        var streamHeard = false
         let bus: Bus
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
@@ -517,6 +520,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // Its stream was released in READY, and pulsesink gives the server a volume only for the
         // stream it opens next (gst_pulseringbuffer_acquire: else the server's saved one applies)
         kept.streamLevels = nil
+        kept.streamHeard = false
         applyLevels(to: kept)
         outputs?.route(kept.outputSink)
         kept.stages?.apply(audio)
@@ -963,8 +967,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         if let stream = pipeline.outputSink {
             // the sound server applies the stream's volume at once, not behind the 300 ms it buffers
             let levels = (volume: volume * fade * rampGain(for: pipeline), muted: muted)
-            pipeline.fade?.set("volume", 1.0)
-            pipeline.fade?.set("mute", false)
+            // PipeWire 0.3.65 opens a stream at its own level, not the one pulsesink gives it
+            // (START_MUTED and the volume are lost): the element in front carries them too until
+            // the server has told of the stream, and `streamLevelsChanged` gives them again
+            pipeline.fade?.set("volume", pipeline.streamHeard ? 1.0 : levels.volume)
+            pipeline.fade?.set("mute", pipeline.streamHeard ? false : levels.muted)
             pipeline.volume?.set("volume", 1.0)
             pipeline.volume?.set("mute", false)
             guard pipeline.streamLevels.map({ $0 != levels }) ?? true else { return }
@@ -989,7 +996,19 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private func streamLevelsChanged(_ pipeline: Pipeline) {
         guard let stream = pipeline.outputSink, let given = pipeline.streamLevels else { return }
         let now = (volume: stream.double("volume"), muted: stream.bool("mute"))
-        guard now.muted != given.muted || !Self.sameStreamVolume(now.volume, given.volume) else { return }
+        let same = now.muted == given.muted && Self.sameStreamVolume(now.volume, given.volume)
+        if !pipeline.streamHeard {
+            // the first word of a new stream: the server's own start level is nobody's choice
+            pipeline.streamHeard = true
+            if !same {
+                logger.info("the sound server opened the stream at its own level: ours again",
+                            metadata: ["volume": "\(now.volume)", "muted": "\(now.muted)"])
+                pipeline.streamLevels = nil
+            }
+            applyLevels(to: pipeline)
+            return
+        }
+        guard !same else { return }
         pipeline.streamLevels = now
         let fading = fade != 1 || rampGain(for: pipeline) != 1
         logger.info("the stream's levels were changed at the sound server",
