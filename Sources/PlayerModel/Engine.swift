@@ -127,6 +127,11 @@ public enum EngineEvent: Sendable, Equatable {
     case video(VideoEvent)
     /// The output devices now (hot-plug), whatever the load.
     case outputs([OutputDevice])
+    /// The sound server's volume and mute of the current stream are not what the engine last
+    /// gave it: someone changed them there (a desktop's per-application slider), whatever the
+    /// load. `fading`: the engine was giving the stream less than `Volume` (the sleep timer's fade,
+    /// a crossfade's ramp), so `volume` is not the user's level.
+    case streamLevels(volume: Double, muted: Bool, fading: Bool)
 }
 
 /// The narrow interface the player drives. The GStreamer engine implements it; unit tests script it.

@@ -969,6 +969,10 @@ public struct PlayerMachine: Sendable {
         if case .video(.pointerMoved) = event { return pointerMoved(now: now) }
         // the devices of the machine, not of a load: whatever the generation
         if case .outputs(let devices) = event { return devicesChanged(devices) }
+        // the listener's, at the sound server: whatever the generation
+        if case .streamLevels(let volume, let muted, let fading) = event {
+            return streamLevelsChanged(volume: volume, muted: muted, fading: fading)
+        }
         // the person's, not a load's: whatever the generation
         if case .video(.input(let input)) = event {
             handleWindowInput(input, now: now)
@@ -1046,7 +1050,7 @@ public struct PlayerMachine: Sendable {
             }
         case .video:
             break  // taken by handleVideo above
-        case .outputs:
+        case .outputs, .streamLevels:
             break  // taken above
         }
     }
