@@ -1,4 +1,5 @@
 import ArgumentParser
+import Basics
 import DBus
 import Dispatch
 import FoundationEssentials
@@ -71,7 +72,7 @@ struct Tonearmd: ParsableCommand {
     /// The reconnect policy: the defaults, then the environment, then the options.
     func reconnectPolicy() throws -> ReconnectPolicy {
         do throws(ConfigurationError) {
-            var policy = try ReconnectPolicy.fromEnvironment(ProcessInfo.processInfo.environment)
+            var policy = try ReconnectPolicy.fromEnvironment(Environment.variables())
             if let reconnectAttempts { policy.attempts = try ReconnectPolicy.parseAttempts(reconnectAttempts, name: "--reconnect-attempts") }
             if let reconnectDelay { policy.firstDelay = try ReconnectPolicy.parseSeconds(reconnectDelay, name: "--reconnect-delay") }
             if let reconnectMaxDelay { policy.maximumDelay = try ReconnectPolicy.parseSeconds(reconnectMaxDelay, name: "--reconnect-max-delay") }
@@ -87,12 +88,12 @@ struct Tonearmd: ParsableCommand {
         if let networkTimeout, EngineConfiguration.parseTimeout(networkTimeout) == nil {
             throw ValidationError("--network-timeout must be a whole number of seconds from 1 to 3600, not '\(networkTimeout)'")
         }
-        if let text = ProcessInfo.processInfo.environment["TONEARM_NETWORK_TIMEOUT"], EngineConfiguration.parseTimeout(text) == nil {
+        if let text = Environment.variables()["TONEARM_NETWORK_TIMEOUT"], EngineConfiguration.parseTimeout(text) == nil {
             throw ValidationError("TONEARM_NETWORK_TIMEOUT must be a whole number of seconds from 1 to 3600, not '\(text)'")
         }
         do throws(ConfigurationError) {
             if let snapcast { _ = try SnapcastOutput.parse(snapcast) }
-            if let text = ProcessInfo.processInfo.environment["TONEARM_SNAPCAST"], !text.isEmpty {
+            if let text = Environment.variables()["TONEARM_SNAPCAST"], !text.isEmpty {
                 _ = try SnapcastOutput.parse(text)
             }
         } catch {
