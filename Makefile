@@ -103,6 +103,9 @@ RELEASE_LINK := -Xlinker --no-export-dynamic $(if $(LLD),-Xswiftc -use-ld=lld -X
 	-Xlinker "--symbol-ordering-file=$(CURDIR)/packaging/startup-order.txt" -Xlinker --no-warn-symbol-ordering)
 
 release: deps
+	@# SwiftPM links again only when an object changed, not when the order did
+	@if [ -n "$(LLD)" ] && [ packaging/startup-order.txt -nt $(INSTALL_BIN)/tonearmd ]; then \
+	  rm -f $(INSTALL_BIN)/tonearmd $(INSTALL_BIN)/tonearm $(INSTALL_BIN)/tonearm-video; fi
 	$(SWIFT) build -c release --static-swift-stdlib $(RELEASE_LINK) --scratch-path $(INSTALL_BUILD)
 
 # Completions (bash, zsh, fish) and man pages of both programs; the unit, activation and desktop
