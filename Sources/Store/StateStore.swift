@@ -145,7 +145,7 @@ public final class StateStore: @unchecked Sendable {
 
     /// The default directory: `$XDG_STATE_HOME/tonearm`, or `~/.local/state/tonearm` (XDG Base
     /// Directory Specification: "$XDG_STATE_HOME ... If ... not set or empty, $HOME/.local/state").
-    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+    public static func defaultDirectory(environment: [String: String] = Environment.variables()) -> URL {
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
             return URL(fileURLWithPath: state).appendingPathComponent("tonearm")
         }
