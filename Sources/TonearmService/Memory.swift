@@ -20,6 +20,29 @@ public enum Memory {
                             mmapThreshold: environment["MALLOC_MMAP_THRESHOLD_"] == nil ? 128 * 1024 : 0)
     }
 
+    /// While a video shows, and once it is gone: the fixed 128 KiB mmap threshold makes every
+    /// block of a frame's size an mmap and munmap of its own, and Mesa's llvmpipe (glimagesink's
+    /// renderer where there is no GPU) allocates and frees 2 to 8 MiB blocks for every 1080p frame on
+    /// glimagesink's GL thread: each one's pages then fault in zeroed again (perf on make bench's
+    /// video: a quarter of tonearmd's samples in the kernel's page faults and munmap, none in
+    /// gst-launch-1.0's). So while a video shows the thresholds are those glibc's dynamic ones reach
+    /// (mallopt(3): M_MMAP_THRESHOLD at most 32 MiB on 64 bits, the trim threshold twice that), and
+    /// those blocks are reused in the heap; once the window is gone they are 128 KiB again and the
+    /// heap's free pages go back. Left alone when the environment chose the thresholds. Returns
+    /// false when glibc refused a setting.
+    @discardableResult
+    public static func videoShows(_ shows: Bool) -> Bool {
+        guard !thresholdsFromEnvironment else { return true }
+        let set = shows ? Allocator.setThresholds(mmap: 32 << 20, trim: 64 << 20)
+                        : Allocator.setThresholds(mmap: 128 * 1024, trim: 128 * 1024)
+        if !shows { Allocator.trim() }
+        return set
+    }
+
+    private static let thresholdsFromEnvironment = ProcessInfo.processInfo.environment.keys.contains {
+        $0 == "MALLOC_MMAP_THRESHOLD_" || $0 == "MALLOC_TRIM_THRESHOLD_"
+    }
+
     /// Hands the free pages inside the heap back to the system (malloc_trim(3)): glibc gives back
     /// only the top of a heap by itself, and a pipeline's teardown frees megabytes below blocks
     /// still in use (make fuzz --only typed --seed 11 left the heap larger than at warm-up, all of

@@ -38,4 +38,9 @@ final class LifecycleTests: XCTestCase {
         XCTAssertTrue(Memory.tuneAllocator(environment: ["MALLOC_ARENA_MAX": "4", "MALLOC_MMAP_THRESHOLD_": "65536"]),
                       "glibc's own variables stand: nothing to set")
     }
+
+    func testTheThresholdsOfAVideoAreTakenAndPutBack() {
+        XCTAssertTrue(Memory.videoShows(true), "mallopt took 32 MiB and 64 MiB while a video shows")
+        XCTAssertTrue(Memory.videoShows(false), "and 128 KiB again once it is gone")
+    }
 }
