@@ -42,7 +42,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var disposing = 0
     private var whenReleased: (@Sendable () -> Void)?
     /// See `whileVideoShows`; guarded by `handlerLock`.
-    private var videoShows: (@Sendable (Bool) -> Void)?
+    private var videoShows: (@Sendable (VideoSize?) -> Void)?
     /// At most this many retired pipelines go to NULL at once; a retire waits for one of them (on
     /// the engine queue, at most `teardownWait`). A client switching items faster than pipelines
     /// stop then has its loads skipped (see `perform`) instead of piling up pipelines, threads and
@@ -272,16 +272,17 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         teardown.withLock { whenReleased = action }
     }
 
-    /// Runs `action` with true when a sink gets the video window (on the thread that asked for it),
-    /// and with false once the window program ended (on its reader thread): while a video shows.
-    public func whileVideoShows(_ action: @escaping @Sendable (Bool) -> Void) {
+    /// Runs `action` with the video's size when a sink gets the video window or the video's size is
+    /// known (on the thread that asked), and with nil once the window program ended (on its reader
+    /// thread): while a video shows.
+    public func whileVideoShows(_ action: @escaping @Sendable (VideoSize?) -> Void) {
         handlerLock.withLock { videoShows = action }
     }
 
     private func tellVideoShows(_ event: VideoEvent) {
         switch event {
-        case .windowOpened: handlerLock.withLock { videoShows }?(true)
-        case .windowGone: handlerLock.withLock { videoShows }?(false)
+        case .windowOpened(let size): handlerLock.withLock { videoShows }?(size)
+        case .windowGone: handlerLock.withLock { videoShows }?(nil)
         default: break
         }
     }

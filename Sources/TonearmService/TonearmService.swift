@@ -99,7 +99,7 @@ public final class TonearmService: @unchecked Sendable {
         // It begins once this first turn is done (start).
         engine = GStreamerEngine(configuration: configuration.engine, covers: covers, logger: logger, startsAtOnce: false)
         engine.whenPipelinesReleased(Memory.giveBackFreedMemory)
-        engine.whileVideoShows { Memory.videoShows($0) }
+        engine.whileVideoShows { size in Memory.videoShows(size.map { ($0.width, $0.height) }) }
         player = Player(engine: engine, configuration: configuration.player, queue: queue,
                         metadataReader: TagMetadataReader(method: TagMetadataReader.method(), covers: covers))
         var options = MPRISService.Options()

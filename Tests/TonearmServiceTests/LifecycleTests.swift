@@ -40,7 +40,8 @@ final class LifecycleTests: XCTestCase {
     }
 
     func testTheThresholdsOfAVideoAreTakenAndPutBack() {
-        XCTAssertTrue(Memory.videoShows(true), "mallopt took 32 MiB and 64 MiB while a video shows")
-        XCTAssertTrue(Memory.videoShows(false), "and 128 KiB again once it is gone")
+        XCTAssertTrue(Memory.videoShows((1920, 1080)), "mallopt took a 1080p frame's thresholds")
+        XCTAssertTrue(Memory.videoShows((Int.max, -5)), "a size out of bounds saturates, within glibc's 32 MiB")
+        XCTAssertTrue(Memory.videoShows(nil), "and 128 KiB again once the window is gone")
     }
 }
