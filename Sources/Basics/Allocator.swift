@@ -8,6 +8,12 @@ public enum Allocator {
         tonearm_set_malloc_limits(arenas, mmapThreshold) != 0
     }
 
+    /// mallopt(3): a fixed mmap threshold (M_MMAP_THRESHOLD) and trim threshold (M_TRIM_THRESHOLD),
+    /// in bytes. False when glibc refused one (an mmap threshold above 32 MiB, HEAP_MAX_SIZE / 2).
+    public static func setThresholds(mmap: Int32, trim: Int32) -> Bool {
+        tonearm_set_malloc_thresholds(mmap, trim) != 0
+    }
+
     /// malloc_trim(3): hands the free pages inside the heap back to the system.
     public static func trim() {
         tonearm_malloc_trim()

@@ -41,6 +41,10 @@ int tonearm_set_malloc_limits(int arenas, int mmap_threshold) {
     return ok;
 }
 
+int tonearm_set_malloc_thresholds(int mmap_threshold, int trim_threshold) {
+    return (mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1) & (mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1);
+}
+
 void tonearm_malloc_trim(void) { malloc_trim(0); }
 
 extern void __asan_handle_no_return(void) __attribute__((weak));

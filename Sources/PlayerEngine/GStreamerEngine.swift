@@ -41,6 +41,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private let teardown = Condition()
     private var disposing = 0
     private var whenReleased: (@Sendable () -> Void)?
+    /// See `whileVideoShows`; guarded by `handlerLock`.
+    private var videoShows: (@Sendable (VideoSize?) -> Void)?
     /// At most this many retired pipelines go to NULL at once; a retire waits for one of them (on
     /// the engine queue, at most `teardownWait`). A client switching items faster than pipelines
     /// stop then has its loads skipped (see `perform`) instead of piling up pipelines, threads and
@@ -146,7 +148,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         self.logger = logger
         queue = DispatchQueue(label: "tonearm.engine", attributes: .initiallyInactive)
         windows = VideoWindow(helper: configuration.videoHelper ?? VideoWindow.helperPath(), logger: logger)
-        windows.setEventHandler { [weak self] event in self?.videoEvent(event) }
+        windows.setEventHandler { [weak self] event in
+            self?.tellVideoShows(event)
+            self?.videoEvent(event)
+        }
         windows.setExposeHandler { [weak self] in self?.exposeVideo() }
         queue.async { [self] in setUp() }
         if startsAtOnce { start() }
@@ -265,6 +270,21 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// moment when much of the heap was just given back (tonearmd returns the pages to the system).
     public func whenPipelinesReleased(_ action: @escaping @Sendable () -> Void) {
         teardown.withLock { whenReleased = action }
+    }
+
+    /// Runs `action` with the video's size when a sink gets the video window or the video's size is
+    /// known (on the thread that asked), and with nil once the window program ended (on its reader
+    /// thread): while a video shows.
+    public func whileVideoShows(_ action: @escaping @Sendable (VideoSize?) -> Void) {
+        handlerLock.withLock { videoShows = action }
+    }
+
+    private func tellVideoShows(_ event: VideoEvent) {
+        switch event {
+        case .windowOpened(let size): handlerLock.withLock { videoShows }?(size)
+        case .windowGone: handlerLock.withLock { videoShows }?(nil)
+        default: break
+        }
     }
 
     public func perform(_ command: EngineCommand) {

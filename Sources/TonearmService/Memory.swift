@@ -20,6 +20,35 @@ public enum Memory {
                             mmapThreshold: environment["MALLOC_MMAP_THRESHOLD_"] == nil ? 128 * 1024 : 0)
     }
 
+    /// While a video of `frame` size shows (nil: once its window is gone): the fixed 128 KiB mmap
+    /// threshold makes every frame-sized block an mmap and munmap of its own, and Mesa's llvmpipe
+    /// (glimagesink's renderer where there is no GPU) allocates and frees 2 to 8 MiB blocks for every
+    /// 1080p frame on glimagesink's GL thread, whose pages then fault in zeroed again each time (perf
+    /// on make bench's video: a quarter of tonearmd's samples in page faults and munmap, none in
+    /// gst-launch-1.0's). So while it shows, the thresholds are what glibc's dynamic ones would
+    /// become after freeing such a block (mallopt(3): the mmap threshold rises to the freed block's
+    /// size, at most 32 MiB on 64 bits, and the trim threshold to twice that): an RGBA frame with
+    /// llvmpipe's tile padding, and those blocks are reused in the heap. Once the window is gone they
+    /// are 128 KiB again and the heap's free pages go back. Left alone when the environment chose the
+    /// thresholds. Returns false when glibc refused a setting.
+    @discardableResult
+    public static func videoShows(_ frame: (width: Int, height: Int)?) -> Bool {
+        guard !thresholdsFromEnvironment else { return true }
+        let base = 128 * 1024
+        guard let frame else {
+            defer { Allocator.trim() }
+            return Allocator.setThresholds(mmap: Int32(base), trim: Int32(base))
+        }
+        // llvmpipe pads to its 64-pixel tiles (gdb: a 1080p plane's block is 1920x1088); 16384: the largest GL texture
+        let padded = (min(max(frame.width, 0), 16384) + 64) * (min(max(frame.height, 0), 16384) + 64) * 4
+        let mmap = min(max(padded, base), 32 << 20)
+        return Allocator.setThresholds(mmap: Int32(mmap), trim: Int32(2 * mmap))
+    }
+
+    private static let thresholdsFromEnvironment = ProcessInfo.processInfo.environment.keys.contains {
+        $0 == "MALLOC_MMAP_THRESHOLD_" || $0 == "MALLOC_TRIM_THRESHOLD_"
+    }
+
     /// Hands the free pages inside the heap back to the system (malloc_trim(3)): glibc gives back
     /// only the top of a heap by itself, and a pipeline's teardown frees megabytes below blocks
     /// still in use (make fuzz --only typed --seed 11 left the heap larger than at warm-up, all of

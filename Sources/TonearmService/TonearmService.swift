@@ -102,6 +102,7 @@ public final class TonearmService: @unchecked Sendable {
         // It begins once this first turn is done (start).
         engine = GStreamerEngine(configuration: configuration.engine, covers: covers, logger: logger, startsAtOnce: false)
         engine.whenPipelinesReleased(Memory.giveBackFreedMemory)
+        engine.whileVideoShows { size in Memory.videoShows(size.map { ($0.width, $0.height) }) }
         player = Player(engine: engine, configuration: configuration.player, queue: queue,
                         metadataReader: TagMetadataReader(method: TagMetadataReader.method(environment: environment), covers: covers))
         var options = MPRISService.Options()

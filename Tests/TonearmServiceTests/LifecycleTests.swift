@@ -41,4 +41,10 @@ final class LifecycleTests: XCTestCase {
         XCTAssertTrue(Memory.tuneAllocator(environment: ["MALLOC_ARENA_MAX": "4", "MALLOC_MMAP_THRESHOLD_": "65536"]),
                       "glibc's own variables stand: nothing to set")
     }
+
+    func testTheThresholdsOfAVideoAreTakenAndPutBack() {
+        XCTAssertTrue(Memory.videoShows((1920, 1080)), "mallopt took a 1080p frame's thresholds")
+        XCTAssertTrue(Memory.videoShows((Int.max, -5)), "a size out of bounds saturates, within glibc's 32 MiB")
+        XCTAssertTrue(Memory.videoShows(nil), "and 128 KiB again once the window is gone")
+    }
 }

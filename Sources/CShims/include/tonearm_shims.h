@@ -26,6 +26,9 @@ int tonearm_file_system_type(const char *path, int64_t *type);
 // Sets each that is positive; returns 1 when every mallopt call succeeded.
 int tonearm_set_malloc_limits(int arenas, int mmap_threshold);
 
+// mallopt(3)'s M_MMAP_THRESHOLD and M_TRIM_THRESHOLD together; returns 1 when glibc took both.
+int tonearm_set_malloc_thresholds(int mmap_threshold, int trim_threshold);
+
 // <malloc.h> is not in Swift's Glibc module: malloc_trim(3) hands the free pages inside the heap
 // back to the system (glibc gives back only the top of a heap by itself).
 void tonearm_malloc_trim(void);
