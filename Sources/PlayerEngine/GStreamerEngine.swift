@@ -352,6 +352,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         /// The server has told of the stream `outputSink` opened last (see `streamLevelsChanged`):
         /// until then the levels are also carried by the element in front of the sink.
         var streamHeard = false
+        /// Its stream opens as it plays (a live source, a crossfade's item started from READY): no
+        /// preroll gives it the levels before it is heard, so the element in front carries them
+        /// until the server has told of it. Otherwise the stream is given them at its preroll.
+        var opensPlaying = false
         let bus: Bus
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
@@ -521,6 +525,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // stream it opens next (gst_pulseringbuffer_acquire: else the server's saved one applies)
         kept.streamLevels = nil
         kept.streamHeard = false
+        kept.opensPlaying = false
         applyLevels(to: kept)
         outputs?.route(kept.outputSink)
         kept.stages?.apply(audio)
@@ -837,6 +842,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
         if started == .noPreroll {
             prerolled = true  // a live source: the player asks for PLAYING when told
+            fresh.opensPlaying = true
+            applyLevels(to: fresh)
             deliver(.live, generation)
         } else if uri.isFile {
             watchPreroll(of: fresh, uri, generation, isRetry: isRetry)
@@ -968,10 +975,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             // the sound server applies the stream's volume at once, not behind the 300 ms it buffers
             let levels = (volume: volume * fade * rampGain(for: pipeline), muted: muted)
             // PipeWire 0.3.65 opens a stream at its own level, not the one pulsesink gives it
-            // (START_MUTED and the volume are lost): the element in front carries them too until
-            // the server has told of the stream, and `streamLevelsChanged` gives them again
-            pipeline.fade?.set("volume", pipeline.streamHeard ? 1.0 : levels.volume)
-            pipeline.fade?.set("mute", pipeline.streamHeard ? false : levels.muted)
+            // (START_MUTED and the volume are lost): the stream is given them again at its preroll
+            // (`giveLevelsToOpenedStream`); one that opens playing has them carried by the element
+            // in front until the server has told of it, and `streamLevelsChanged` gives them again
+            let carried = pipeline.opensPlaying && !pipeline.streamHeard
+            pipeline.fade?.set("volume", carried ? levels.volume : 1.0)
+            pipeline.fade?.set("mute", carried ? levels.muted : false)
             pipeline.volume?.set("volume", 1.0)
             pipeline.volume?.set("mute", false)
             guard pipeline.streamLevels.map({ $0 != levels }) ?? true else { return }
@@ -987,6 +996,15 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             pipeline.volume?.set("volume", volume)
             pipeline.volume?.set("mute", muted)
         }
+    }
+
+    /// The stream exists at the server once its pipeline prerolled, corked: given the levels now,
+    /// before PLAYING uncorks it (the requests go in order on pulsesink's one connection), it is
+    /// heard at them from its first sample on PipeWire too, which dropped those it was opened with.
+    private func giveLevelsToOpenedStream(_ pipeline: Pipeline) {
+        guard pipeline.outputSink != nil, !pipeline.opensPlaying else { return }
+        pipeline.streamLevels = nil
+        applyLevels(to: pipeline)
     }
 
     /// The current stream's volume or mute may have changed at the sound server. What the server
@@ -1150,6 +1168,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                     windows.resize(to: VideoSize(width: size.width, height: size.height))
                     pipeline.videoSink?.reconfigureSink()
                 }
+                giveLevelsToOpenedStream(pipeline)
                 // PLAYING before the snapshot's queries and the hop to the player: the sink renders
                 // from the preroll buffer it holds
                 if playsAfterPreroll { pipeline.playbin.setState(.playing) }
@@ -1503,6 +1522,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         fresh.playbin.set("uri", uri.string)
         fresh.playbin.setState(.ready)
         incoming = (fresh, uri, generation)
+        fresh.opensPlaying = true
         applyLevels(to: fresh)  // silent until it starts
     }
 
