@@ -1507,7 +1507,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// until it starts (its messages then tell the player about it as the current item). Not
     /// prerolled: a pulsesink prerolled in PAUSED and played a second later was heard as much later
     /// as it had waited, and without its start when the pipeline ran on the system clock
-    /// (GStreamer 1.22, PulseAudio 16: CrossfadeTests on a null sink's monitor). Two
+    /// (GStreamer 1.22, PulseAudio 16: CrossfadeTests on a null sink's monitor; on PipeWire 0.3.65
+    /// too, 1.0 s late after 1 s prerolled, with or without a flushing seek to 0 at the start). Two
     /// streams at once need an output that takes two: a sound server does (it mixes them); an ALSA
     /// device opened directly does not, so there the item is armed for a gapless switch instead.
     private func prepareCrossfade(_ uri: MediaURI, generation: Generation) {
