@@ -372,6 +372,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         /// The server has told of the stream `outputSink` opened last (see `streamLevelsChanged`):
         /// until then the levels are also carried by the element in front of the sink.
         var streamHeard = false
+        /// Its stream opens as it plays (a live source, a crossfade's item started from READY): no
+        /// preroll gives it the levels before it is heard, so the element in front carries them
+        /// until the server has told of it. Otherwise the stream is given them at its preroll.
+        var opensPlaying = false
         let bus: Bus
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
@@ -541,6 +545,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // stream it opens next (gst_pulseringbuffer_acquire: else the server's saved one applies)
         kept.streamLevels = nil
         kept.streamHeard = false
+        kept.opensPlaying = false
         applyLevels(to: kept)
         outputs?.route(kept.outputSink)
         kept.stages?.apply(audio)
@@ -857,6 +862,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
         if started == .noPreroll {
             prerolled = true  // a live source: the player asks for PLAYING when told
+            fresh.opensPlaying = true
+            applyLevels(to: fresh)
             deliver(.live, generation)
         } else if uri.isFile {
             watchPreroll(of: fresh, uri, generation, isRetry: isRetry)
@@ -988,10 +995,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             // the sound server applies the stream's volume at once, not behind the 300 ms it buffers
             let levels = (volume: volume * fade * rampGain(for: pipeline), muted: muted)
             // PipeWire 0.3.65 opens a stream at its own level, not the one pulsesink gives it
-            // (START_MUTED and the volume are lost): the element in front carries them too until
-            // the server has told of the stream, and `streamLevelsChanged` gives them again
-            pipeline.fade?.set("volume", pipeline.streamHeard ? 1.0 : levels.volume)
-            pipeline.fade?.set("mute", pipeline.streamHeard ? false : levels.muted)
+            // (START_MUTED and the volume are lost): the stream is given them again at its preroll
+            // (`giveLevelsToOpenedStream`); one that opens playing has them carried by the element
+            // in front until the server has told of it, and `streamLevelsChanged` gives them again
+            let carried = pipeline.opensPlaying && !pipeline.streamHeard
+            pipeline.fade?.set("volume", carried ? levels.volume : 1.0)
+            pipeline.fade?.set("mute", carried ? levels.muted : false)
             pipeline.volume?.set("volume", 1.0)
             pipeline.volume?.set("mute", false)
             guard pipeline.streamLevels.map({ $0 != levels }) ?? true else { return }
@@ -1007,6 +1016,15 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             pipeline.volume?.set("volume", volume)
             pipeline.volume?.set("mute", muted)
         }
+    }
+
+    /// The stream exists at the server once its pipeline prerolled, corked: given the levels now,
+    /// before PLAYING uncorks it (the requests go in order on pulsesink's one connection), it is
+    /// heard at them from its first sample on PipeWire too, which dropped those it was opened with.
+    private func giveLevelsToOpenedStream(_ pipeline: Pipeline) {
+        guard pipeline.outputSink != nil, !pipeline.opensPlaying else { return }
+        pipeline.streamLevels = nil
+        applyLevels(to: pipeline)
     }
 
     /// The current stream's volume or mute may have changed at the sound server. What the server
@@ -1170,6 +1188,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                     windows.resize(to: VideoSize(width: size.width, height: size.height))
                     pipeline.videoSink?.reconfigureSink()
                 }
+                giveLevelsToOpenedStream(pipeline)
                 // PLAYING before the snapshot's queries and the hop to the player: the sink renders
                 // from the preroll buffer it holds
                 if playsAfterPreroll { pipeline.playbin.setState(.playing) }
@@ -1508,7 +1527,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// until it starts (its messages then tell the player about it as the current item). Not
     /// prerolled: a pulsesink prerolled in PAUSED and played a second later was heard as much later
     /// as it had waited, and without its start when the pipeline ran on the system clock
-    /// (GStreamer 1.22, PulseAudio 16: CrossfadeTests on a null sink's monitor). Two
+    /// (GStreamer 1.22, PulseAudio 16: CrossfadeTests on a null sink's monitor; on PipeWire 0.3.65
+    /// too, 1.0 s late after 1 s prerolled, with or without a flushing seek to 0 at the start). Two
     /// streams at once need an output that takes two: a sound server does (it mixes them); an ALSA
     /// device opened directly does not, so there the item is armed for a gapless switch instead.
     private func prepareCrossfade(_ uri: MediaURI, generation: Generation) {
@@ -1523,6 +1543,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         fresh.playbin.set("uri", uri.string)
         fresh.playbin.setState(.ready)
         incoming = (fresh, uri, generation)
+        fresh.opensPlaying = true
         applyLevels(to: fresh)  // silent until it starts
     }
 

@@ -26,12 +26,15 @@ class SoundServerTests: ServiceTestCase {
     /// A server with `sinks` (the first the default), and tonearmd playing `files` into it.
     @discardableResult
     func startPlaying(_ files: [URL], sinks: [String] = ["speakers"], arguments: [String] = []) throws -> Daemon {
-        server = try SoundServer(kind, sinks: sinks)
+        try startServer(sinks: sinks)
         let daemon = try harness.start(files.map(\.path) + arguments, sink: nil, environment: server.environment)
         try harness.waitForStatus("Playing")
         try harness.waitForItemStatus("readyToPlay")
         return daemon
     }
+
+    /// The server of the test, with `sinks` (the first the default).
+    func startServer(sinks: [String] = ["speakers"]) throws { server = try SoundServer(kind, sinks: sinks) }
 
     /// Waits until `capture` hears the tone (within 1 dB of its level) after `instant`; the index
     /// of the first sample of that.
@@ -351,4 +354,7 @@ class SoundServerTests: ServiceTestCase {
         try checkTheDesktopsSliderMovesVolumeAndMuteAndOurOwnSettingsAreAnnouncedOnce()
     }
     func testTheDesktopsSliderDuringTheSleepFadeDoesNotFightTheFade() throws { try checkTheDesktopsSliderDuringTheSleepFadeDoesNotFightTheFade() }
+    func testAStreamOpenedAtHalfVolumeIsHeardAtItFromItsFirstSample() throws {
+        try checkAStreamOpenedAtHalfVolumeIsHeardAtItFromItsFirstSample()
+    }
 }

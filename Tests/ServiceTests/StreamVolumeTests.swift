@@ -104,4 +104,28 @@ extension SoundServerTests {
         XCTAssertEqual(try harness.get(H.player, "Volume").double, 1)
     }
 
+    /// A stream opened below Volume 1 is heard at that level from its first sample: Volume 0.5 set
+    /// before anything played (no level of the stream saved at the server yet), then a track
+    /// played; its first 300 ms (what pulsesink buffers) are 6 dB down, as the rest is.
+    func checkAStreamOpenedAtHalfVolumeIsHeardAtItFromItsFirstSample() throws {
+        try startServer()
+        try harness.start([], sink: nil, environment: server.environment)
+        try harness.set(H.player, "Volume", "d", "0.5")
+        let capture = try server.capture("speakers")
+        defer { capture.stop() }
+        let play = ContinuousClock.now
+        try harness.call(H.player, "OpenUri", "s", [try short("long", seconds: 30).absoluteString])
+        try waitForTone(capture, after: play, offset: -6.02, "Volume 0.5")
+        Thread.sleep(forTimeInterval: 0.6)  // the first 300 ms and as much again after them
+        let heard = capture.samples(after: play)
+        guard let first = heard.firstIndex(where: { abs($0) > 32 }) else { throw TestError("nothing heard") }
+        let window = SoundServer.rate * 3 / 10 * SoundServer.channels
+        let firstPart = Array(heard[first..<min(first + window, heard.count)])
+        let nextPart = Array(heard[min(first + window, heard.count)..<min(first + 2 * window, heard.count)])
+        print("Volume 0.5 opening: first 300 ms \(Levels.dBFS(firstPart) - Self.toneLevel) dB, next \(Levels.dBFS(nextPart) - Self.toneLevel) dB")
+        XCTAssertEqual(firstPart.count, window, "300 ms heard")
+        XCTAssertEqual(Levels.dBFS(firstPart) - Self.toneLevel, -6.02, accuracy: 1, "the first 300 ms are 6 dB down")
+        XCTAssertEqual(Levels.dBFS(nextPart) - Self.toneLevel, -6.02, accuracy: 0.5, "and the 300 ms after them")
+    }
+
 }
