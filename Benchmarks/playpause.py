@@ -2,26 +2,27 @@
 """PlayPause -> PropertiesChanged(PlaybackStatus) while tonearmd plays an MP3 into a PipeWire (or
 PulseAudio) of this script's own, each call after a quiet stretch, as `make bench`'s sound rows
 make it (issue 30): several builds in turn, call by call (A B A B ...), so that a drifting load
-falls on all of them alike.
+falls on all of them alike, one playing at a time.
 
-Beside them, Peer.Ping after the same quiet: the round trip through the bus and tonearmd's
-reading thread with nothing to do, the floor under the other figures. Two clocks per call: the caller's (a blocking connection that sends PlayPause and reads the signal
-before the reply, as bench.py's RawClient does) and a listener's (a connection of its own whose
-thread sleeps in recv, so that the signal is read when it arrives whatever the reply does).
+The caller is a blocking connection that sends PlayPause and reads the signal before the reply,
+as bench.py's RawClient does (a listening thread in the same process, tried first, made both
+slower: the two threads woke together for every signal and took turns at the GIL). Beside them,
+Peer.Ping after the same quiet: the round trip through the bus and tonearmd's reading thread with
+nothing to do, the floor under the other figures.
 
   /usr/bin/python3 Benchmarks/playpause.py [--server pipewire|pulseaudio] [--calls 20] [--quiet 1.5]
                                            LABEL=TONEARMD [LABEL=TONEARMD ...]
 
-No system daemon is touched: the sound server (sound.py's, as make bench starts it), its runtime directory and the
-session bus are the script's own.
+No system daemon is touched: the sound server (sound.py's, as make bench starts it), its runtime
+directory and the session bus are the script's own.
 """
-import argparse, importlib.util, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time
+import argparse, importlib.util, os, shutil, signal, statistics, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]  # this folder holds queue.py
 sys.path.insert(0, os.path.join(HERE, "..", "Tests", "PySupport"))
 from tonearm_testkit import OBJ, PEER, PLAYER, PROPS, BUS, RawClient, call_msg, file_uri, percentile  # noqa: E402
-from jeepney import HeaderFields, new_method_call  # noqa: E402
+from jeepney import new_method_call  # noqa: E402
 
 
 def sibling(name):
@@ -34,50 +35,15 @@ def sibling(name):
 sound = sibling("sound")
 
 
-class Listener:
-    """A second connection subscribed to PropertiesChanged; its thread stamps each signal as its
-    last byte arrives."""
-
-    def __init__(self, address, owner):
-        self.raw = RawClient(address)
-        rule = f"type='signal',sender='{owner}',path='{OBJ}',interface='{PROPS}',member='PropertiesChanged'"
-        self.raw.call(new_method_call(BUS, "AddMatch", "s", (rule,)))
-        self.owner, self.seen, self.lock = owner, [], threading.Lock()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
-
-    def run(self):
-        while True:
-            try:
-                raw = self.raw._next_raw()
-            except (OSError, EOFError):
-                return
-            arrived = time.perf_counter()
-            if raw[1] == 4:
-                msg = self.raw._parse(raw)
-                if msg.body and msg.body[0] == PLAYER and "PlaybackStatus" in msg.body[1]:
-                    with self.lock:
-                        self.seen.append((arrived, msg.body[1]["PlaybackStatus"][1]))
-
-    def first_after(self, start, status, limit=3):
-        deadline = time.monotonic() + limit
-        while time.monotonic() < deadline:
-            with self.lock:
-                for t, s in self.seen:
-                    if t >= start and s == status:
-                        return t
-            time.sleep(0.001)
-        return None
-
-
 class Tonearmd:
-    def __init__(self, label, exe, mp3, server, bus_env, workdir):
+    def __init__(self, label, exe, mp3, server, bus_env, workdir, sink=""):
         self.label = label
         state = tempfile.mkdtemp(prefix=f"{label}-", dir=workdir)
         env = dict(os.environ, **server.env, **bus_env, XDG_STATE_HOME=state, XDG_CACHE_HOME=state, XDG_MUSIC_DIR=state)
         env.pop("TONEARM_AUDIO_SINK", None)
         self.err = open(os.path.join(workdir, f"{label}.err"), "wb")
-        self.proc = subprocess.Popen([exe, "--instance", label], env=env, stdout=self.err, stderr=self.err)
+        extra = ["--audio-sink", sink] if sink else []  # fakesink sync=true: the engine without the sound server
+        self.proc = subprocess.Popen([exe, "--instance", label] + extra, env=env, stdout=self.err, stderr=self.err)
         self.dest = f"org.mpris.MediaPlayer2.tonearm.{label}"
         self.raw = RawClient(bus_env["DBUS_SESSION_BUS_ADDRESS"])
         deadline = time.monotonic() + 30
@@ -90,11 +56,10 @@ class Tonearmd:
             time.sleep(0.05)
         _, reply = self.raw.call(new_method_call(BUS, "GetNameOwner", "s", (self.dest,)))
         self.owner = reply.body[0]
-        self.listener = Listener(bus_env["DBUS_SESSION_BUS_ADDRESS"], self.owner)
         rule = f"type='signal',sender='{self.owner}',path='{OBJ}',interface='{PROPS}',member='PropertiesChanged'"
         self.raw.call(new_method_call(BUS, "AddMatch", "s", (rule,)))
         self.call("OpenUri", "s", (file_uri(mp3),))
-        self.caller, self.heard = {"Paused": [], "Playing": []}, {"Paused": [], "Playing": []}
+        self.caller = {"Paused": [], "Playing": []}
         self.pings = []
 
     def call(self, member, sig="", body=(), on_signal=None):
@@ -105,8 +70,7 @@ class Tonearmd:
         return reply.body[0][1]
 
     def toggle(self, quiet):
-        """One PlayPause after QUIET seconds: the seconds until its PlaybackStatus signal at the
-        caller and at the listener."""
+        """One PlayPause after QUIET seconds: the seconds until its PlaybackStatus signal."""
         wanted = "Paused" if self.status() == "Playing" else "Playing"
         time.sleep(quiet)
         seen = []
@@ -114,11 +78,8 @@ class Tonearmd:
         sent = self.raw.sent_at
         at = next((t for t, m in seen if m.body and m.body[0] == PLAYER
                    and m.body[1].get("PlaybackStatus", (None, None))[1] == wanted), None)
-        heard = self.listener.first_after(sent, wanted)
         if at is not None:
             self.caller[wanted].append(at - sent)
-        if heard is not None:
-            self.heard[wanted].append(heard - sent)
 
     def ping(self, quiet):
         """Peer.Ping after QUIET seconds, answered by tonearmd's object server on the same thread
@@ -143,7 +104,7 @@ def ms(values):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("builds", nargs="+", help="LABEL=PATH of a tonearmd")
+    ap.add_argument("builds", nargs="+", help="LABEL=PATH of a tonearmd, or LABEL=PATH=SINK for its --audio-sink")
     ap.add_argument("--server", default="pipewire", choices=["pipewire", "pulseaudio"])
     ap.add_argument("--calls", type=int, default=20, help="PlayPause calls per build")
     ap.add_argument("--quiet", type=float, default=1.5, help="seconds of quiet before each call")
@@ -164,7 +125,8 @@ def main():
         server.start()
         for build in args.builds:
             label, _, exe = build.partition("=")
-            players.append(Tonearmd(label, exe, mp3, server, bus_env, workdir))
+            exe, _, sink = exe.partition("=")
+            players.append(Tonearmd(label, exe, mp3, server, bus_env, workdir, sink))
         for p in players:
             p.call("Pause")
         time.sleep(2)
@@ -181,11 +143,10 @@ def main():
                 p.ping(args.quiet)
                 p.call("Pause")
         print(f"# load after: {os.getloadavg()}")
-        print("| build | caller: -> Paused, median ms (p95) | -> Playing | listener: -> Paused | -> Playing | Ping's reply |")
-        print("|---|---|---|---|---|---|")
+        print("| build | PlayPause -> Paused, median ms (p95) | -> Playing | Peer.Ping's reply |")
+        print("|---|---|---|---|")
         for p in players:
-            print(f"| {p.label} | {ms(p.caller['Paused'])} | {ms(p.caller['Playing'])} | "
-                  f"{ms(p.heard['Paused'])} | {ms(p.heard['Playing'])} | {ms(p.pings)} |")
+            print(f"| {p.label} | {ms(p.caller['Paused'])} | {ms(p.caller['Playing'])} | {ms(p.pings)} |")
     finally:
         for p in players:
             p.stop()
