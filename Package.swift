@@ -108,7 +108,7 @@ let package = Package(
         .executableTarget(
             name: "tonearmd",
             dependencies: [
-                "DBus", "PlayerEngine", "PlayerModel", "TonearmClient", "TonearmService",
+                "Basics", "DBus", "PlayerEngine", "PlayerModel", "TonearmClient", "TonearmService",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),

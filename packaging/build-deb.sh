@@ -33,6 +33,11 @@ printf 'Source: tonearm\n\nPackage: tonearm\nArchitecture: any\n' >"$stage/src/d
 shlibs=$(cd "$stage/src" && dpkg-shlibdeps -O "$root/usr/bin/tonearm" "$root/usr/bin/tonearmd" "$root/usr/bin/tonearm-video" 2>/dev/null |
     sed -n 's/^shlibs:Depends=//p')
 [ -n "$shlibs" ] || { echo "build-deb: dpkg-shlibdeps found no shared libraries" >&2; exit 1; }
+# packed relocations (make release, RELEASE_LINK) need glibc 2.36's loader: the programs name its
+# GLIBC_ABI_DT_RELR version, which no symbol carries, so dpkg-shlibdeps does not count it
+if objdump -p "$root/usr/bin/tonearmd" | grep -q GLIBC_ABI_DT_RELR; then
+    shlibs=$(echo "$shlibs" | sed -E 's/libc6 \(>= [0-9.]+\)/libc6 (>= 2.36)/')
+fi
 
 mkdir -p "$root/DEBIAN"
 installed_size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)

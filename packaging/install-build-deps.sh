@@ -77,11 +77,16 @@ PACKAGES=(
     # an unprivileged user, and XWayland, the X server that Tonearm's (X11) window gets there
     sway
     xwayland
-    # sound tests (SoundServerTests, CrossfadeTests): a PulseAudio server of the test's own with null sinks, and
-    # pactl/parec (pulseaudio-utils) to plug devices in and out and to hear their monitors; tests only
-    # (a desktop has its own sound server; tonearmd needs only gstreamer1.0-pulseaudio)
+    # sound tests (SoundServerTests, PulseAudioServerTests, CrossfadeTests): sound servers of the test's own with
+    # null sinks: PipeWire as a GNOME desktop runs it (the daemon, its session manager wireplumber and its
+    # Pulse server pipewire-pulse) and PulseAudio; pactl/parec (pulseaudio-utils) to plug devices in and out
+    # and to hear their monitors on either; tests only (a desktop has its own sound server; tonearmd needs
+    # only gstreamer1.0-pulseaudio)
     pulseaudio
     pulseaudio-utils
+    pipewire
+    pipewire-pulse
+    wireplumber
     # Snapcast tests (SnapcastTests): a snapserver and a snapclient of the test's own on 127.0.0.1,
     # each with its own config and ports (the packages' system services are not needed; tonearmd
     # only connects to a snapserver the user runs)

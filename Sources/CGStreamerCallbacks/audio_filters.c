@@ -4,12 +4,17 @@
 // runs there). Declared in include/tonearm_gstreamer_callbacks.h.
 #include "tonearm_gstreamer_callbacks.h"
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
+
+// Our locks are pthread mutexes, not GMutex: GLib on Linux builds GMutex (and so GST_OBJECT_LOCK)
+// on bare futexes, which ThreadSanitizer cannot see, so every access they order was reported as
+// a race (make test-tsan). pthread's are the same cost and checked.
 
 // MARK: ReplayGain
 
 struct TonearmReplayGain {
-    GMutex lock;
+    pthread_mutex_t lock;
     GstElement *volume;  // not referenced: it owns the pad the probe is on, and so outlives it
     gboolean album_mode;
     gint next_album_mode;  // -1: none armed for the next stream
@@ -23,7 +28,7 @@ struct TonearmReplayGain {
 static void tonearm_replay_gain_clear(gpointer data) {
     TonearmReplayGain *gain = (TonearmReplayGain *) data;
     g_free(gain->stream_id);
-    g_mutex_clear(&gain->lock);
+    pthread_mutex_destroy(&gain->lock);
 }
 
 // The factor for the tags seen so far (called with the lock held). An untagged stream plays as
@@ -111,9 +116,9 @@ static GstPadProbeReturn tonearm_replay_gain_probe(GstPad *pad, GstPadProbeInfo 
         // sent again to a new peer): that is no new stream.
         const gchar *stream_id = NULL;
         gst_event_parse_stream_start(event, &stream_id);
-        g_mutex_lock(&gain->lock);
+        pthread_mutex_lock(&gain->lock);
         if (stream_id != NULL && g_strcmp0(stream_id, gain->stream_id) == 0) {
-            g_mutex_unlock(&gain->lock);
+            pthread_mutex_unlock(&gain->lock);
             break;
         }
         g_free(gain->stream_id);
@@ -122,16 +127,16 @@ static GstPadProbeReturn tonearm_replay_gain_probe(GstPad *pad, GstPadProbeInfo 
         if (gain->next_album_mode >= 0) gain->album_mode = gain->next_album_mode;
         gain->next_album_mode = -1;
         tonearm_replay_gain_apply(gain);
-        g_mutex_unlock(&gain->lock);
+        pthread_mutex_unlock(&gain->lock);
         break;
     }
     case GST_EVENT_TAG: {
         GstTagList *tags = NULL;
         gst_event_parse_tag(event, &tags);
-        g_mutex_lock(&gain->lock);
+        pthread_mutex_lock(&gain->lock);
         tonearm_replay_gain_read(gain, tags);
         tonearm_replay_gain_apply(gain);
-        g_mutex_unlock(&gain->lock);
+        pthread_mutex_unlock(&gain->lock);
         break;
     }
     default:
@@ -144,7 +149,7 @@ TonearmReplayGain *tonearm_replay_gain_attach(GstElement *volume) {
     GstPad *pad = gst_element_get_static_pad(volume, "sink");
     if (pad == NULL) return NULL;
     TonearmReplayGain *gain = g_atomic_rc_box_new0(TonearmReplayGain);
-    g_mutex_init(&gain->lock);
+    pthread_mutex_init(&gain->lock, NULL);
     gain->volume = volume;
     gain->next_album_mode = -1;
     gain->applied = 1.0;
@@ -157,23 +162,23 @@ TonearmReplayGain *tonearm_replay_gain_attach(GstElement *volume) {
 }
 
 void tonearm_replay_gain_set(TonearmReplayGain *gain, gboolean album_mode, gdouble pre_amp) {
-    g_mutex_lock(&gain->lock);
+    pthread_mutex_lock(&gain->lock);
     gain->album_mode = album_mode;
     gain->pre_amp = pre_amp;
     tonearm_replay_gain_apply(gain);
-    g_mutex_unlock(&gain->lock);
+    pthread_mutex_unlock(&gain->lock);
 }
 
 void tonearm_replay_gain_set_next(TonearmReplayGain *gain, gint next_album_mode) {
-    g_mutex_lock(&gain->lock);
+    pthread_mutex_lock(&gain->lock);
     gain->next_album_mode = next_album_mode < 0 ? -1 : next_album_mode != 0;
-    g_mutex_unlock(&gain->lock);
+    pthread_mutex_unlock(&gain->lock);
 }
 
 gdouble tonearm_replay_gain_factor_applied(TonearmReplayGain *gain) {
-    g_mutex_lock(&gain->lock);
+    pthread_mutex_lock(&gain->lock);
     gdouble factor = gain->applied;
-    g_mutex_unlock(&gain->lock);
+    pthread_mutex_unlock(&gain->lock);
     return factor;
 }
 
@@ -187,6 +192,12 @@ void tonearm_replay_gain_release(gpointer gain) {
 // that a relink that runs late reads the newest wish, and several pending relinks agree).
 #define TONEARM_CHAIN_WANT "tonearm-chain-want"
 #define TONEARM_CHAIN_MAX 4
+
+// Held while a wish is set and while a relink runs, whichever thread it runs on (the engine's, or
+// a streaming thread when the pad was busy): relinks of one chain never overlap, and each sees
+// what the last one did to the elements. One lock for all chains: a relink takes microseconds and
+// comes only with a change of settings.
+static pthread_mutex_t tonearm_chain_lock = PTHREAD_MUTEX_INITIALIZER;
 
 typedef struct {
     GstElement *stages[TONEARM_CHAIN_MAX];
@@ -241,12 +252,11 @@ static GstPadProbeReturn tonearm_chain_relink(GstPad *pad, GstPadProbeInfo *info
     TonearmChainJob *job = (TonearmChainJob *) data;
     GstElement *wanted[TONEARM_CHAIN_MAX];
     guint count = 0;
-    GST_OBJECT_LOCK(job->head);
+    pthread_mutex_lock(&tonearm_chain_lock);
     TonearmChainWant *want = g_object_get_data(G_OBJECT(job->head), TONEARM_CHAIN_WANT);
     if (want != NULL) {
         for (; count < want->count; count++) wanted[count] = gst_object_ref(want->stages[count]);
     }
-    GST_OBJECT_UNLOCK(job->head);
 
     GstElement *current[TONEARM_CHAIN_MAX];
     guint linked = 0;
@@ -287,6 +297,7 @@ static GstPadProbeReturn tonearm_chain_relink(GstPad *pad, GstPadProbeInfo *info
     for (guint index = 0; index < count; index++) gst_element_sync_state_with_parent(wanted[index]);
 
 done:
+    pthread_mutex_unlock(&tonearm_chain_lock);
     for (guint index = 0; index < linked; index++) gst_object_unref(current[index]);
     for (guint index = 0; index < count; index++) gst_object_unref(wanted[index]);
     return GST_PAD_PROBE_REMOVE;
@@ -296,15 +307,20 @@ void tonearm_filter_chain_set(GstElement *bin, GstElement *head, GstElement *tai
     TonearmChainWant *want = g_new0(TonearmChainWant, 1);
     for (; want->count < MIN(count, TONEARM_CHAIN_MAX); want->count++)
         want->stages[want->count] = gst_object_ref(stages[want->count]);
-    GST_OBJECT_LOCK(head);
-    g_object_set_data_full(G_OBJECT(head), TONEARM_CHAIN_WANT, want, tonearm_chain_want_free);
-    GST_OBJECT_UNLOCK(head);
     GstPad *src = gst_element_get_static_pad(head, "src");
-    if (src == NULL) return;
     TonearmChainJob *job = g_new0(TonearmChainJob, 1);
     job->bin = gst_object_ref(bin);
     job->head = gst_object_ref(head);
     job->tail = gst_object_ref(tail);
+    // the job's fields are written before the unlock that the relink's lock follows
+    pthread_mutex_lock(&tonearm_chain_lock);
+    g_object_set_data_full(G_OBJECT(head), TONEARM_CHAIN_WANT, want, tonearm_chain_want_free);
+    pthread_mutex_unlock(&tonearm_chain_lock);
+    if (src == NULL) {
+        tonearm_chain_job_free(job);
+        return;
+    }
+    // not under the lock: an idle pad runs the relink at once, on this thread
     gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_IDLE, tonearm_chain_relink, job, tonearm_chain_job_free);
     gst_object_unref(src);
 }

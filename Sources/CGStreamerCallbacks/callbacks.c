@@ -284,3 +284,21 @@ gboolean tonearm_watch_segments(GstElement *element) {
     gst_object_unref(pad);
     return TRUE;
 }
+
+// pulsesink notifies `volume` and then `mute` from its streaming thread, at the next write after
+// any change of its stream at the server (its own settings among them: gst-plugins-good 1.22
+// pulsesink.c, gst_pulseringbuffer_commit): only a message here; reading the property asks the
+// server, which the engine's queue does.
+static void tonearm_stream_levels_notified(GObject *sink, GParamSpec *spec, gpointer data) {
+    (void)spec;
+    (void)data;
+    GstElement *element = GST_ELEMENT(sink);
+    gst_element_post_message(element, gst_message_new_element(GST_OBJECT(element), gst_structure_new_empty("tonearm-stream-levels")));
+}
+
+gboolean tonearm_watch_stream_levels(GstElement *sink) {
+    if (g_object_class_find_property(G_OBJECT_GET_CLASS(sink), "volume") == NULL) return FALSE;
+    // connected for the element's life: GObject drops the handler with it
+    g_signal_connect(sink, "notify::volume", G_CALLBACK(tonearm_stream_levels_notified), NULL);
+    return TRUE;
+}

@@ -161,6 +161,9 @@ public struct Message: Sendable {
         /// A new segment reached a sink that `Element.watchForSegments` watches, made by the seek
         /// with this sequence number.
         case segmentReached(seqnum: UInt32)
+        /// The stream of a pulsesink that `Element.watchStreamLevels` watches changed at the sound
+        /// server (its volume or mute, maybe): read them from the element.
+        case streamLevelsChanged
         case latency
         case other(String)
     }
@@ -264,6 +267,8 @@ public struct Message: Sendable {
             var seqnum: guint = 0
             gst_structure_get_uint(gst_message_get_structure(message), "seqnum", &seqnum)
             kind = .segmentReached(seqnum: UInt32(seqnum))
+        case GST_MESSAGE_ELEMENT where gst_message_has_name(message, "tonearm-stream-levels") != 0:
+            kind = .streamLevelsChanged
         default:
             kind = .other(gst_message_type_get_name(type).map { String(cString: $0) } ?? "unknown")
         }

@@ -21,32 +21,40 @@ public struct Device: Sendable, Hashable {
     }
 }
 
-/// A `GstDeviceMonitor` of one device class (`Audio/Sink`), read without a GLib main loop: its
-/// bus's poll file descriptor becomes readable when a device came, went or changed, and `drain`
-/// empties it (`gst_device_monitor_get_bus`, `gst_bus_pop`), as `Bus` does for a pipeline.
+/// One device provider's devices of one class (`Audio/Sink` of `pulsedeviceprovider`), read
+/// without a GLib main loop: the provider's bus's poll file descriptor becomes readable when a
+/// device came, went or changed, and `drain` empties it (`gst_device_provider_get_bus`,
+/// `gst_bus_pop`), as `Bus` does for a pipeline.
+///
+/// One provider, not a `GstDeviceMonitor` of every provider: on PipeWire (a GNOME desktop) the
+/// monitor also starts `pipewiredeviceprovider`, which lists each device a second time under the
+/// same name (kind `pipewire`), a device no `pulsesink` plays on, and keeps a connection and a
+/// thread of its own to the PipeWire daemon.
 public final class DeviceMonitor: @unchecked Sendable {
-    // @unchecked: only immutable fields; the monitor and its bus take their own locks.
-    private let monitor: UnsafeMutablePointer<GstDeviceMonitor>
+    // @unchecked: only immutable fields; the provider and its bus take their own locks.
+    private let provider: UnsafeMutablePointer<GstDeviceProvider>
     private let bus: UnsafeMutablePointer<GstBus>
+    private let deviceClass: String
 
-    /// A monitor of `deviceClass`, started (`gst_device_monitor_start`: the providers probe their
-    /// devices and begin watching, the pulse provider on a PulseAudio thread of its own); nil when
-    /// no provider starts (no sound server).
-    public init?(deviceClass: String) {
-        let monitor = gst_device_monitor_new()!
-        gst_device_monitor_add_filter(monitor, deviceClass, nil)
-        guard gst_device_monitor_start(monitor) != 0 else {
-            gst_object_unref(monitor)
+    /// The devices of `deviceClass` from the provider made by the factory `provider`, started
+    /// (`gst_device_provider_start`: it probes its devices and begins watching, the pulse provider
+    /// on a PulseAudio thread of its own); nil when there is no such provider or it does not
+    /// start (no sound server).
+    public init?(provider name: String, deviceClass: String) {
+        guard let provider = gst_device_provider_factory_get_by_name(name) else { return nil }
+        guard gst_device_provider_start(provider) != 0 else {
+            gst_object_unref(provider)
             return nil
         }
-        self.monitor = monitor
-        bus = gst_device_monitor_get_bus(monitor)
+        self.provider = provider
+        self.deviceClass = deviceClass
+        bus = gst_device_provider_get_bus(provider)
     }
 
     deinit {
-        gst_device_monitor_stop(monitor)
+        gst_device_provider_stop(provider)
         gst_object_unref(bus)
-        gst_object_unref(monitor)
+        gst_object_unref(provider)
     }
 
     /// Readable while messages are pending (`gst_bus_get_pollfd`).
@@ -69,15 +77,16 @@ public final class DeviceMonitor: @unchecked Sendable {
         return changed
     }
 
-    /// The devices now (`gst_device_monitor_get_devices`, whose list and references are freed here).
+    /// The devices now (`gst_device_provider_get_devices`, whose list and references are freed here).
     public var devices: [Device] {
         var result: [Device] = []
-        var node = gst_device_monitor_get_devices(monitor)
+        var node = gst_device_provider_get_devices(provider)
         let list = node
         while let current = node {
             if let raw = current.pointee.data {
                 let device = raw.assumingMemoryBound(to: GstDevice.self)
-                result.append(Self.copy(device))
+                // the pulse provider lists sources (each sink's monitor among them) beside sinks
+                if gst_device_has_classes(device, deviceClass) != 0 { result.append(Self.copy(device)) }
                 gst_object_unref(raw)
             }
             node = current.pointee.next

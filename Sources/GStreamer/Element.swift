@@ -254,6 +254,14 @@ public final class Element: @unchecked Sendable {
         tonearm_watch_segments(pointer) != 0
     }
 
+    /// Posts a `streamLevelsChanged` message each time this pulsesink notifies its `volume`: its
+    /// stream changed at the sound server (a signal handler in C, `tonearm_watch_stream_levels`).
+    /// False when the element has no `volume` property.
+    @discardableResult
+    public func watchStreamLevels() -> Bool {
+        tonearm_watch_stream_levels(pointer) != 0
+    }
+
     /// Unlinks every temporary file an element inside this pipeline makes (a downloadbuffer's
     /// download) as soon as it is made, so that none outlives the pipeline or a killed process
     /// (`tonearm_unlink_temp_files`: a deep-notify handler in C, connected for the element's life).

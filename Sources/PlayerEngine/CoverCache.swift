@@ -45,7 +45,7 @@ public final class CoverCache: @unchecked Sendable {
 
     /// `$XDG_CACHE_HOME/tonearm/covers` (an absolute XDG_CACHE_HOME only, as the XDG base
     /// directory spec asks), else `$HOME/.cache/tonearm/covers`.
-    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+    public static func defaultDirectory(environment: [String: String] = Environment.variables()) -> URL {
         let cache = environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? Path.appending(".cache", to: environment["HOME"] ?? "/tmp")
         return URL(fileURLWithPath: cache).appendingPathComponent("tonearm/covers")

@@ -1,3 +1,4 @@
+import Basics
 import FoundationEssentials
 import GStreamer
 
@@ -52,7 +53,7 @@ public struct EngineConfiguration: Sendable {
     }
 
     /// The defaults, overridden by `TONEARM_AUDIO_SINK` and `TONEARM_PIPELINE` (playbin3|playbin).
-    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> EngineConfiguration {
+    public static func fromEnvironment(_ environment: [String: String] = Environment.variables()) -> EngineConfiguration {
         var configuration = EngineConfiguration()
         if let sink = environment["TONEARM_AUDIO_SINK"], !sink.trimmingWhitespace().isEmpty {
             configuration.audioSink = sink

@@ -349,6 +349,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         /// The levels last given to `outputSink`'s stream (see `applyLevels`): each setting is a
         /// request to the sound server, sent only for a change.
         var streamLevels: (volume: Double, muted: Bool)?
+        /// The server has told of the stream `outputSink` opened last (see `streamLevelsChanged`):
+        /// until then the levels are also carried by the element in front of the sink.
+        var streamHeard = false
         let bus: Bus
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
@@ -423,8 +426,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
         let pipeline = Pipeline(playbin: playbin, volume: volumeElement, bus: bus, busSource: source)
         pipeline.fade = sink.child(named: "tonearm-fade")
-        applyLevels(to: pipeline)
         pipeline.outputSink = sink.child(named: Self.pulseSinkName)
+        pipeline.outputSink?.watchStreamLevels()
+        // once the sink is known: the stream gets its levels when it opens (else the server's
+        // remembered volume for Tonearm applies, and the levels stay on the element in front)
+        applyLevels(to: pipeline)
         pipeline.toSnapcast = sink.child(named: SnapcastOutput.sinkName) != nil
         pipeline.outputSink?.set("latency-time", Self.pulseLatencyTime)
         pipeline.outputSink?.set("buffer-time", Self.pulseBufferTime)
@@ -514,6 +520,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // Its stream was released in READY, and pulsesink gives the server a volume only for the
         // stream it opens next (gst_pulseringbuffer_acquire: else the server's saved one applies)
         kept.streamLevels = nil
+        kept.streamHeard = false
         applyLevels(to: kept)
         outputs?.route(kept.outputSink)
         kept.stages?.apply(audio)
@@ -528,7 +535,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     public func stopWatchingOutputs() {
         guard isStarted else { return }
         queue.sync { outputs = nil }  // its source is cancelled, and the cancel handler lets the monitor go
-        queue.sync {}  // that handler, queued on this queue, has run: gst_device_monitor_stop is done
+        queue.sync {}  // that handler, queued on this queue, has run: gst_device_provider_stop is done
     }
 
     /// Waits until every retired pipeline reached NULL and was freed or kept warm (its device and
@@ -960,8 +967,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         if let stream = pipeline.outputSink {
             // the sound server applies the stream's volume at once, not behind the 300 ms it buffers
             let levels = (volume: volume * fade * rampGain(for: pipeline), muted: muted)
-            pipeline.fade?.set("volume", 1.0)
-            pipeline.fade?.set("mute", false)
+            // PipeWire 0.3.65 opens a stream at its own level, not the one pulsesink gives it
+            // (START_MUTED and the volume are lost): the element in front carries them too until
+            // the server has told of the stream, and `streamLevelsChanged` gives them again
+            pipeline.fade?.set("volume", pipeline.streamHeard ? 1.0 : levels.volume)
+            pipeline.fade?.set("mute", pipeline.streamHeard ? false : levels.muted)
             pipeline.volume?.set("volume", 1.0)
             pipeline.volume?.set("mute", false)
             guard pipeline.streamLevels.map({ $0 != levels }) ?? true else { return }
@@ -977,6 +987,40 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             pipeline.volume?.set("volume", volume)
             pipeline.volume?.set("mute", muted)
         }
+    }
+
+    /// The current stream's volume or mute may have changed at the sound server. What the server
+    /// has now (reading pulsesink's properties asks it, after every setting this queue sent) is
+    /// told to the player unless it is what `applyLevels` gave the stream last: a setting of our
+    /// own coming back is no news. Either way it is what the stream has now.
+    private func streamLevelsChanged(_ pipeline: Pipeline) {
+        guard let stream = pipeline.outputSink, let given = pipeline.streamLevels else { return }
+        let now = (volume: stream.double("volume"), muted: stream.bool("mute"))
+        let same = now.muted == given.muted && Self.sameStreamVolume(now.volume, given.volume)
+        if !pipeline.streamHeard {
+            // the first word of a new stream: the server's own start level is nobody's choice
+            pipeline.streamHeard = true
+            if !same {
+                logger.info("the sound server opened the stream at its own level: ours again",
+                            metadata: ["volume": "\(now.volume)", "muted": "\(now.muted)"])
+                pipeline.streamLevels = nil
+            }
+            applyLevels(to: pipeline)
+            return
+        }
+        guard !same else { return }
+        pipeline.streamLevels = now
+        let fading = fade != 1 || rampGain(for: pipeline) != 1
+        logger.info("the stream's levels were changed at the sound server",
+                    metadata: ["volume": "\(now.volume)", "muted": "\(now.muted)", "fading": "\(fading)"])
+        deliver(.streamLevels(volume: now.volume, muted: now.muted, fading: fading), generation ?? Generation(0))
+    }
+
+    /// Whether two linear volumes are one to the sound server: it keeps a stream's volume as a
+    /// cubic step of 1/65536 (pa_volume_t, pa_sw_volume_from_linear), so a volume given comes back
+    /// rounded to that.
+    private static func sameStreamVolume(_ a: Double, _ b: Double) -> Bool {
+        abs(cbrt(max(a, 0)) - cbrt(max(b, 0))) * 65536 < 1.5
     }
 
     // MARK: Queries, on the engine's queue
@@ -1005,7 +1049,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         return EngineSnapshot(position: positionSample(), duration: duration,
                               isSeekable: seeking?.seekable ?? false,
                               loadedRanges: loadedRanges(duration: duration),
-                              seekableRange: seeking?.range.map { TimeRange(start: .nanoseconds($0.lowerBound), end: .nanoseconds($0.upperBound)) })
+                              seekableRange: seeking?.range.map { TimeRange(start: .nanoseconds($0.lowerBound), end: .nanoseconds($0.upperBound)) },
+                              streamWakesWhilePaused: pipeline?.outputSink != nil && pipeline?.toSnapcast != true)
     }
 
     /// A live HLS playlist (no EXT-X-ENDLIST) and internet radio preroll like files: souphttpsrc
@@ -1192,6 +1237,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             if seqnum == pipeline.loop.seqnum { wrap(pipeline) }
         case .segmentReached(let seqnum):
             wrapped(pipeline, by: seqnum)
+        case .streamLevelsChanged:
+            streamLevelsChanged(pipeline)
         case .latency, .other:
             break
         }

@@ -3,7 +3,8 @@ import GStreamer
 import Logging
 import PlayerModel
 
-/// Which device the sound goes to: the output devices (a `DeviceMonitor` of Audio/Sink, whose
+/// Which device the sound goes to: the output devices (a `DeviceMonitor` of the pulse provider's
+/// Audio/Sink devices: the ones a pulsesink plays on, whose
 /// bus's fd wakes the engine's queue as the pipeline's does: no polling), the output the player
 /// chose, and the `device` of the pulsesink that plays. Confined to the engine's queue.
 ///
@@ -28,7 +29,7 @@ final class OutputRouter: @unchecked Sendable {
     /// Watches the Audio/Sink devices; nil when no provider starts (no sound server).
     init?(queue: DispatchQueue, logger: Logger, reportDevices: @escaping ([OutputDevice]) -> Void, moveSinks: @escaping () -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard let monitor = DeviceMonitor(deviceClass: "Audio/Sink") else { return nil }
+        guard let monitor = DeviceMonitor(provider: "pulsedeviceprovider", deviceClass: "Audio/Sink") else { return nil }
         self.queue = queue
         self.logger = logger
         self.monitor = monitor

@@ -50,7 +50,7 @@ public final class TagMetadataReader: MetadataReader, @unchecked Sendable {
     }
 
     /// `TONEARM_TAG_READER` (`pipeline` or `discoverer`), else the pipeline.
-    public static func method(environment: [String: String] = ProcessInfo.processInfo.environment) -> Method {
+    public static func method(environment: [String: String] = Environment.variables()) -> Method {
         environment["TONEARM_TAG_READER"].flatMap(Method.init(rawValue:)) ?? .pipeline
     }
 

@@ -64,7 +64,7 @@ final class VideoWindow: @unchecked Sendable {
     }
 
     /// The path of `tonearm-video`: `TONEARM_VIDEO_HELPER`, else beside the running program.
-    static func helperPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    static func helperPath(environment: [String: String] = Environment.variables()) -> String {
         if let path = environment["TONEARM_VIDEO_HELPER"], !path.isEmpty { return path }
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let directory = exe.lastIndex(of: "/").map { String(exe[..<$0]) } ?? "."

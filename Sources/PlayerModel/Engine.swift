@@ -41,13 +41,18 @@ public struct EngineSnapshot: Hashable, Sendable {
     /// Where a seek can go now, in the position's timeline, when the pipeline names it (the
     /// SEEKING query's range): for a live HLS playlist, its window.
     public var seekableRange: TimeRange?
+    /// The output is a sound server's stream, which wakes the player while it is paused (libpulse
+    /// times a corked stream every 1.5 s): released after a while paused (`PausedRelease`). A
+    /// fake, ALSA or file sink wakes nothing paused, and is kept.
+    public var streamWakesWhilePaused: Bool
     public init(position: PositionSample?, duration: Duration?, isSeekable: Bool, loadedRanges: [TimeRange],
-                seekableRange: TimeRange? = nil) {
+                seekableRange: TimeRange? = nil, streamWakesWhilePaused: Bool = false) {
         self.position = position
         self.duration = duration
         self.isSeekable = isSeekable
         self.loadedRanges = loadedRanges
         self.seekableRange = seekableRange
+        self.streamWakesWhilePaused = streamWakesWhilePaused
     }
 }
 
@@ -122,6 +127,11 @@ public enum EngineEvent: Sendable, Equatable {
     case video(VideoEvent)
     /// The output devices now (hot-plug), whatever the load.
     case outputs([OutputDevice])
+    /// The sound server's volume and mute of the current stream are not what the engine last
+    /// gave it: someone changed them there (a desktop's per-application slider), whatever the
+    /// load. `fading`: the engine was giving the stream less than `Volume` (the sleep timer's fade,
+    /// a crossfade's ramp), so `volume` is not the user's level.
+    case streamLevels(volume: Double, muted: Bool, fading: Bool)
 }
 
 /// The narrow interface the player drives. The GStreamer engine implements it; unit tests script it.

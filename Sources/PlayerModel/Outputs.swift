@@ -1,4 +1,4 @@
-/// An audio output device the engine found (GstDeviceMonitor, class Audio/Sink).
+/// An audio output device the engine found (the pulse device provider, class Audio/Sink).
 public struct OutputDevice: Sendable, Hashable {
     /// What `Output` takes to play there (PulseAudio's sink name).
     public var id: String

@@ -4,11 +4,13 @@
 /// corked (PA_STREAM_AUTO_TIMING_UPDATE, which pulsesink sets), so a paused player woke 1-2 times a
 /// second for as long as it stayed paused (rule 7). The timer exists only between the pause and
 /// the release. A video stays (its window shows the paused frame), and so does an item that cannot
-/// seek back to where it was.
+/// seek back to where it was. Only an output that wakes while paused is released: a fake, ALSA or
+/// file sink wakes nothing, and its pipeline is kept (no release, no teardown at 5 s).
 struct PausedRelease {
     /// The timer runs: paused, prerolled, not released yet.
     var waiting = false
-    /// Released while paused: a seek prerolls at its target (as on a stopped player).
+    /// Released while paused (or restored paused, never loaded): a seek prerolls at its target
+    /// (as on a stopped player).
     var released = false
 
     /// Long enough that a pause to answer the door resumes on the kept stream at once.
@@ -27,7 +29,7 @@ extension PlayerMachine {
     }
 
     private var mayReleaseWhilePaused: Bool {
-        guard transport.intent == .paused, let ready = loadState.ready, ready.seek == nil,
+        guard transport.intent == .paused, let ready = loadState.ready, ready.seek == nil, ready.pipeline.streamWakesWhilePaused,
               ready.pipeline.state == .paused, ready.pipeline.pending == nil, let item = playQueue.current else { return false }
         return item.isSeekable && !item.isLive && !video.hasVideo
     }

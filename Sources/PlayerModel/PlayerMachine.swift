@@ -287,8 +287,10 @@ public struct PlayerMachine: Sendable {
 
     /// Restores a saved state into an empty player (at start, before anyone is told anything):
     /// the queue with its ids and order, the current item, the settings; items whose files are
-    /// gone come back failed with `notFound`. `.pause` loads the current item paused at the saved
-    /// position (a stopped player stays stopped), `.play` plays it from there, `.none` does nothing.
+    /// gone come back failed with `notFound`, every item with the tags and length saved of it.
+    /// `.pause` shows the current item paused at the saved position without loading it (Play or a
+    /// seek loads it there; a stopped player stays stopped), `.play` plays it from there, `.none`
+    /// does nothing.
     public mutating func restore(_ saved: SavedState, resume: ResumeMode) {
         guard resume != .none, playQueue.isEmpty else { return }
         playQueue.restore(saved.items.map { ($0.id, $0.uri) }, nextID: saved.nextID)
@@ -296,6 +298,15 @@ public struct PlayerMachine: Sendable {
             // the same words as a file that is missing when it is queued (LocalFiles)
             playQueue.update(entry.id) { $0.status = .failed(ItemError(.notFound, "no such file: \(entry.uri.displayPath)")) }
             failures.lastFailed = entry.id
+        }
+        for entry in saved.items {
+            guard let known = entry.metadata, playQueue.contains(entry.id) else { continue }
+            // read once already: shown as saved, and not read again (loaded, its tags replace these)
+            playQueue.update(entry.id) {
+                $0.metadata = known.tags
+                if $0.error == nil { $0.duration = known.duration }
+            }
+            _ = reads.ask(entry.id)
         }
         let restored = saved.settings
         if restored.volume.isFinite, restored.volume != settings.volume { setVolume(restored.volume) }
@@ -334,6 +345,12 @@ public struct PlayerMachine: Sendable {
             loadState = .idle(start: SeekRequest(target: .position(restored.position), mode: .exact))
         }
         setIntent(wanted)
+        guard wanted == .playing else {
+            // paused where it was with what was saved of it, and loaded there at Play or a seek,
+            // as an item paused a while is (PausedRelease): GStreamer waits for that (issue 30)
+            pausedRelease.released = true
+            return
+        }
         load(item.id)
     }
 
@@ -952,6 +969,10 @@ public struct PlayerMachine: Sendable {
         if case .video(.pointerMoved) = event { return pointerMoved(now: now) }
         // the devices of the machine, not of a load: whatever the generation
         if case .outputs(let devices) = event { return devicesChanged(devices) }
+        // the listener's, at the sound server: whatever the generation
+        if case .streamLevels(let volume, let muted, let fading) = event {
+            return streamLevelsChanged(volume: volume, muted: muted, fading: fading)
+        }
         // the person's, not a load's: whatever the generation
         if case .video(.input(let input)) = event {
             handleWindowInput(input, now: now)
@@ -1029,7 +1050,7 @@ public struct PlayerMachine: Sendable {
             }
         case .video:
             break  // taken by handleVideo above
-        case .outputs:
+        case .outputs, .streamLevels:
             break  // taken above
         }
     }
@@ -1154,6 +1175,7 @@ public struct PlayerMachine: Sendable {
     public static let minimumLiveWindow = Duration.seconds(20)
 
     private mutating func refreshCapabilities(_ id: ItemID, _ snapshot: EngineSnapshot) {
+        loadState.pipeline?.streamWakesWhilePaused = snapshot.streamWakesWhilePaused
         setDuration(id, snapshot.duration)
         var seekable = snapshot.isSeekable
         if playQueue.item(id)?.isLive == true {
@@ -1349,6 +1371,8 @@ extension PlayerMachine {
         var buffering = Buffering()
         /// The last position read from the pipeline (or put there by a seek); nil is 0.
         var position: PositionSample?
+        /// Its output wakes the player while paused (see `EngineSnapshot.streamWakesWhilePaused`).
+        var streamWakesWhilePaused = false
     }
 
     struct Buffering {

@@ -10,11 +10,14 @@ public struct SavedState: Sendable, Equatable {
         public var fileIsMissing: Bool
         /// Its key in the shuffled play order, when it has one of its own (see `SavedSettings.shuffleSeed`).
         public var shuffleKey: UInt64?
-        public init(id: ItemID, uri: MediaURI, fileIsMissing: Bool = false, shuffleKey: UInt64? = nil) {
+        /// Its tags and length as last known (schema 7); nil when none were read.
+        public var metadata: SavedMetadata?
+        public init(id: ItemID, uri: MediaURI, fileIsMissing: Bool = false, shuffleKey: UInt64? = nil, metadata: SavedMetadata? = nil) {
             self.id = id
             self.uri = uri
             self.fileIsMissing = fileIsMissing
             self.shuffleKey = shuffleKey
+            self.metadata = metadata
         }
     }
 

@@ -72,7 +72,7 @@ public final class PlaylistCatalog: @unchecked Sendable {
 
     /// `$XDG_MUSIC_DIR/Playlists`: XDG_MUSIC_DIR from the environment, else from
     /// `$XDG_CONFIG_HOME/user-dirs.dirs` (xdg-user-dirs: `XDG_MUSIC_DIR="$HOME/Music"`), else ~/Music.
-    public static func musicPlaylists(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+    public static func musicPlaylists(environment: [String: String] = Environment.variables()) -> URL {
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? Path.homeDirectory()
         if let music = environment["XDG_MUSIC_DIR"], music.hasPrefix("/") {
             return URL(fileURLWithPath: music).appendingPathComponent("Playlists")

@@ -228,4 +228,5 @@ public enum SQLValue: Sendable, Hashable {
 
 extension SQLValue {
     public static func optional(_ value: Int64?) -> SQLValue { value.map { .integer($0) } ?? .null }
+    public static func optional(_ value: String?) -> SQLValue { value.map { .text($0) } ?? .null }
 }

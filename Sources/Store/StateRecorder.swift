@@ -28,6 +28,9 @@ public final class StateRecorder: @unchecked Sendable {
     private var recordedVideo = VideoSettings()
     /// The output choice last recorded: the devices' comings and goings are not written.
     private var recordedOutput = Outputs.defaultID
+    /// The metadata last recorded, and whose: a playing item's tags that change only in what is
+    /// not saved (its bitrate) write nothing.
+    private var recordedMetadata: (id: ItemID, metadata: SavedMetadata)?
 
     /// Every 4.5 s, 0.5 s of leeway: a checkpoint is never more than 5 s old (issue 14).
     public init(player: Player, store: StateStore, checkpointInterval: DispatchTimeInterval = .milliseconds(4500)) {
@@ -147,11 +150,22 @@ public final class StateRecorder: @unchecked Sendable {
             record(.output(outputs.chosen))
         case .rateChanged(_, let reason) where reason != .refused && reason != .initial:
             recordSettings()
-        case .durationChanged(let id, _) where id == player.currentItem?.id:
-            recordSettings()
+        case .durationChanged(let id, _):
+            if id == player.currentItem?.id { recordSettings() }
+            recordMetadata(of: id)
+        case .metadataChanged(let id, _):
+            recordMetadata(of: id)
         default:
             break
         }
+    }
+
+    /// An item's tags or length became known or changed: its row keeps them for the next start.
+    private func recordMetadata(of id: ItemID) {
+        guard let item = player.item(id), let metadata = SavedMetadata(item) else { return }
+        if let recorded = recordedMetadata, recorded.id == id, recorded.metadata == metadata { return }
+        recordedMetadata = (id, metadata)
+        record(.metadata(id, metadata))
     }
 
     private func recordWhole() {
@@ -159,7 +173,7 @@ public final class StateRecorder: @unchecked Sendable {
     }
 
     private func wholeQueue() -> [QueueEntry] {
-        player.items.map { QueueEntry(id: $0.id, uri: $0.uri, shuffleKey: player.shuffleKey(of: $0.id)) }
+        player.items.map { QueueEntry(id: $0.id, uri: $0.uri, shuffleKey: player.shuffleKey(of: $0.id), metadata: SavedMetadata($0)) }
     }
 
     private func settings() -> SavedSettings {

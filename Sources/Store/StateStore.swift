@@ -32,6 +32,8 @@ public enum StateChange: Sendable, Equatable {
     case playlist(PlaylistRecord)
     /// The playlist whose activation filled the queue, or none.
     case activePlaylist(ActivePlaylistRecord?)
+    /// What became known of an entry's media: its tags, its length (schema 7).
+    case metadata(ItemID, SavedMetadata)
 }
 
 /// A queue entry as saved: its stable id, its URI, and its key in the shuffled play order when
@@ -40,10 +42,13 @@ public struct QueueEntry: Sendable, Equatable {
     public var id: ItemID
     public var uri: MediaURI
     public var shuffleKey: UInt64?
-    public init(id: ItemID, uri: MediaURI, shuffleKey: UInt64? = nil) {
+    /// Its tags and length, when known (schema 7).
+    public var metadata: SavedMetadata?
+    public init(id: ItemID, uri: MediaURI, shuffleKey: UInt64? = nil, metadata: SavedMetadata? = nil) {
         self.id = id
         self.uri = uri
         self.shuffleKey = shuffleKey
+        self.metadata = metadata
     }
 }
 
@@ -65,7 +70,7 @@ public final class StateStore: @unchecked Sendable {
     // @unchecked: `database`, `awaitingFullState`, `outage` and the fields below them are
     // confined to `queue` (init opens an existing file before it queues anything there);
     // `pending`, `drainScheduled` and `wholeStateWanted` are guarded by `lock`.
-    public static let schemaVersion: Int64 = 6
+    public static let schemaVersion: Int64 = 7
 
     public let path: String
     private let logger: Logger
@@ -140,7 +145,7 @@ public final class StateStore: @unchecked Sendable {
 
     /// The default directory: `$XDG_STATE_HOME/tonearm`, or `~/.local/state/tonearm` (XDG Base
     /// Directory Specification: "$XDG_STATE_HOME ... If ... not set or empty, $HOME/.local/state").
-    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+    public static func defaultDirectory(environment: [String: String] = Environment.variables()) -> URL {
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
             return URL(fileURLWithPath: state).appendingPathComponent("tonearm")
         }
@@ -377,6 +382,13 @@ public final class StateStore: @unchecked Sendable {
         ALTER TABLE player ADD COLUMN crossfade_albums INTEGER NOT NULL DEFAULT 0;
         PRAGMA user_version = 6;
         """,
+        // Schema 7: each entry's tags and length once read (issue 30), so that a restart shows
+        // them without GStreamer; the tags as one text (`TagsText`), on the entry's own row.
+        """
+        ALTER TABLE item ADD COLUMN duration_us INTEGER;
+        ALTER TABLE item ADD COLUMN tags TEXT;
+        PRAGMA user_version = 7;
+        """,
     ]
 
     /// ReplayGain, the equalizer and the user's presets (schema 4); what does not parse is left
@@ -453,11 +465,14 @@ public final class StateStore: @unchecked Sendable {
         }
         if version >= 6 { try loadCrossfade(database, into: &settings.audio) }
 
-        var rows: [Int64: (uri: String, next: Int64?, key: UInt64?)] = [:]
-        let items = try database.prepare("SELECT id, uri, next\(two ? ", shuffle_key" : "") FROM item")
+        var rows: [Int64: (uri: String, next: Int64?, key: UInt64?, metadata: SavedMetadata?)] = [:]
+        let seven = version >= 7
+        var shared = TagsText.Shared()
+        let items = try database.prepare("SELECT id, uri, next\(two ? ", shuffle_key" : "")\(seven ? ", duration_us, tags" : "") FROM item")
         while try items.step() {
             rows[items.int64(0)] = (items.string(1) ?? "", items.isNull(2) ? nil : items.int64(2),
-                                    two && !items.isNull(3) ? UInt64(bitPattern: items.int64(3)) : nil)
+                                    two && !items.isNull(3) ? UInt64(bitPattern: items.int64(3)) : nil,
+                                    seven ? Self.metadata(duration: items.isNull(4) ? nil : items.int64(4), tags: items.string(5), sharing: &shared) : nil)
         }
         var entries: [SavedState.Entry] = []
         entries.reserveCapacity(rows.count)
@@ -469,7 +484,8 @@ public final class StateStore: @unchecked Sendable {
             guard id > 0, let uri = try? MediaURI(row.uri, relativeTo: "/") else {
                 throw OpenFailure.inconsistent("entry \(id) has no valid URI")
             }
-            entries.append(SavedState.Entry(id: ItemID(UInt64(id)), uri: uri, fileIsMissing: Self.isMissing(uri), shuffleKey: row.key))
+            entries.append(SavedState.Entry(id: ItemID(UInt64(id)), uri: uri, fileIsMissing: Self.isMissing(uri), shuffleKey: row.key,
+                                            metadata: row.metadata))
             cursor = row.next
         }
         guard entries.count == rows.count else {
@@ -485,6 +501,13 @@ public final class StateStore: @unchecked Sendable {
             }
         }
         return Contents(state: SavedState(items: entries, settings: settings, nextID: nextID), playlists: playlists, active: active)
+    }
+
+    /// An entry's saved tags and length (schema 7); nil when neither was saved.
+    private static func metadata(duration: Int64?, tags: String?, sharing shared: inout TagsText.Shared) -> SavedMetadata? {
+        guard duration != nil || tags != nil else { return nil }
+        return SavedMetadata(tags: tags.map { TagsText.tags($0, sharing: &shared) } ?? Metadata(),
+                             duration: duration.map { .microseconds(max($0, 0)) })
     }
 
     private static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
@@ -538,6 +561,8 @@ public final class StateStore: @unchecked Sendable {
         lock.lock()
         if case .settings = change, case .settings = pending.last {
             pending[pending.count - 1] = change  // only the newest row matters
+        } else if case .metadata(let id, _) = change, case .metadata(id, _) = pending.last {
+            pending[pending.count - 1] = change  // a load's tags come in a few messages
         } else {
             pending.append(change)
         }
@@ -837,6 +862,10 @@ public final class StateStore: @unchecked Sendable {
                     .optional(active.map { Int64(bitPattern: $0.playlist) }),
                     .optional(active.map { Int64(bitPattern: $0.items.lowerBound) }),
                     .optional(active.map { Int64(bitPattern: $0.items.upperBound) }))
+            case .metadata(let id, let metadata):
+                // an entry removed meanwhile has no row: nothing to write, and nothing wrong
+                try database.cached("UPDATE item SET duration_us = ?, tags = ? WHERE id = ?")
+                    .run(.optional(metadata.duration?.microseconds), .optional(TagsText.text(metadata.tags)), .integer(raw(id)))
             }
         }
 
@@ -875,12 +904,13 @@ public final class StateStore: @unchecked Sendable {
 
         /// Inserts `entries` linked in order, the last one pointing at `following`.
         private func insertChain(_ entries: [QueueEntry], endingBefore following: Int64?) throws(SQLiteError) {
-            let insert = try database.cached("INSERT INTO item (id, uri, next, shuffle_key) VALUES (?, ?, ?, ?)")
+            let insert = try database.cached("INSERT INTO item (id, uri, next, shuffle_key, duration_us, tags) VALUES (?, ?, ?, ?, ?, ?)")
             var largest: Int64 = 0
             for (index, entry) in entries.enumerated() {
                 let next = index + 1 < entries.count ? raw(entries[index + 1].id) : following
                 try insert.run(.integer(raw(entry.id)), .text(entry.uri.string), .optional(next),
-                               .optional(entry.shuffleKey.map { Int64(bitPattern: $0) }))
+                               .optional(entry.shuffleKey.map { Int64(bitPattern: $0) }),
+                               .optional(entry.metadata?.duration?.microseconds), .optional(entry.metadata.flatMap { TagsText.text($0.tags) }))
                 largest = max(largest, raw(entry.id))
             }
             try database.cached("UPDATE player SET next_id = max(next_id, ?) WHERE one = 1").run(.integer(largest &+ 1))

@@ -15,7 +15,7 @@ public enum Memory {
     /// check, with fuzz.py --seed 3). glibc's own MALLOC_ARENA_MAX / MALLOC_MMAP_THRESHOLD_ in `environment` stand
     /// (mallopt(3)). Returns false when the C library refused a setting.
     @discardableResult
-    public static func tuneAllocator(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+    public static func tuneAllocator(environment: [String: String] = Environment.variables()) -> Bool {
         Allocator.setLimits(arenas: environment["MALLOC_ARENA_MAX"] == nil ? 2 : 0,
                             mmapThreshold: environment["MALLOC_MMAP_THRESHOLD_"] == nil ? 128 * 1024 : 0)
     }

@@ -1,3 +1,4 @@
+import Basics
 import DBus
 import Dispatch
 import FoundationEssentials
@@ -92,15 +93,17 @@ public final class TonearmService: @unchecked Sendable {
         self.store = store
         resume = configuration.resume
         self.connection = connection
-        let covers = CoverCache(directory: CoverCache.defaultDirectory())
-        formats = FormatsCache(directory: FormatsCache.defaultDirectory())
+        // read once for all that follows: each read builds a dictionary of every variable
+        let environment = Environment.variables()
+        let covers = CoverCache(directory: CoverCache.defaultDirectory(environment: environment))
+        formats = FormatsCache(directory: FormatsCache.defaultDirectory(environment: environment), environment: environment)
         cachedFormats = formats.load()
         // GStreamer is set up on the engine's queue, not here: this queue answers D-Bus already.
         // It begins once this first turn is done (start).
         engine = GStreamerEngine(configuration: configuration.engine, covers: covers, logger: logger, startsAtOnce: false)
         engine.whenPipelinesReleased(Memory.giveBackFreedMemory)
         player = Player(engine: engine, configuration: configuration.player, queue: queue,
-                        metadataReader: TagMetadataReader(method: TagMetadataReader.method(), covers: covers))
+                        metadataReader: TagMetadataReader(method: TagMetadataReader.method(environment: environment), covers: covers))
         var options = MPRISService.Options()
         options.instanceName = configuration.instance
         options.ownedName = name
@@ -110,8 +113,8 @@ public final class TonearmService: @unchecked Sendable {
         options.onOutputsWanted = { [engine] in engine.start() }
         // saved queues live beside the saved state; each file keeps the id the saved state gave
         // it, and the active playlist comes back with the queue it filled
-        options.playlists = PlaylistCatalog(directories: [PlaylistCatalog.musicPlaylists()] + (configuration.playlists.map { [$0] } ?? []),
-                                            savedQueues: StateStore.defaultDirectory().appendingPathComponent("queues"),
+        options.playlists = PlaylistCatalog(directories: [PlaylistCatalog.musicPlaylists(environment: environment)] + (configuration.playlists.map { [$0] } ?? []),
+                                            savedQueues: StateStore.defaultDirectory(environment: environment).appendingPathComponent("queues"),
                                             remembered: store.loadedPlaylists,
                                             onRecord: { [store] in store.record(.playlist($0)) }, logger: logger)
         options.restoredActivePlaylist = configuration.resume == .none ? nil : store.loadedActivePlaylist

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Basics
 import DBus
 import Dispatch
 import FoundationEssentials
@@ -71,7 +72,7 @@ struct Tonearmd: ParsableCommand {
     /// The reconnect policy: the defaults, then the environment, then the options.
     func reconnectPolicy() throws -> ReconnectPolicy {
         do throws(ConfigurationError) {
-            var policy = try ReconnectPolicy.fromEnvironment(ProcessInfo.processInfo.environment)
+            var policy = try ReconnectPolicy.fromEnvironment(Self.environment)
             if let reconnectAttempts { policy.attempts = try ReconnectPolicy.parseAttempts(reconnectAttempts, name: "--reconnect-attempts") }
             if let reconnectDelay { policy.firstDelay = try ReconnectPolicy.parseSeconds(reconnectDelay, name: "--reconnect-delay") }
             if let reconnectMaxDelay { policy.maximumDelay = try ReconnectPolicy.parseSeconds(reconnectMaxDelay, name: "--reconnect-max-delay") }
@@ -87,12 +88,12 @@ struct Tonearmd: ParsableCommand {
         if let networkTimeout, EngineConfiguration.parseTimeout(networkTimeout) == nil {
             throw ValidationError("--network-timeout must be a whole number of seconds from 1 to 3600, not '\(networkTimeout)'")
         }
-        if let text = ProcessInfo.processInfo.environment["TONEARM_NETWORK_TIMEOUT"], EngineConfiguration.parseTimeout(text) == nil {
+        if let text = Self.environment["TONEARM_NETWORK_TIMEOUT"], EngineConfiguration.parseTimeout(text) == nil {
             throw ValidationError("TONEARM_NETWORK_TIMEOUT must be a whole number of seconds from 1 to 3600, not '\(text)'")
         }
         do throws(ConfigurationError) {
             if let snapcast { _ = try SnapcastOutput.parse(snapcast) }
-            if let text = ProcessInfo.processInfo.environment["TONEARM_SNAPCAST"], !text.isEmpty {
+            if let text = Self.environment["TONEARM_SNAPCAST"], !text.isEmpty {
                 _ = try SnapcastOutput.parse(text)
             }
         } catch {
@@ -104,7 +105,7 @@ struct Tonearmd: ParsableCommand {
     }
 
     func run() throws {
-        Memory.tuneAllocator()
+        Memory.tuneAllocator(environment: Self.environment)
         let level = logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -117,7 +118,7 @@ struct Tonearmd: ParsableCommand {
             throw ExitCode(1)
         }
         if open, try handOver(uris, address: address, logger: logger) { return }
-        var configuration = ServiceConfiguration(busAddress: address, engine: EngineConfiguration.fromEnvironment(),
+        var configuration = ServiceConfiguration(busAddress: address, engine: EngineConfiguration.fromEnvironment(Self.environment),
                                                  instance: instance, resume: resume,
                                                  playlists: playlists.map { URL(fileURLWithPath: $0) }, items: uris)
         if let audioSink { configuration.engine.audioSink = audioSink }
@@ -155,6 +156,12 @@ struct Tonearmd: ParsableCommand {
         logger.info("handed \(uris.count) item(s) to the running tonearmd")
         return true
     }
+}
+
+extension Tonearmd {
+    /// The environment, read once: tonearmd sets no variable of its own, and each read builds a
+    /// dictionary of all of them (some 100,000 instructions; tonearmd read it 6 times before the service).
+    static let environment = Environment.variables()
 }
 
 extension EngineConfiguration.PipelineKind: ExpressibleByArgument {}

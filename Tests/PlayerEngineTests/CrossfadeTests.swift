@@ -8,6 +8,8 @@ import XCTest
 /// a PulseAudio of the test's own, and its monitor is recorded. A crossfade plays two streams at
 /// once, which the sound server mixes; what the listener hears is that mix, so it is what is
 /// measured: how long both tones sound together, that nothing falls silent, that nothing clips.
+/// On PulseAudio: on PipeWire 0.3.65 the second stream is heard 60-350 ms late, so the overlap
+/// falls short of what was set (1.65-1.94 s of 2; see the README, "Crossfade").
 final class CrossfadeTests: XCTestCase {
     static let low = 300.0, high = 3000.0, third = 1000.0
     /// The null sink of `SoundServer` the tests play into.
@@ -17,7 +19,7 @@ final class CrossfadeTests: XCTestCase {
     /// (or the last) ended; `during` runs once the fade started (the next item is current).
     func record(_ kind: EngineConfiguration.PipelineKind, seconds: Double, items: [URL],
                 during: ((Harness, [ItemID]) throws -> Void)? = nil) throws -> [Double] {
-        let server = try SoundServer(sinks: [Self.sink])
+        let server = try SoundServer(.pulseaudio, sinks: [Self.sink])
         let harness = try Harness(pipeline: kind, sink: "pulsesink server=\(server.address) device=\(Self.sink)")
         harness.player.setCrossfade(seconds, albums: false)
         let ids = try harness.player.enqueue(items.map { MediaURI(fileURL: $0) })

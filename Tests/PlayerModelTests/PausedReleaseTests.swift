@@ -7,13 +7,16 @@ final class PausedReleaseTests: XCTestCase {
     typealias Machine = StreamRulesTests.Machine
     let a = MediaURI(fileURL: URL(fileURLWithPath: "/music/a.flac"))
 
+    /// Whether the engine reports an output that wakes while paused (a sound server's stream).
+    var wakes = true
+
     /// Plays `a` and pauses it at `position`, the pipeline PAUSED.
     func paused(at position: Duration) throws -> Machine {
         var m = Machine(ReconnectPolicy())
         _ = try m.machine.enqueue([a], at: .end)
         m.machine.play()
         _ = m.take()
-        m.send(.asyncDone(EngineSnapshot(position: m.sample(.zero), duration: .seconds(60), isSeekable: true, loadedRanges: [])))
+        m.send(.asyncDone(EngineSnapshot(position: m.sample(.zero), duration: .seconds(60), isSeekable: true, loadedRanges: [], streamWakesWhilePaused: wakes)))
         m.send(.stateChanged(.playing, pending: nil, position: m.sample(.zero)))
         m.advance(by: position)
         m.machine.pause()
@@ -47,7 +50,7 @@ final class PausedReleaseTests: XCTestCase {
         let played = m.take()
         XCTAssertTrue(engineCommands(played).contains { if case .load(let uri, _) = $0 { uri == a } else { false } }, "\(played)")
         XCTAssertEqual(m.machine.state.intent, .playing)
-        m.send(.asyncDone(EngineSnapshot(position: m.sample(.zero), duration: .seconds(60), isSeekable: true, loadedRanges: [])))
+        m.send(.asyncDone(EngineSnapshot(position: m.sample(.zero), duration: .seconds(60), isSeekable: true, loadedRanges: [], streamWakesWhilePaused: wakes)))
         XCTAssertTrue(engineCommands(m.actions).contains(.seek(.position(.seconds(12)), .exact, rate: 1)), "\(m.actions)")
     }
 
@@ -60,6 +63,18 @@ final class PausedReleaseTests: XCTestCase {
         XCTAssertEqual(engineCommands(actions), [.setPlaying(true)])
         m.send(.stateChanged(.playing, pending: nil, position: m.sample(.seconds(3))))
         XCTAssertEqual(engineCommands(m.fire(.pausedRelease)), [], "a late timer does nothing")
+    }
+
+    /// A fake, ALSA or file sink wakes nothing paused: its pipeline is kept, with no timer (and so
+    /// no teardown that would wake the service 5 s into a pause).
+    func testAnOutputThatSleepsWhilePausedIsKept() throws {
+        wakes = false
+        var m = try paused(at: .seconds(12))
+        XCTAssertEqual(releaseTimers(m.actions), [], "no timer")
+        m.advance(by: .seconds(600))
+        XCTAssertEqual(engineCommands(m.take()), [])
+        m.machine.play()
+        XCTAssertEqual(engineCommands(m.take()), [.setPlaying(true)], "the kept pipeline plays on")
     }
 
     func testStoppedNoTimerRuns() throws {
@@ -78,7 +93,7 @@ final class PausedReleaseTests: XCTestCase {
         XCTAssertTrue(engineCommands(m.take()).contains { if case .load(let uri, _) = $0 { uri == a } else { false } })
         XCTAssertEqual(m.machine.state.intent, .paused)
         XCTAssertEqual(m.machine.position(at: m.now), .seconds(40))
-        m.send(.asyncDone(EngineSnapshot(position: m.sample(.zero), duration: .seconds(60), isSeekable: true, loadedRanges: [])))
+        m.send(.asyncDone(EngineSnapshot(position: m.sample(.zero), duration: .seconds(60), isSeekable: true, loadedRanges: [], streamWakesWhilePaused: wakes)))
         XCTAssertTrue(engineCommands(m.actions).contains(.seek(.position(.seconds(40)), .exact, rate: 1)), "\(m.actions)")
         m.send(.seekDone(m.sample(.seconds(40))))
         m.send(.stateChanged(.paused, pending: nil, position: m.sample(.seconds(40))))

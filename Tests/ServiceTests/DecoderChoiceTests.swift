@@ -11,12 +11,7 @@ final class DecoderChoiceTests: ServiceTestCase {
 
     /// Whether tonearmd has FFmpeg's codec library mapped (/proc/PID/maps).
     func mapsFFmpeg() throws -> Bool {
-        // read to the end: a /proc file's size is 0, and reading by size would see a part of it
-        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(harness.daemon.pid)/maps"))
-        defer { try? handle.close() }
-        let maps = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
-        XCTAssertTrue(maps.contains("libgstreamer-1.0"), "the maps were read whole")
-        return maps.contains("libavcodec")
+        try daemonMaps(wholeIf: "libgstreamer-1.0").contains("libavcodec")
     }
 
     func testABrokenFileAndAnAACFileDoNotLoadFFmpeg() throws {

@@ -8,17 +8,6 @@ import XCTest
 final class LeanStartTests: ServiceTestCase {
     typealias H = ServiceHarness
 
-    /// Whether GStreamer's plugins are mapped in tonearmd (/proc/PID/maps): gst_init loads some
-    /// (coreelements at least) and every pipeline more.
-    private func pluginsMapped() throws -> Bool {
-        // read to the end: a /proc file's size is 0
-        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(harness.daemon.pid)/maps"))
-        defer { try? handle.close() }
-        let maps = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
-        XCTAssertTrue(maps.contains("libdbus-1"), "the maps were read whole")
-        return maps.contains("/gstreamer-1.0/")
-    }
-
     /// The first start computes the lists with GStreamer; the second has the same lists at its
     /// first read, GStreamer unloaded, and loads it for the file it is asked to play.
     private func startAgainWithTheCache() throws -> [String: Typed] {
@@ -57,5 +46,24 @@ final class LeanStartTests: ServiceTestCase {
         let outputs = try harness.get(H.extensionInterface, "Outputs")
         XCTAssertEqual(outputs.type, "a(sss)")
         XCTAssertTrue(harness.daemon.output.contains("engine ready"), harness.daemon.output)
+    }
+}
+
+extension ServiceTestCase {
+    /// What tonearmd has mapped (/proc/PID/maps), checked to be read whole by `wholeIf`, a
+    /// library mapped at the end of it.
+    func daemonMaps(wholeIf last: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        // read to the end: a /proc file's size is 0, and reading by size would see a part of it
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(harness.daemon.pid)/maps"))
+        defer { try? handle.close() }
+        let maps = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
+        XCTAssertTrue(maps.contains(last), "the maps were read whole", file: file, line: line)
+        return maps
+    }
+
+    /// Whether GStreamer's plugins are mapped in tonearmd: gst_init loads some (coreelements at
+    /// least) and every pipeline more.
+    func pluginsMapped() throws -> Bool {
+        try daemonMaps(wholeIf: "libdbus-1").contains("/gstreamer-1.0/")
     }
 }

@@ -126,7 +126,9 @@ final class SnapcastTests: ServiceTestCase {
             return Double(line[range.upperBound...].split(separator: " ").first ?? "")
         }
         print("snapserver's late reads (ms): \(resyncs)")
-        XCTAssertEqual(resyncs.filter { $0 > 1000 }.count, 1, "one gap, the pause: \(resyncs)")
+        // a sanitized tonearmd (make test-tsan, test-asan) runs several times slower: its stream
+        // reaches snapserver late all along, and the pause's gap is cut into many late reads
+        if H.slowdown == 1 { XCTAssertEqual(resyncs.filter { $0 > 1000 }.count, 1, "one gap, the pause: \(resyncs)") }
     }
 
     /// Outputs lists the snapserver; ids it does not list are refused; the choice is shown by the

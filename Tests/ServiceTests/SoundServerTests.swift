@@ -2,17 +2,21 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// tonearmd on a real PulseAudio of the test's own, through the default path (`autoaudiosink`,
+/// tonearmd on a real sound server of the test's own, through the default path (`autoaudiosink`,
 /// which finds `pulsesink`), heard on the null sink's monitor: what a user's speakers would play.
-final class SoundServerTests: ServiceTestCase {
+/// Here PipeWire with its Pulse server, as a Debian 12 GNOME desktop runs it (or the server
+/// `TONEARM_TEST_SOUND_SERVER` names); `PulseAudioServerTests` runs the same tests on PulseAudio.
+class SoundServerTests: ServiceTestCase {
     typealias H = ServiceHarness
     /// The tones are made at half scale: a sine's RMS is then -9 dBFS.
     static let toneLevel = 20 * log10(0.5 / 2.0.squareRoot())
-    private var server: SoundServer!
+    private(set) var server: SoundServer!
+    /// The server these tests start.
+    var kind: SoundServer.Kind { .fromEnvironment }
 
     override func tearDown() {
         if let server, let run = testRun, run.failureCount + run.unexpectedExceptionCount > 0 {
-            print("--- pulseaudio:\n" + server.logText.split(separator: "\n").suffix(30).joined(separator: "\n"))
+            print("--- \(server.kind.rawValue):\n" + server.logText.split(separator: "\n").suffix(30).joined(separator: "\n"))
         }
         server?.stop()
         server = nil
@@ -22,7 +26,7 @@ final class SoundServerTests: ServiceTestCase {
     /// A server with `sinks` (the first the default), and tonearmd playing `files` into it.
     @discardableResult
     func startPlaying(_ files: [URL], sinks: [String] = ["speakers"], arguments: [String] = []) throws -> Daemon {
-        server = try SoundServer(sinks: sinks)
+        server = try SoundServer(kind, sinks: sinks)
         let daemon = try harness.start(files.map(\.path) + arguments, sink: nil, environment: server.environment)
         try harness.waitForStatus("Playing")
         try harness.waitForItemStatus("readyToPlay")
@@ -340,4 +344,11 @@ final class SoundServerTests: ServiceTestCase {
         XCTAssertLessThan(try harness.position, pausedAt + 3_000_000, "on from where it paused, not from the start")
         XCTAssertEqual(try server.streams().map(\.sink), ["speakers"])
     }
+
+    // MARK: The desktop's slider (StreamVolumeTests.swift)
+
+    func testTheDesktopsSliderMovesVolumeAndMuteAndOurOwnSettingsAreAnnouncedOnce() throws {
+        try checkTheDesktopsSliderMovesVolumeAndMuteAndOurOwnSettingsAreAnnouncedOnce()
+    }
+    func testTheDesktopsSliderDuringTheSleepFadeDoesNotFightTheFade() throws { try checkTheDesktopsSliderDuringTheSleepFadeDoesNotFightTheFade() }
 }

@@ -3,30 +3,44 @@ import Foundation
 import Glibc
 #endif
 
-/// A real PulseAudio (Debian 12's `pulseaudio`) of the test's own, with null sinks the test names,
-/// in a runtime directory of its own: no system or user daemon is touched. Programs reach it
-/// through `environment` (PULSE_SERVER, XDG_RUNTIME_DIR and a client.conf that never autospawns a
-/// server of its own when this one is killed). What a sink plays is heard on its monitor
-/// (`capture(_:)`), as a desktop's sound settings would show it.
-///
-/// PulseAudio rather than PipeWire: one process, a config of four lines, and null sinks that load
-/// and unload with `pactl` as a USB DAC comes and goes; PipeWire needs its daemon, a session manager
-/// (wireplumber) and pipewire-pulse, three processes to start and stop in order for the same.
+/// A real sound server of the test's own, with null sinks the test names, in a runtime directory
+/// of its own: no system or user daemon is touched. Two kinds (`Kind`): Debian 12's PipeWire
+/// 0.3.65 as a GNOME desktop runs it (`pipewire`, `wireplumber`, `pipewire-pulse`, and a
+/// dbus-daemon for wireplumber), or PulseAudio (`pulseaudio -n` with a four-line script). Programs
+/// reach it through `environment` (PULSE_SERVER, XDG_RUNTIME_DIR and a client.conf that never
+/// autospawns a server of its own when this one is killed), over the Pulse protocol either way.
+/// What a sink plays is heard on its monitor (`capture(_:)`), as a desktop's sound settings would
+/// show it. Null sinks load and unload with `pactl` on either, as a USB DAC comes and goes.
 public final class SoundServer: @unchecked Sendable {
     // @unchecked: the fields that change (`process`, `modules`, `sinks`) are guarded by `lock`.
+    /// Which server: `TONEARM_TEST_SOUND_SERVER` (`pipewire` or `pulseaudio`) picks the default.
+    public enum Kind: String, CaseIterable, Sendable {
+        case pipewire, pulseaudio
+
+        /// `TONEARM_TEST_SOUND_SERVER`, else PipeWire: what a Debian 12 GNOME desktop runs.
+        public static var fromEnvironment: Kind {
+            ProcessInfo.processInfo.environment["TONEARM_TEST_SOUND_SERVER"].flatMap { Kind(rawValue: $0) } ?? .pipewire
+        }
+    }
+
+    public let kind: Kind
     /// Everything of this server: its runtime directory, config, log, captures.
     public let directory: URL
     public let runtimeDirectory: URL
-    /// The native protocol's socket.
-    public var socketPath: String { runtimeDirectory.appendingPathComponent("native").path }
+    /// The Pulse protocol's socket (pipewire-pulse makes it in `pulse/` of the runtime directory).
+    public var socketPath: String { pulseRuntimeDirectory.appendingPathComponent("native").path }
+    private var pulseRuntimeDirectory: URL {
+        kind == .pipewire ? runtimeDirectory.appendingPathComponent("pulse") : runtimeDirectory
+    }
     /// What PULSE_SERVER names.
     public var address: String { "unix:\(socketPath)" }
     public let log: URL
     private let clientConfig: URL
     private let lock = NSLock()
-    /// The shell that waits for the server (see `start`), and the server's own pid.
+    /// The shell that waits for the server (see `start`), and the pids of the server's processes
+    /// by name (`pulseaudio`; or `dbus-daemon`, `pipewire`, `wireplumber`, `pipewire-pulse`).
     private var process: Process?
-    private var serverPID: Int32?
+    private var serverPIDs: [String: Int32] = [:]
     /// The null sinks loaded now, in order, and the index of the module of each.
     private var sinks: [String] = []
     private var modules: [String: Int] = [:]
@@ -38,10 +52,11 @@ public final class SoundServer: @unchecked Sendable {
 
     /// Starts a server with null sinks named `sinks` (the first is the default), and waits until
     /// it answers.
-    public init(sinks: [String] = ["speakers"]) throws {
+    public init(_ kind: Kind = .fromEnvironment, sinks: [String] = ["speakers"]) throws {
+        self.kind = kind
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-sound-\(UUID().uuidString)")
         runtimeDirectory = directory.appendingPathComponent("runtime")
-        log = directory.appendingPathComponent("pulseaudio.log")
+        log = directory.appendingPathComponent("\(kind.rawValue).log")
         clientConfig = directory.appendingPathComponent("client.conf")
         try FileManager.default.createDirectory(at: runtimeDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
@@ -56,76 +71,134 @@ public final class SoundServer: @unchecked Sendable {
 
     /// The variables a client (tonearmd, pactl, parec, gst-launch) needs to reach this server only.
     public var environment: [String: String] {
-        ["PULSE_SERVER": address, "XDG_RUNTIME_DIR": runtimeDirectory.path, "PULSE_RUNTIME_PATH": runtimeDirectory.path,
+        ["PULSE_SERVER": address, "XDG_RUNTIME_DIR": runtimeDirectory.path, "PULSE_RUNTIME_PATH": pulseRuntimeDirectory.path,
          "PULSE_CLIENTCONFIG": clientConfig.path, "PULSE_COOKIE": directory.appendingPathComponent("cookie").path]
     }
 
     public var isRunning: Bool { lock.withLock { process?.isRunning ?? false } }
-    /// The server's own pid (not the shell's that waits for it).
-    public var pid: Int32? { lock.withLock { serverPID } }
+    /// The server's own pid (not the shell's that waits for it): pulseaudio's, or pipewire-pulse's.
+    public var pid: Int32? { lock.withLock { serverPIDs[kind == .pipewire ? "pipewire-pulse" : "pulseaudio"] } }
 
     /// Starts the server (again, after `kill`), with the sinks loaded at that moment and the
     /// default sink as it was, and waits until it answers (at most `timeout`).
-    public func start(timeout: TimeInterval = 10) throws {
+    public func start(timeout: TimeInterval = 20) throws {
         let (sinks, defaultSink) = lock.withLock { (self.sinks, self.defaultSink) }
-        var script = ["load-module module-native-protocol-unix socket=\(socketPath) auth-anonymous=1"]
-        script += sinks.map { "load-module module-null-sink \(Self.nullSinkArguments($0))" }
-        if let defaultSink { script.append("set-default-sink \(defaultSink)") }
-        let config = directory.appendingPathComponent("server.pa")
-        try (script.joined(separator: "\n") + "\n").write(to: config, atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(at: pulseRuntimeDirectory, withIntermediateDirectories: true)
         try? FileManager.default.removeItem(atPath: socketPath)
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         handle.seekToEndOfFile()
-        let pidFile = directory.appendingPathComponent("pulseaudio.pid")
+        let pidFile = directory.appendingPathComponent("pids")
         try? FileManager.default.removeItem(at: pidFile)
         let process = Process()
         // pulseaudio closes every inherited fd as it starts (pa_close_all), among them the one
         // Foundation watches for a child's exit: Foundation then blocks its monitor thread in
         // wait4 on the server, and no later Process in this runner is ever seen to exit. A shell
         // that waits for the server is the child instead, and it exits when the server does.
+        // PipeWire's three run under one such shell too, which writes each one's pid.
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        // -n: no default.pa (no ALSA, no udev, no D-Bus modules); no pid file of its own, so a
-        // killed server's file never stops the next start; as root it warns and runs
-        process.arguments = ["-c", "/usr/bin/pulseaudio \"$@\" & echo $! > \(pidFile.path); wait $!", "sh",
-                             "--daemonize=no", "--exit-idle-time=-1", "-n", "-F", config.path, "--use-pid-file=no",
-                             "--disallow-exit=no", "--log-target=stderr", "--log-level=info", "--system=no"]
+        switch kind {
+        case .pulseaudio: process.arguments = try pulseAudioScript(sinks: sinks, defaultSink: defaultSink, pidFile: pidFile)
+        case .pipewire: process.arguments = pipeWireScript(pidFile: pidFile)
+        }
         var environment = ProcessInfo.processInfo.environment.merging(self.environment) { $1 }
-        environment["HOME"] = directory.path  // its state and cookie files, not the user's
-        environment.removeValue(forKey: "PULSE_SERVER")
-        environment.removeValue(forKey: "DBUS_SESSION_BUS_ADDRESS")
+        // its state, config and cookie files, not the user's (wireplumber keeps the default sink
+        // and streams' volumes in XDG_STATE_HOME)
+        environment["HOME"] = directory.path
+        environment["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
+        environment["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
+        for name in ["PULSE_SERVER", "PULSE_RUNTIME_PATH", "DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY"] {
+            environment.removeValue(forKey: name)
+        }
         process.environment = environment
         process.standardOutput = handle
         process.standardError = handle
         try process.run()
         lock.withLock {
             self.process = process
-            serverPID = nil
+            serverPIDs = [:]
         }
         let deadline = Date().addingTimeInterval(timeout)
         // a bounded wait: the server has no signal for "ready" that a test can wait on
-        while (try? pactl(["info"])) == nil {
-            guard process.isRunning, Date() < deadline else {
-                throw TestError("pulseaudio did not start within \(timeout) s; its log:\n\(logText)")
+        func waitUntil(_ what: String, _ done: () -> Bool) throws {
+            while !done() {
+                guard process.isRunning, Date() < deadline else {
+                    throw TestError("\(kind.rawValue): \(what) within \(timeout) s; its log:\n\(logText)")
+                }
+                Thread.sleep(forTimeInterval: 0.05)
             }
-            Thread.sleep(forTimeInterval: 0.05)
+        }
+        try waitUntil("the Pulse server did not answer") { (try? pactl(["info"])) != nil }
+        if kind == .pipewire {
+            // pipewire-pulse's null sinks are its own modules: loaded again on every start
+            for sink in sinks { try loadModule(sink) }
+            // the default is wireplumber's to keep: until it is up, pipewire-pulse answers "Not
+            // supported", and it applies the default a moment later; so again until it says it
+            if let defaultSink {
+                try waitUntil("\(defaultSink) did not become the default sink") {
+                    (try? pactl(["set-default-sink", defaultSink])) != nil
+                        && (try? pactl(["get-default-sink"]))?.trimmingCharacters(in: .whitespacesAndNewlines) == defaultSink
+                }
+            }
         }
         let indexes = try moduleIndexes()
-        let pid = (try? String(contentsOf: pidFile, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-        guard let pid else { throw TestError("no pid of pulseaudio in \(pidFile.path)") }
+        let pids = ((try? String(contentsOf: pidFile, encoding: .utf8)) ?? "").split(separator: "\n").reduce(into: [String: Int32]()) {
+            let fields = $1.split(separator: " ")
+            if fields.count == 2, let pid = Int32(fields[1]) { $0[String(fields[0])] = pid }
+        }
+        let expected = kind == .pipewire ? ["dbus-daemon", "pipewire", "wireplumber", "pipewire-pulse"] : ["pulseaudio"]
+        guard Set(pids.keys) == Set(expected) else { throw TestError("the pids of \(expected) are not all in \(pidFile.path): \(pids)") }
         lock.withLock {
             modules = indexes
-            serverPID = pid
+            serverPIDs = pids
         }
     }
 
-    /// SIGKILL, as a crashed server: its clients see their connection drop.
+    /// The shell's arguments that start pulseaudio with `sinks`.
+    private func pulseAudioScript(sinks: [String], defaultSink: String?, pidFile: URL) throws -> [String] {
+        var script = ["load-module module-native-protocol-unix socket=\(socketPath) auth-anonymous=1"]
+        script += sinks.map { "load-module module-null-sink \(Self.nullSinkArguments($0))" }
+        if let defaultSink { script.append("set-default-sink \(defaultSink)") }
+        let config = directory.appendingPathComponent("server.pa")
+        try (script.joined(separator: "\n") + "\n").write(to: config, atomically: true, encoding: .utf8)
+        // -n: no default.pa (no ALSA, no udev, no D-Bus modules); no pid file of its own, so a
+        // killed server's file never stops the next start; as root it warns and runs
+        return ["-c", "/usr/bin/pulseaudio \"$@\" & echo pulseaudio $! > \(pidFile.path); wait $!", "sh",
+                "--daemonize=no", "--exit-idle-time=-1", "-n", "-F", config.path, "--use-pid-file=no",
+                "--disallow-exit=no", "--log-target=stderr", "--log-level=info", "--system=no"]
+    }
+
+    /// The shell's arguments that start PipeWire as a desktop's user units do: a session bus
+    /// (wireplumber 0.4.13 quits "disconnected from pipewire" after "Cannot autolaunch D-Bus"
+    /// without one), the daemon, its session manager once the daemon's socket is there, and the
+    /// Pulse server; the shell waits for all of them.
+    private func pipeWireScript(pidFile: URL) -> [String] {
+        let runtime = runtimeDirectory.path
+        let script = """
+            rm -f "\(runtime)/bus" "\(runtime)/pipewire-0" "\(runtime)/pipewire-0.lock" "\(runtime)/pipewire-0-manager" "\(runtime)/pipewire-0-manager.lock"
+            export DBUS_SESSION_BUS_ADDRESS="unix:path=\(runtime)/bus"
+            dbus-daemon --session --nofork --nopidfile --address="$DBUS_SESSION_BUS_ADDRESS" & echo dbus-daemon $! >> "\(pidFile.path)"
+            pipewire & echo pipewire $! >> "\(pidFile.path)"
+            i=0
+            while { [ ! -S "\(runtime)/pipewire-0" ] || [ ! -S "\(runtime)/bus" ]; } && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+            wireplumber & echo wireplumber $! >> "\(pidFile.path)"
+            pipewire-pulse & echo pipewire-pulse $! >> "\(pidFile.path)"
+            wait
+            """
+        return ["-c", script]
+    }
+
+    /// SIGKILL, as a crashed server: its clients see their connection drop. (PipeWire's daemon,
+    /// session manager and Pulse server all at once, as when its user units are killed.)
     public func kill() { end(signal: SIGKILL) }
 
     private func end(signal: Int32) {
-        guard let (process, pid) = lock.withLock({ self.process.flatMap { p in serverPID.map { (p, $0) } } }), process.isRunning
-        else { return }
-        Glibc.kill(pid, signal)
+        guard let (process, pids) = lock.withLock({ self.process.map { ($0, serverPIDs) } }), process.isRunning else { return }
+        for name in ["pipewire-pulse", "wireplumber", "pipewire", "pulseaudio"] {
+            if let pid = pids[name] { Glibc.kill(pid, signal) }
+        }
+        // the session bus goes with its desktop session: ended, whatever the signal
+        if let pid = pids["dbus-daemon"] { Glibc.kill(pid, SIGTERM) }
         process.waitUntilExit()
     }
 
@@ -148,14 +221,21 @@ public final class SoundServer: @unchecked Sendable {
 
     /// Loads a null sink named `name` (a device plugged in): its description is its name.
     public func loadSink(_ name: String) throws {
-        let output = try pactl(["load-module", "module-null-sink"] + Self.nullSinkArguments(name).split(separator: " ").map(String.init))
-        guard let index = Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw TestError("pactl load-module printed no index: \(output)")
-        }
+        let index = try loadModule(name)
         lock.withLock {
             sinks.append(name)
             modules[name] = index
         }
+    }
+
+    /// Loads the null sink `name`'s module; its index.
+    @discardableResult
+    private func loadModule(_ name: String) throws -> Int {
+        let output = try pactl(["load-module", "module-null-sink"] + Self.nullSinkArguments(name).split(separator: " ").map(String.init))
+        guard let index = Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw TestError("pactl load-module printed no index: \(output)")
+        }
+        return index
     }
 
     /// Unloads the null sink `name` (a device unplugged).
@@ -190,6 +270,11 @@ public final class SoundServer: @unchecked Sendable {
             }
         }
         return result
+    }
+
+    /// The index of each client's stream (sink input), as `pactl set-sink-input-volume` takes it.
+    public func streamIndexes() throws -> [Int] {
+        try pactl(["list", "short", "sink-inputs"]).split(separator: "\n").compactMap { $0.split(separator: "\t").first.flatMap { Int($0) } }
     }
 
     private func moduleIndexes() throws -> [String: Int] {

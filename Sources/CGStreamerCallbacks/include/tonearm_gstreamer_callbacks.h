@@ -69,4 +69,10 @@ void tonearm_filter_chain_set(GstElement *bin, GstElement *head, GstElement *tai
 /// having been. False when it has no sink pad.
 gboolean tonearm_watch_segments(GstElement *element);
 
+/// Posts a "tonearm-stream-levels" element message from `sink`, a pulsesink, each time it notifies
+/// its `volume` (its stream's volume or mute changed at the sound server: a desktop's per-application
+/// slider, or the element's own setting coming back), so that the engine's queue reads them. False
+/// (and nothing watched) when the element has no `volume` property.
+gboolean tonearm_watch_stream_levels(GstElement *sink);
+
 #endif
