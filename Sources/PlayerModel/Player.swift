@@ -25,6 +25,8 @@ public final class Player: @unchecked Sendable {
     private var nextObserverID: UInt64 = 0
     /// The machine's timers, each only while what it waits for is pending (nothing ticks otherwise: rule 7).
     private var timers: [PlayerTimer: any DispatchSourceTimer] = [:]
+    /// Changes to `timers` put off until the answer has left, oldest first (`changeTimers`).
+    private var timerChanges: [() -> Void] = []
     /// Puts work off until the answer to the client's call being handled has left; false when no
     /// call is being handled (see `deferUntilAnswered`).
     private var answerDeferral: ((@escaping () -> Void) -> Bool)?
@@ -103,19 +105,11 @@ public final class Player: @unchecked Sendable {
             case .engine(let command):
                 commands.append(command)
             case .startTimer(let kind, let delay):
-                timers[kind]?.cancel()
-                // a timer source, not asyncAfter: cancelled, it leaves libdispatch's timer heap at once
-                let timer = DispatchSource.makeTimerSource(queue: queue)
-                timer.setEventHandler { [weak self] in
-                    guard let self else { return }
-                    self.timers.removeValue(forKey: kind)?.cancel()
-                    self.update { $0.timerFired(kind, now: self.clock()) }
-                }
-                timer.schedule(deadline: .now() + .nanoseconds(Int(delay.nanoseconds)))
-                timer.resume()
-                timers[kind] = timer
+                // its deadline is taken now, not when the change is made
+                let deadline = DispatchTime.now() + .nanoseconds(Int(delay.nanoseconds))
+                changeTimers { [weak self] in self?.startTimer(kind, deadline: deadline) }
             case .cancelTimer(let kind):
-                timers.removeValue(forKey: kind)?.cancel()
+                changeTimers { [weak self] in self?.timers.removeValue(forKey: kind)?.cancel() }
             case .readMetadata(let id, let uri):
                 guard let metadataReader else { continue }
                 metadataReader.read(uri) { [weak self] result in
@@ -124,6 +118,35 @@ public final class Player: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Makes a change to the timers once the answer to the call being handled has left, else
+    /// now; in order. Arming or cancelling a timer source wakes libdispatch's manager thread
+    /// (an eventfd write), which runs at a higher priority than the thread answering and took
+    /// its core before the PropertiesChanged of a PlayPause that cancelled the paused item's
+    /// release left (perf sched, make bench: PlayPause -> PropertiesChanged).
+    private func changeTimers(_ change: @escaping () -> Void) {
+        timerChanges.append(change)
+        guard timerChanges.count == 1 else { return }  // the first one's turn runs them all
+        let run: () -> Void = { [weak self] in
+            guard let self else { return }
+            while !self.timerChanges.isEmpty { self.timerChanges.removeFirst()() }
+        }
+        if answerDeferral?(run) != true { run() }
+    }
+
+    private func startTimer(_ kind: PlayerTimer, deadline: DispatchTime) {
+        timers[kind]?.cancel()
+        // a timer source, not asyncAfter: cancelled, it leaves libdispatch's timer heap at once
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            self.timers.removeValue(forKey: kind)?.cancel()
+            self.update { $0.timerFired(kind, now: self.clock()) }
+        }
+        timer.schedule(deadline: deadline)
+        timer.resume()
+        timers[kind] = timer
     }
 
     // MARK: Observing

@@ -16,7 +16,14 @@ public final class StateRecorder: @unchecked Sendable {
     /// Changes read from the player's events and not yet handed to the store: handed over once
     /// the answer to the call that caused them has left (`Player.whenAnswered`), because the store
     /// wakes a thread of its own for them; in order, and before anything `finish` writes.
-    private var unsent: [StateChange] = []
+    private var unsent: [Unsent] = []
+    /// What `unsent` holds: a change, or the settings row, read from the player only when handed
+    /// over: reading it (the whole state, the outputs, the audio settings) took a fifth of a
+    /// PlayPause's time before its PropertiesChanged left (perf record, make bench).
+    private enum Unsent {
+        case change(StateChange)
+        case settings
+    }
     /// The video settings in the last settings row recorded: the window's other changes write nothing.
     private var recordedVideo = VideoSettings()
     /// The output choice last recorded: the devices' comings and goings are not written.
@@ -71,7 +78,16 @@ public final class StateRecorder: @unchecked Sendable {
     }
 
     /// Keeps `change` for the store, which gets it once the call being answered has its answer.
-    private func record(_ change: StateChange) {
+    private func record(_ change: StateChange) { keep(.change(change)) }
+
+    /// Keeps the settings row for the store, read as the player is once the answer has left:
+    /// a row is the whole of the settings, so only the newest one of a batch is written.
+    private func recordSettings() {
+        if case .settings = unsent.last { return }
+        keep(.settings)
+    }
+
+    private func keep(_ change: Unsent) {
         unsent.append(change)
         if unsent.count == 1 { player.whenAnswered { [weak self] in self?.handOver() } }
     }
@@ -79,7 +95,15 @@ public final class StateRecorder: @unchecked Sendable {
     private func handOver() {
         let changes = unsent
         unsent = []
-        changes.forEach(store.record)
+        // one row, as the player is now, after every change it may name (an item inserted)
+        let last = changes.lastIndex { if case .settings = $0 { true } else { false } }
+        for (index, change) in changes.enumerated() {
+            switch change {
+            case .change(let change): store.record(change)
+            case .settings where index == last: store.record(.settings(settings()))
+            case .settings: break
+            }
+        }
     }
 
     private func handle(_ event: PlayerEvent) {
@@ -108,16 +132,16 @@ public final class StateRecorder: @unchecked Sendable {
                 guard let self, subscription != nil else { return }
                 if status == .playing { startCheckpoints() } else { stopCheckpoints() }
             }
-            record(.settings(settings()))
+            recordSettings()
         case .shuffleChanged(let shuffled):
             // a new play order: its seed and the first item's key, not a row per item; turned
             // off, the keys stay in the file unused until the next order replaces them
             if shuffled, let seed = player.shuffleSeed { record(.reshuffled(seed: seed, keys: player.ownShuffleKeys)) }
-            record(.settings(settings()))
+            recordSettings()
         case .currentItemChanged, .intentChanged, .seeked, .volumeChanged, .loopModeChanged:
-            record(.settings(settings()))
+            recordSettings()
         case .videoChanged(let video) where video.settings != recordedVideo:
-            record(.settings(settings()))
+            recordSettings()
         case .audioChanged(let audio):
             record(.audio(audio))
         case .outputsChanged(let outputs) where outputs.chosen != recordedOutput:
@@ -125,9 +149,9 @@ public final class StateRecorder: @unchecked Sendable {
             recordedOutput = outputs.chosen
             record(.output(outputs.chosen))
         case .rateChanged(_, let reason) where reason != .refused && reason != .initial:
-            record(.settings(settings()))
+            recordSettings()
         case .durationChanged(let id, _):
-            if id == player.currentItem?.id { record(.settings(settings())) }
+            if id == player.currentItem?.id { recordSettings() }
             recordMetadata(of: id)
         case .metadataChanged(let id, _):
             recordMetadata(of: id)

@@ -142,7 +142,7 @@ public final class TonearmService: @unchecked Sendable {
             player.restore(saved, resume: resume)
             logger.info("restored \(saved.items.count) item(s) from \(store.path)", metadata: ["resume": "\(resume.rawValue)"])
         }
-        // engine commands, state writes and log lines wait until the reply and the
+        // engine commands, timers, state writes and log lines wait until the reply and the
         // PropertiesChanged of the call that caused them have left (make bench: PlayPause)
         player.deferUntilAnswered { [connection] body in connection.afterDispatchPass(body) }
         recorder.start(rewrite: store.loaded != nil && resume == .none)
