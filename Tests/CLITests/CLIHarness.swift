@@ -251,7 +251,13 @@ final class Spawned: @unchecked Sendable {
 
     /// The next line of stdout; nil when the output ended. Throws after `timeout` seconds.
     func nextLine(timeout: TimeInterval = 15, waitingFor what: String) throws -> String? {
-        let deadline = Date() + timeout
+        // a sanitized tonearmd (make test-asan, test-tsan) walks and answers several times slower
+        let slowdown: Double = switch ProcessInfo.processInfo.environment["SWIFT_SANITIZE"] ?? "" {
+        case "": 1
+        case "address": 15
+        default: 6
+        }
+        let deadline = Date() + timeout * slowdown
         while true {
             let (line, ended): (String?, Bool) = lock.withLock {
                 lines.isEmpty ? (nil, self.ended) : (lines.removeFirst(), false)
