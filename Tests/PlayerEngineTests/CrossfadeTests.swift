@@ -72,6 +72,27 @@ final class CrossfadeTests: XCTestCase {
         }
     }
 
+    /// The next track starts from a base time set at the fade; a pause after the fade must move it
+    /// as any pause does, or the track resumes that much further on (skipping what it paused over).
+    func testPausingAfterTheFadeResumesWhereItPaused() throws {
+        let media = try MediaGenerator()
+        let a = try media.tone("a", format: .wav, seconds: 3, frequency: Self.low)
+        let b = try media.tone("b", format: .wav, seconds: 4, frequency: Self.high)
+        try onBothServersAndPipelines { server, kind in
+            let heard = try record(kind, on: server, seconds: 1, items: [a, b]) { harness, _ in
+                Thread.sleep(forTimeInterval: 1.5)  // past the fade's end
+                let mark = harness.recorder.count
+                harness.player.pause()
+                try harness.waitForTimeControl(.paused, from: mark)
+                Thread.sleep(forTimeInterval: 1)
+                harness.player.play()
+            }
+            let bands = Bands(heard)
+            XCTAssertGreaterThan(bands.longestGap(of: Self.high), 0.9, "a second of pause on \(kind), \(server)")
+            XCTAssertGreaterThan(bands.presence(Self.high), 3.8, "the second tone, whole, around the pause on \(kind), \(server)")
+        }
+    }
+
     func testNextDuringTheFadeGoesToTheItemAfterAndTheFirstStopsAtOnce() throws {
         let media = try MediaGenerator()
         let a = try media.tone("a", format: .wav, seconds: 4, frequency: Self.low)
