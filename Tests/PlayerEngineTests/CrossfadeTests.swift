@@ -37,6 +37,16 @@ final class CrossfadeTests: XCTestCase {
         return stride(from: 0, to: recorded.count - 1, by: SoundServer.channels).map { Double(recorded[$0]) / 32768 }
     }
 
+    /// Plays on for `seconds`, then pauses for a second (the recording goes on) and plays again.
+    static func pauseForASecond(_ harness: Harness, after seconds: Double) throws {
+        Thread.sleep(forTimeInterval: seconds)
+        let mark = harness.recorder.count
+        harness.player.pause()
+        try harness.waitForTimeControl(.paused, from: mark)
+        Thread.sleep(forTimeInterval: 1)
+        harness.player.play()
+    }
+
     func testTheOverlapLastsWhatWasSetWithNoSilenceAndNoClipping() throws {
         let media = try MediaGenerator()
         let a = try media.tone("a", format: .wav, seconds: 4, frequency: Self.low)
@@ -58,12 +68,7 @@ final class CrossfadeTests: XCTestCase {
         let b = try media.tone("b", format: .wav, seconds: 4, frequency: Self.high)
         try onBothServersAndPipelines { server, kind in
             let heard = try record(kind, on: server, seconds: 2, items: [a, b]) { harness, _ in
-                Thread.sleep(forTimeInterval: 0.7)
-                let mark = harness.recorder.count
-                harness.player.pause()
-                try harness.waitForTimeControl(.paused, from: mark)
-                Thread.sleep(forTimeInterval: 1)
-                harness.player.play()
+                try Self.pauseForASecond(harness, after: 0.7)
             }
             let bands = Bands(heard)
             XCTAssertEqual(bands.overlap(Self.low, Self.high), 2, accuracy: 0.08, "the fade went on where it paused on \(kind), \(server)")
@@ -80,12 +85,7 @@ final class CrossfadeTests: XCTestCase {
         let b = try media.tone("b", format: .wav, seconds: 4, frequency: Self.high)
         try onBothServersAndPipelines { server, kind in
             let heard = try record(kind, on: server, seconds: 1, items: [a, b]) { harness, _ in
-                Thread.sleep(forTimeInterval: 1.5)  // past the fade's end
-                let mark = harness.recorder.count
-                harness.player.pause()
-                try harness.waitForTimeControl(.paused, from: mark)
-                Thread.sleep(forTimeInterval: 1)
-                harness.player.play()
+                try Self.pauseForASecond(harness, after: 1.5)  // past the fade's end
             }
             let bands = Bands(heard)
             XCTAssertGreaterThan(bands.longestGap(of: Self.high), 0.9, "a second of pause on \(kind), \(server)")
