@@ -175,6 +175,28 @@ public final class Element: @unchecked Sendable {
         set { gst_element_set_start_time(pointer, GstClockTime(newValue ?? UInt64.max)) }
     }
 
+    /// Runs this pipeline on the system clock instead of the one its elements would choose (a
+    /// pulsesink provides one from its stream): `gst_pipeline_use_clock`.
+    public func useSystemClock() {
+        let clock = gst_system_clock_obtain()
+        gst_pipeline_use_clock(UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstPipeline.self), clock)
+        gst_object_unref(clock)
+    }
+
+    /// The system clock's time now, in nanoseconds (`gst_clock_get_time`).
+    public static var systemClockTime: UInt64 {
+        let clock = gst_system_clock_obtain()
+        defer { gst_object_unref(clock) }
+        return UInt64(gst_clock_get_time(clock))
+    }
+
+    /// The clock time that is running time 0 (`gst_element_set_base_time`); kept over PLAYING
+    /// only with no `startTime` (GST_CLOCK_TIME_NONE), else recomputed there.
+    public var baseTime: UInt64 {
+        get { UInt64(gst_element_get_base_time(pointer)) }
+        set { gst_element_set_base_time(pointer, GstClockTime(newValue)) }
+    }
+
     /// Waits at most `timeout` for a state change under way (an async preroll) to finish
     /// (`gst_element_get_state`); returns its result (`.async` when it timed out). Blocks: never
     /// call it on a queue that must answer.

@@ -1174,6 +1174,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         case .stateChanged(let old, let new, let pending):
             // only the pipeline's own state changes count (trap 4)
             guard message.isFromPipeline else { return }
+            // a crossfade's item played from its set base time: a start time again, so that a pause
+            // or a seek moves the base time as GstPipeline does
+            if new == .playing, pipeline.playbin.startTime == nil { pipeline.playbin.startTime = 0 }
             // PAUSED to PAUSED is a preroll again (a flushing seek, a redraw of the paused frame),
             // whose position comes with its ASYNC_DONE: a query as it completes answered otherwise
             // under ASan (a redraw moved Position back 40 ms, VideoControlsTests)
@@ -1530,9 +1533,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Opens the next item for a crossfade: a pipeline of its own, in READY and silent, its bus held
     /// until it starts (its messages then tell the player about it as the current item). Not
     /// prerolled: a pulsesink prerolled in PAUSED and played a second later was heard as much later
-    /// as it had waited, and without its start when the pipeline ran on the system clock
-    /// (GStreamer 1.22, PulseAudio 16: CrossfadeTests on a null sink's monitor; on PipeWire 0.3.65
-    /// too, 1.0 s late after 1 s prerolled, with or without a flushing seek to 0 at the start). Two
+    /// as it had waited, and without its start when the pipeline ran on the system clock: the
+    /// stream's time read as it uncorks is the time it stood corked, and audiobasesink anchors its
+    /// calibration there (GStreamer 1.22, PulseAudio 16 and PipeWire 0.3.65: CrossfadeTests, and
+    /// GST_DEBUG=audioclock:6 shows the jump). It runs on the system clock (`startCrossfade`). Two
     /// streams at once need an output that takes two: a sound server does (it mixes them); an ALSA
     /// device opened directly does not, so there the item is armed for a gapless switch instead.
     private func prepareCrossfade(_ uri: MediaURI, generation: Generation) {
@@ -1545,6 +1549,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // as a load does: a display found now shows its video (the window follows at its preroll)
         try? chooseVideo(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)
         fresh.playbin.set("uri", uri.string)
+        // pulsesink's clock comes from its stream, which on PipeWire 0.3.65 starts 60-350 ms after the
+        // pipeline plays (the new node is linked late): the system clock runs from the fade's start
+        fresh.playbin.useSystemClock()
         fresh.playbin.setState(.ready)
         incoming = (fresh, uri, generation)
         fresh.opensPlaying = true
@@ -1579,6 +1586,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let playing = (pending == .voidPending ? state : pending) == .playing
         ramp = Ramp(length: length, since: playing ? .now : nil)
         applyFadeLevels()
+        if playing {
+            // running time 0 is now, kept through the preroll (no start time: GstPipeline then keeps
+            // the base time at PAUSED->PLAYING); given back once it plays (`handle`, .stateChanged)
+            next.pipeline.playbin.startTime = nil
+            next.pipeline.playbin.baseTime = Element.systemClockTime
+        }
         next.pipeline.playbin.setState(playing ? .playing : .paused)
         if playing { stepRamp() }
         _ = resumed(next.pipeline)  // what it said while prepared is read now, as the current load's
