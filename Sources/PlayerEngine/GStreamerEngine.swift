@@ -1377,7 +1377,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         detachThread(name: "tonearm.video-close") { [weak self] in
             guard let self else { return }
             _ = waitForDisposals(timeout: Self.teardownWait)
-            windows.close(unlessUsedSince: seen)
+            queue.async { [self] in
+                // an item loaded meanwhile decides at its preroll: its sink takes the window, or one
+                // without video closes it then. Closing now, before its sink asked, closed and opened
+                // the window again between two videos (fullscreen and place lost; VideoLoopTests)
+                if let pipeline, !prerolled || pipeline.lock.withLock({ pipeline.showedVideo }) { return }
+                windows.close(unlessUsedSince: seen)
+            }
         }
     }
 
