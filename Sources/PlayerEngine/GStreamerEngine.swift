@@ -1178,8 +1178,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             // or a seek moves the base time as GstPipeline does
             if new == .playing, pipeline.playbin.startTime == nil { pipeline.playbin.startTime = 0 }
             // PAUSED to PAUSED is a preroll again (a flushing seek, a redraw of the paused frame),
-            // whose position comes with its ASYNC_DONE: a query as it completes answered otherwise
-            // under ASan (a redraw moved Position back 40 ms, VideoControlsTests)
+            // whose position comes with its ASYNC_DONE (a seek's) or is the one told (a redraw's)
             let position = old == new && new == .paused ? nil : positionSample()
             deliver(.stateChanged(Self.state(new) ?? .null, pending: Self.state(pending), position: position), generation)
         case .asyncDone:
