@@ -283,31 +283,12 @@ final class NetworkServiceTests: ServiceTestCase {
 
     func testAnUnreachableServerFailsTheItem() throws {
         // a port nothing listens on: bound, then closed
-        let port = try Self.unusedPort()
+        let port = try SnapServer.freePort()
         let url = "http://127.0.0.1:\(port)/radio.mp3"
         let mark = harness.mark()
         try harness.start([url])
         try assertNetworkFailure(from: mark, naming: url, status: nil)
         try assertStillAnswers()
-    }
-
-    /// A TCP port on 127.0.0.1 that nothing listens on now.
-    static func unusedPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestError("socket failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw TestError("bind failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 
