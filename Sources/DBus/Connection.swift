@@ -361,8 +361,18 @@ public final class Connection: @unchecked Sendable {
         isAnswering = true
         body()
         isAnswering = false
+        runAfterPass()
+    }
+
+    /// Runs what the pass put off. The bus daemon, woken by the pass's writes with the kernel's
+    /// sync hint for a Unix socket, waits on this core for this thread to sleep rather than taking
+    /// the other: a yield lets it route the reply and signal first, not after the after-pass work
+    /// (perf sched, make bench: PlayPause -> PropertiesChanged waited 0.25-0.3 ms for it).
+    private func runAfterPass() {
+        guard !afterPass.isEmpty else { return }
         let after = afterPass
         afterPass = []
+        sched_yield()
         after.forEach { $0() }
     }
 
@@ -373,9 +383,7 @@ public final class Connection: @unchecked Sendable {
         isDispatching = true
         defer {
             isDispatching = false
-            let after = afterPass
-            afterPass = []
-            after.forEach { $0() }
+            runAfterPass()
         }
         var budget = 64
         while dbus_connection_get_dispatch_status(raw) == DBUS_DISPATCH_DATA_REMAINS {
