@@ -1712,6 +1712,16 @@ def checks(summary, results, playlists=None):
         ("Get p50 within 1.15x of the echo floor", f["get_us"]["median"] <= 1.15 * f["echo_get_us"]["median"]),
         ("Get p99 within 1.5x of the echo floor", f["get_us"]["p99"] <= 1.5 * f["echo_get_us"]["p99"]),
     ]
+    # issue 30: the start, and the memory at rest and after Stop (VLC's in the same run, when measured)
+    out += [
+        ("start -> bus name owned within 8 ms (median)", f["start_ms"]["median"] <= 8),
+        ("start -> first Get answered within 10 ms (median)", f["answer_ms"]["median"] <= 10),
+        ("RssAnon at rest with nothing loaded at most 2 MiB", f["rss_anon_rest_mib"] <= 2),
+        # "back near that within a few seconds": within a quarter of the resting figure, 3 s after Stop
+        ("RSS 3 s after Stop at most 1.25x at rest", f["rss_stopped_mib"] <= 1.25 * f["rss_rest_mib"]),
+    ]
+    if "vlc" in summary:
+        out.append(("RSS at rest with nothing loaded at most VLC's", f["rss_rest_mib"] <= summary["vlc"]["rss_rest_mib"]))
     if "gapless" in results:
         out.append(("gapless: 0 frames between tracks (flac, wav, ogg)",
                     all(g["gap_frames"] == 0 for g in results["gapless"].values())))
