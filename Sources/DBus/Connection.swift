@@ -401,6 +401,10 @@ public final class Connection: @unchecked Sendable {
         return raw
     }
 
+    /// A call's timeout that libdbus never reaches: milliseconds clamp to Int32.max, which is
+    /// DBUS_TIMEOUT_INFINITE (dbus-protocol.h). For a caller that keeps a limit of its own.
+    public static let unbounded = Duration.seconds(Int64(Int32.max))
+
     private static func milliseconds(_ timeout: Duration?) -> Int32 {
         guard let timeout else { return DBUS_TIMEOUT_USE_DEFAULT }
         let (seconds, attoseconds) = timeout.components

@@ -135,6 +135,9 @@ public final class TonearmClient: @unchecked Sendable {
     /// `WalkProgress` the service sends this connection until the reply comes: the service sends it
     /// to the caller only, so no match rule is needed. libdbus's blocking call would hold the
     /// signals back until the reply, so this sends the call and waits for its completion.
+    /// The call's time limit runs from the last sign of life, not from the call: a walk of a large
+    /// tree answers once it is done, and goes on sending progress meanwhile (a 5,000-file walk
+    /// under AddressSanitizer took longer than libdbus's 25 s and the command said "did not answer").
     func call(_ interface: String, _ member: String, _ arguments: [DBusValue],
               walkProgress: WalkProgressHandler?) throws -> [DBusValue] {
         guard let walkProgress else { return try call(interface, member, arguments) }
@@ -150,19 +153,27 @@ public final class TonearmClient: @unchecked Sendable {
             let token = connection.onSignal(interface: Self.extensionInterface, member: "WalkProgress", path: Self.objectPath) { signal in
                 guard let values = try? signal.arguments(), values.count == 2, let uri = values[0].stringValue,
                       let files = values[1].uint32Value else { return }
+                reply.heardFrom()
                 walkProgress(uri, Int(files))
             }
-            connection.call(message, timeout: timeout) { [connection] result in
+            connection.call(message, timeout: Connection.unbounded) { [connection] result in
                 connection.removeHandler(token)
                 reply.finish(result)
             }
         }
+        let limit = timeout ?? Self.replyLimit
         do {
-            return try reply.wait().get()
+            guard let result = reply.wait(quietFor: limit) else {
+                throw DBusError.noReply("no reply and no WalkProgress for \(limit)")
+            }
+            return try result.get()
         } catch {
             throw ClientError.from(error, calling: member)
         }
     }
+
+    /// libdbus's own limit for a call with none given (DBUS_DEFAULT_TIMEOUT, dbus-connection.c).
+    static let replyLimit = Duration.seconds(25)
 
     func property(_ interface: String, _ name: String) throws -> DBusValue {
         guard let value = try call(Self.propertiesInterface, "Get", [.string(interface), .string(name)]).first else {
@@ -437,14 +448,27 @@ private final class PendingReply: Sendable {
     private let done = DispatchSemaphore(value: 0)
     /// Written once before `done` is signalled, read after waiting for it.
     private let result = Mutex<Result<[DBusValue], DBusError>?>(nil)
+    /// When the service last showed it is at work on the call (a progress signal).
+    private let lastHeard = Mutex(ContinuousClock.now)
 
     func finish(_ outcome: Result<[DBusValue], DBusError>) {
         result.withLock { $0 = outcome }
         done.signal()
     }
 
-    func wait() -> Result<[DBusValue], DBusError> {
-        done.wait()
-        return result.withLock { $0! }
+    func heardFrom() { lastHeard.withLock { $0 = .now } }
+
+    /// The outcome, or nil once `quiet` passed with neither it nor a sign of life.
+    func wait(quietFor quiet: Duration) -> Result<[DBusValue], DBusError>? {
+        while true {
+            let deadline = lastHeard.withLock { $0 } + quiet
+            let left = ContinuousClock.now.duration(to: deadline)
+            let (seconds, attoseconds) = left.components
+            let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds / 1_000_000_000)
+            if done.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds))) == .success {
+                return result.withLock { $0! }
+            }
+            if lastHeard.withLock({ $0 }) + quiet <= .now { return nil }
+        }
     }
 }
