@@ -43,6 +43,12 @@ struct DirectoryWalk {
         }
         // a stack of levels, not recursion: a tree as deep as PATH_MAX allows is no thread's stack
         var levels = [Level(path: path, device: status.device, entries: top)]
+        var told = ContinuousClock.now
+        func tell() {
+            guard control.cancellation == nil, let progress = control.progress else { return }
+            told = .now
+            progress(root, found.count)
+        }
         while let level = levels.last {
             guard level.next < level.entries.count else {
                 levels.removeLast()
@@ -55,13 +61,14 @@ struct DirectoryWalk {
             case .file:
                 found.append(MediaURI(filePath: full))
                 if found.count > limit { throw .tooManyFiles(root: root, limit: limit) }
-                if found.count % WalkControl.progressStep == 0, control.cancellation == nil { control.progress?(root, found.count) }
+                if found.count % WalkControl.progressStep == 0 { tell() }
             case .directory(let identity):
                 guard visited.insert(identity).inserted else { continue }  // a loop, or seen already
                 // only where a file system is mounted can another kind begin
                 if identity.device != level.device, Self.pseudoFileSystem(at: full) != nil { continue }
                 if systemDirectories.contains(identity) { continue }
                 if let reason = control.cancellation { throw .cancelled(reason) }
+                if control.progress != nil, told.duration(to: .now) >= WalkControl.progressInterval { tell() }
                 guard let entries = list(full) else { continue }
                 levels.append(Level(path: full, device: identity.device, entries: entries))
             }

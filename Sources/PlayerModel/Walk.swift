@@ -9,8 +9,13 @@ public final class WalkControl: Sendable {
     /// How many files found between two `progress` reports: a bounded rate, never a timer
     /// (a walk of 100,000 files reports 100 times).
     public static let progressStep = 1_000
+    /// And once this long went by with no report, at the next directory (a clock read there, no
+    /// timer): a slow disk with few media files still tells a caller the walk is alive, whose
+    /// call's limit (libdbus's 25 s in `tonearm add`) runs from the last report.
+    public static let progressInterval = Duration.seconds(5)
 
-    /// Told the number of files found so far, every `progressStep` of them, on the walk's thread.
+    /// Told the number of files found so far, every `progressStep` of them (or `progressInterval`),
+    /// on the walk's thread.
     public let progress: (@Sendable (_ root: MediaURI, _ files: Int) -> Void)?
     private let cancelled = Mutex<String?>(nil)
 

@@ -31,11 +31,13 @@ struct Add: ParsableCommand {
 }
 
 /// "walking ~/Music: 12,000 files…" on stderr, rewritten in place as the service's WalkProgress
-/// comes (every 1,000 files), and erased when the call is answered. Only on a terminal: nil when
-/// stderr is not one, so that a script's output holds no carriage returns.
+/// comes (every 1,000 files, or every 5 s on a slow disk: the same line is not drawn again), and
+/// erased when the call is answered. Only on a terminal: nil when stderr is not one, so that a
+/// script's output holds no carriage returns.
 final class WalkProgressLine: Sendable {
     private let names: [String: String]
-    private let shown = Mutex(false)
+    /// The walk and count on the line; nil before the first.
+    private let shown = Mutex<(uri: String, files: Int)?>(nil)
 
     init?(named names: [String: String]) {
         guard isatty(STDERR_FILENO) == 1 else { return nil }
@@ -43,13 +45,17 @@ final class WalkProgressLine: Sendable {
     }
 
     func show(_ uri: String, _ files: Int) {
-        shown.withLock { $0 = true }
+        let new = shown.withLock { line in
+            defer { line = (uri, files) }
+            return line.map { $0.uri != uri || $0.files != files } ?? true
+        }
+        guard new else { return }
         // \r, then erase to the end of the line (ECMA-48 EL) after the text, as `watch` draws
         writeAll("\rwalking \(names[uri] ?? uri): \(Self.grouped(files)) files…\u{1B}[K", to: STDERR_FILENO)
     }
 
     func end() {
-        if shown.withLock({ $0 }) { writeAll("\r\u{1B}[K", to: STDERR_FILENO) }
+        if shown.withLock({ $0 != nil }) { writeAll("\r\u{1B}[K", to: STDERR_FILENO) }
     }
 
     /// 12345 as "12,345".
