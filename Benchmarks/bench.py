@@ -1372,6 +1372,44 @@ class SoundBench:
         return {"block_s": [h[0] for h in heard], "sample_s": [h[1] for h in heard], "missed": missed,
                 "propertieschanged_s": signalled}
 
+    async def toggles(self, name, uri):
+        """PlayPause -> PropertiesChanged(PlaybackStatus: Paused) while NAME plays on the server, with
+        no recorder at the monitor: parec at 10 ms makes the server's graph run at its smallest
+        quantum, the bench's own load on the 2 cores and no desktop's, under both players' signals."""
+        b, rng, player = self.bench, random.Random(31), self.players[name]
+        pid, stop = await self.play(name, uri)
+        owner = b.owner_of(player)
+        rule = f"type='signal',sender='{owner}',path='{OBJ}',interface='{PROPS}',member='PropertiesChanged'"
+        b.raw.call(new_method_call(BUS, "AddMatch", "s", (rule,)))
+
+        def status(wanted):
+            return lambda msg: (msg.header.fields.get(HeaderFields.sender) == owner and b.member(msg) == "PropertiesChanged"
+                                and msg.body[0] == PLAYER and msg.body[1].get("PlaybackStatus", (None, None))[1] == wanted)
+        took = []
+        try:
+            await asyncio.sleep(1)
+            for _ in range(max(self.args.stops * 2, 6)):
+                await asyncio.sleep(rng.uniform(0.1, 0.5))
+                seen = []
+                b.raw.call(call_msg(player.dest, OBJ, PLAYER, "PlayPause", "", ()), on_signal=lambda t, m: seen.append((t, m)))
+                called = b.raw.sent_at
+                arrived = next((t for t, m in seen if status("Paused")(m)), None)
+                if arrived is None:
+                    try:
+                        arrived, _ = b.raw.next_signal(status("Paused"), 3)
+                    except TimeoutError:
+                        arrived = None
+                if arrived is not None:
+                    took.append(arrived - called)
+                await asyncio.sleep(0.2)
+                b.call(player, PLAYER, "Play")
+                await asyncio.sleep(0.5)
+        finally:
+            b.raw.call(new_method_call(BUS, "RemoveMatch", "s", (rule,)))
+            stop()
+        log(f"  {name}: PlayPause -> PropertiesChanged, no recorder: " + ", ".join(f"{t * 1e3:.2f}" for t in sorted(took)) + " ms")
+        return took
+
     async def run(self):
         b = self.bench
         uri = file_uri(self.bench.files["mp3"])
@@ -1392,6 +1430,8 @@ class SoundBench:
                 out["stops"] = {name: await self.stops(name, uri, monitor) for name in self.names if name != "floor"}
             finally:
                 monitor.stop()
+            log("sound server: PlayPause -> PropertiesChanged with no recorder at the monitor")
+            out["toggles"] = {name: await self.toggles(name, uri) for name in self.players}
         finally:
             for player in started:
                 b.stop(player)
@@ -1553,6 +1593,8 @@ def summarize_sound(v):
             f["stop_sample_ms"] = stats(stop["sample_s"], 1e3)
             f["stop_missed"] = stop["missed"]
             f["stop_propertieschanged_ms"] = stats(stop["propertieschanged_s"], 1e3)
+        if v.get("toggles", {}).get(name):
+            f["toggle_propertieschanged_ms"] = stats(v["toggles"][name], 1e3)
         s[name] = f
     return s
 
@@ -1584,6 +1626,9 @@ def sound_rows(s):
         ("RSS playing, MiB (RssAnon), end of the windows", *cells(lambda f: f"{f['rss_mib']:.1f} ({f['rss_anon_mib']:.1f})",
                                                                   f"{fl['rss_mib']:.1f} ({fl['rss_anon_mib']:.1f})")),
         ("PlayPause -> PropertiesChanged on the sound server, median ms (p95)",
+         *cells(lambda f: f"{f['toggle_propertieschanged_ms']['median']:.2f} ({f['toggle_propertieschanged_ms']['p95']:.2f})"
+                if f.get("toggle_propertieschanged_ms") else "-")),
+        ("  the same while the monitor is recorded at 10 ms (the calls below)",
          *cells(lambda f: f"{f['stop_propertieschanged_ms']['median']:.2f} ({f['stop_propertieschanged_ms']['p95']:.2f})"
                 if f.get("stop_propertieschanged_ms") else "-")),
         ("PlayPause -> sound stopped at the monitor, ms: median (max) of the last sound's block [sample clock]",
@@ -1606,9 +1651,9 @@ def sound_checks(s):
     if "mpd" in names:
         out.append(("the sound server's CPU while tonearmd plays at most while MPD plays (medians)",
                     t["server_cpu_share"]["median"] <= s["mpd"]["server_cpu_share"]["median"]))
-    if t.get("stop_propertieschanged_ms"):
-        out.append(("on the sound server: PlayPause -> PropertiesChanged at most 0.5 ms (median)",
-                    t["stop_propertieschanged_ms"]["median"] <= 0.5))
+    if t.get("toggle_propertieschanged_ms"):
+        out.append(("on the sound server: PlayPause -> PropertiesChanged at most 0.5 ms (median, no recorder at the monitor)",
+                    t["toggle_propertieschanged_ms"]["median"] <= 0.5))
     out.append(("the sound stops within 50 ms of PlayPause at the server's monitor (every pause, the last sound's block)",
                 bool(t.get("stop_block_ms")) and t["stop_block_ms"]["max"] <= 50 and not t["stop_missed"]))
     return out
