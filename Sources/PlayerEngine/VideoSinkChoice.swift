@@ -7,7 +7,7 @@ import PlayerModel
 /// and scales on the CPU. On 2 cores and Mesa's llvmpipe, glimagesink took 17.85 s of CPU for a
 /// 10 s 1080p clip and dropped 495 frames; videoconvertscale into ximagesink 1.95 s and none
 /// (gst-launch-1.0 playbin, the same display).
-enum VideoSinkChoice: Equatable, Sendable {
+public enum VideoSinkChoice: Equatable, Sendable {
     /// glimagesink: it scales on the GPU.
     case openGL
     /// `ScaledVideoSink`: videoconvertscale to the window's size, into ximagesink.
@@ -16,20 +16,20 @@ enum VideoSinkChoice: Equatable, Sendable {
     case factory(String)
 
     /// `TONEARM_VIDEO_SINK`'s default: glimagesink on a GPU, else the software path.
-    static let automatic = "auto"
+    public static let automatic = "auto"
     /// The value that asks for the software path whatever OpenGL does (no GL context is made).
-    static let software = "software"
+    public static let software = "software"
 
     /// Whether `configured` needs to know what OpenGL gives on the display: `auto`, and
     /// `glimagesink` (which still needs OpenGL to open at all).
-    static func probesOpenGL(_ configured: String) -> Bool {
+    public static func probesOpenGL(_ configured: String) -> Bool {
         configured == automatic || configured == "glimagesink"
     }
 
     /// The sink for `configured` once OpenGL was probed on the display: `opens` and its `renderer`
     /// (nil: not read). `glimagesink` named keeps glimagesink on a software renderer (mpv's
     /// `--gpu-sw`); either falls back to the software path where OpenGL does not open.
-    static func choose(_ configured: String, opens: Bool, renderer: String?) -> VideoSinkChoice {
+    public static func choose(_ configured: String, opens: Bool, renderer: String?) -> VideoSinkChoice {
         switch configured {
         case automatic: opens && !isSoftwareRenderer(renderer) ? .openGL : .scaled
         case "glimagesink": opens ? .openGL : .scaled
@@ -42,7 +42,7 @@ enum VideoSinkChoice: Equatable, Sendable {
     /// and classic swrast ("Software Rasterizer"). The idea, and most of these names, come from
     /// mpv's is_software_gl (video/out/opengl/common.c), behind its "Suspected software renderer"
     /// refusal; like it, a renderer that could not be read counts as software.
-    static func isSoftwareRenderer(_ renderer: String?) -> Bool {
+    public static func isSoftwareRenderer(_ renderer: String?) -> Bool {
         guard let renderer, !renderer.isEmpty else { return true }
         let name = renderer.lowercased()
         return ["llvmpipe", "softpipe", "software rasterizer", "swrast"].contains { name.contains($0) }
@@ -63,7 +63,7 @@ enum VideoSinkChoice: Equatable, Sendable {
 /// tonearmd places it at: `VideoGravity.frame`), so that ximagesink, which cannot scale, draws an
 /// image exactly its window's size. Until a frame is known the video keeps its own size. Made and
 /// changed on the engine's queue; `bin` and `sink` are read from the bus's sync handler too.
-final class ScaledVideoSink: Sendable {
+public final class ScaledVideoSink: Sendable {
     /// What playbin gets as its `video-sink`.
     let bin: Element
     /// The ximagesink inside: it asks for the window (prepare-window-handle) and draws exposes.
@@ -75,7 +75,7 @@ final class ScaledVideoSink: Sendable {
     /// fails the negotiation or asks for an image X cannot make (16 is videoconvertscale's
     /// smallest sane output with borders; 8192 is past any screen, and past what X's 16-bit
     /// request sizes handle well).
-    static let sizes = 16...8192
+    public static let sizes = 16...8192
 
     init(display: String) throws(GStreamerError) {
         // pixel-aspect-ratio 1/1: the frame is in the window's pixels, which are square as
@@ -104,7 +104,7 @@ final class ScaledVideoSink: Sendable {
     /// black at each caps change and expose: ximagesink.c gst_ximagesink_ximage_put,
     /// gst_video_center_rect), so no bar is converted and copied with every frame; fill's frame
     /// has the video's aspect already; stretch is the frame. Nil: no frame yet, the video's own size.
-    static func pictureSize(in frame: VideoFrame?, video: VideoSize) -> VideoSize? {
+    public static func pictureSize(in frame: VideoFrame?, video: VideoSize) -> VideoSize? {
         guard let frame else { return nil }
         var width = Double(frame.width), height = Double(frame.height)
         if frame.keepsAspect, video.width > 0, video.height > 0, width > 0, height > 0 {
@@ -113,14 +113,15 @@ final class ScaledVideoSink: Sendable {
             width = (Double(video.width) * scale).rounded()
             height = (Double(video.height) * scale).rounded()
         }
+        // clamped as a Double: a size past Int's range would trap in the conversion
         func clamped(_ value: Double) -> Int {
-            value.isFinite ? min(max(Int(value), sizes.lowerBound), sizes.upperBound) : sizes.lowerBound
+            value.isFinite ? Int(min(max(value, Double(sizes.lowerBound)), Double(sizes.upperBound))) : sizes.lowerBound
         }
         return VideoSize(width: clamped(width), height: clamped(height))
     }
 
     /// The caps that make the scaler's output `size` (nil: the video's own size), in square pixels.
-    static func caps(for size: VideoSize?) -> String {
+    public static func caps(for size: VideoSize?) -> String {
         guard let size else { return "video/x-raw,pixel-aspect-ratio=1/1" }
         return "video/x-raw,width=\(size.width),height=\(size.height),pixel-aspect-ratio=1/1"
     }

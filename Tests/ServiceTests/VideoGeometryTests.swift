@@ -198,13 +198,15 @@ final class VideoGeometryTests: VideoTestCase {
     }
 
     /// Where OpenGL does not open (here GstGL is told to make no window: GST_GL_WINDOW=none), the
-    /// video shows through ximagesink, at the video's own size.
+    /// video shows through the software path (videoconvertscale into ximagesink), even when
+    /// glimagesink is named.
     func testWhereOpenGLDoesNotOpenXimagesinkShowsTheVideo() throws {
         let x = try startDisplay()
-        let daemon = try harness.start(environment: ["DISPLAY": x.name, "GST_GL_WINDOW": "none"])
+        let daemon = try harness.start(environment: ["DISPLAY": x.name, "GST_GL_WINDOW": "none", "TONEARM_VIDEO_SINK": "glimagesink"])
         let window = try openFramed(on: x)
         try waitForColours(x, window, "the framed clip through ximagesink", [(5, 120, .green), (160, 5, .green), (160, 120, .blue)])
         XCTAssertTrue(daemon.output.contains("OpenGL does not open on \(x.name)"), daemon.output)
+        XCTAssertTrue(daemon.output.contains("video sink on \(x.name): videoconvertscale ! ximagesink"), daemon.output)
     }
 
     /// The CLI with a window: `fullscreen` toggles, `raise` focuses, `status` shows the video's size.
