@@ -8,51 +8,9 @@ import XCTest
 /// edges show (a blue centre in a green border, 320x240) and from the X window tree: glimagesink
 /// draws into a window of GstGL's own inside the one it is given, ximagesink into that one itself.
 final class VideoSoftwarePathTests: VideoTestCase {
-    typealias H = ServiceHarness
-
-    /// 60 s at 320x240: blue, in a 20-pixel green border (H.264 in MP4, no audio), as VideoGeometryTests'.
-    func framed() throws -> URL {
-        try video("framed.mp4", [
-            "videotestsrc", "pattern=blue", "num-buffers=1800", "!", "video/x-raw,width=280,height=200,framerate=30/1", "!",
-            "videobox", "top=-20", "bottom=-20", "left=-20", "right=-20", "fill=green", "!", "videoconvert", "!",
-            "video/x-raw,format=I420,width=320,height=240", "!", "x264enc", "speed-preset=ultrafast", "!", "mp4mux", "!",
-            "filesink", "location=OUT",
-        ])
-    }
-
-    /// Opens the framed clip; its window once the video's size is announced and taken.
-    func openFramed(on x: XDisplay) throws -> String {
-        let mark = harness.mark()
-        try harness.call(H.player, "OpenUri", "s", [H.uri(try framed())])
-        try harness.waitForChange(H.extensionInterface, "VideoSize 320x240", from: mark) { Self.numbers($0["VideoSize"]) == [320, 240] }
-        let window = try x.waitForWindow(classed: "tonearm")
-        try x.waitForX("the window to take the video's size") { try x.geometry(of: window).size == (320, 240) }
-        return window
-    }
-
     func resize(_ x: XDisplay, _ window: String, to width: Int, _ height: Int) throws {
         _ = try x.run("xdotool", ["windowsize", window, String(width), String(height)])
         try x.waitForX("the window to be \(width)x\(height)") { try x.geometry(of: window).size == (width, height) }
-    }
-
-    func setGravity(_ gravity: String) throws {
-        let mark = harness.mark()
-        try harness.set(H.extensionInterface, "VideoGravity", "s", gravity)
-        try harness.waitForChange(H.extensionInterface, "VideoGravity \(gravity)", from: mark) { $0["VideoGravity"]?.string == gravity }
-    }
-
-    /// Waits until each of `points` (x, y in the window) shows its colour.
-    func waitForColours(_ x: XDisplay, _ window: String, _ what: String, _ points: [(Int, Int, Colour)]) throws {
-        var seen: [String] = []
-        do {
-            try x.waitForX(what) {
-                let shot = try x.screenshot(of: window)
-                seen = points.map { "\($0.0),\($0.1): \(shot.colour($0.0, $0.1))" }
-                return points.allSatisfy { shot.colour($0.0, $0.1) == $0.2 }
-            }
-        } catch {
-            throw TestError("\(error); last seen: \(seen.joined(separator: ", "))")
-        }
     }
 
     /// The windows inside the sink's window (the one child of Tonearm's window: tonearm-video's
@@ -131,17 +89,5 @@ final class VideoSoftwarePathTests: VideoTestCase {
         try x.waitForX("GstGL's window inside the sink's") { try windowsInsideTheSinks(x, window).count == 1 }
         try resize(x, window, to: 960, 360)
         try waitForColours(x, window, "fit through glimagesink", [(120, 180, .black), (250, 180, .green), (480, 180, .blue)])
-    }
-}
-
-extension XDisplay {
-    /// The windows whose parent is `window` (xwininfo -children), in decimal as xdotool says ids.
-    func children(of window: String) throws -> [String] {
-        let info = try run("xwininfo", ["-id", window, "-children"])
-        return info.split(separator: "\n").compactMap { line in
-            let text = line.trimmingCharacters(in: .whitespaces)
-            guard text.hasPrefix("0x"), let hex = text.split(separator: " ").first else { return nil }
-            return UInt64(hex.dropFirst(2), radix: 16).map(String.init)
-        }
     }
 }
