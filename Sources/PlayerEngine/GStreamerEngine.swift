@@ -408,6 +408,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         var scaledSink: ScaledVideoSink?
         /// The sink that draws into the window (GstVideoOverlay): the scaled sink's ximagesink.
         var overlay: Element? { lock.withLock { scaledSink?.sink } ?? videoSink }
+        /// Its video sink is ximagesink or xvimagesink (the software path's included), which open a
+        /// display of their own with MIT-SHM; guarded by the engine's queue.
+        var drawsWithXShm = false
         /// The display the pipeline's flags and video sink were set for; guarded by the engine's queue.
         var videoSetFor: VideoDisplay??
         /// The `textoverlay` that draws the on-screen bar (`makeControls`); guarded by the engine's queue.
@@ -735,8 +738,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             disposing += 1
         }
         // snapserver reads one connection of its TCP source at a time (tcp_stream.cpp accepts the
-        // next when one ends): the next pipeline's would wait behind this one's
-        let waits = waitsForDisposal || pipeline.toSnapcast
+        // next when one ends): the next pipeline's would wait behind this one's. An ximagesink
+        // closing its display while the next one opens its own crashed the process in libXext
+        // (XextAddDisplay, MIT-SHM's per-display list, on 1 video switch in 15, either sink): the
+        // next one opens once this one is in NULL
+        let waits = waitsForDisposal || pipeline.toSnapcast || pipeline.drawsWithXShm
         Self.dispose(pipeline, wait: waits ? Self.disposalWait : nil, logger: logger, keep: keep) { [weak self] in
             guard let self else { return }
             let action = teardown.withLock {
@@ -1335,6 +1341,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             pipeline.playbin.set("video-sink", sink)
             pipeline.videoSink = sink
             pipeline.lock.withLock { pipeline.scaledSink = scaled }
+            pipeline.drawsWithXShm = scaled != nil || ["ximagesink", "xvimagesink"].contains(sink.factoryName ?? "")
             // the software path scales itself: playsink's own videoscale, in front of it, would
             // otherwise do it (a basetransform offers the caps downstream wants first, so the first
             // scaler upstream takes the frame's size), always with borders, stretch or not
@@ -1348,6 +1355,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             pipeline.playbin.set("video-sink", try Element(factory: "fakesink"))
             pipeline.videoSink = nil
             pipeline.lock.withLock { pipeline.scaledSink = nil }
+            pipeline.drawsWithXShm = false
         }
         pipeline.playbin.set("flags", flags: flags)
         pipeline.videoSetFor = .some(display)
