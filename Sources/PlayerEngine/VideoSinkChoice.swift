@@ -71,10 +71,9 @@ public final class ScaledVideoSink: Sendable {
     private let scaler: Element
     private let size: Element
 
-    /// The sizes a frame's caps are clamped to: a window a few pixels wide, or a hostile one, never
-    /// fails the negotiation or asks for an image X cannot make (16 is videoconvertscale's
-    /// smallest sane output with borders; 8192 is past any screen, and past what X's 16-bit
-    /// request sizes handle well).
+    /// The sizes a frame's caps are clamped to, so that a window a few pixels wide (or 0, or
+    /// negative from a bad line) or a huge one never fails the negotiation or asks for an image
+    /// of gigabytes: 8192 is past any screen (and far below X's 16-bit window sizes).
     public static let sizes = 16...8192
 
     init(display: String) throws(GStreamerError) {
