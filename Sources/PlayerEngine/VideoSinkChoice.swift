@@ -59,10 +59,11 @@ public enum VideoSinkChoice: Equatable, Sendable {
 }
 
 /// The software path's sink: `videoconvertscale ! capsfilter ! ximagesink` in one bin, which
-/// converts and scales each frame on the CPU to the size of the sink's window (the `frame`
-/// tonearmd places it at: `VideoGravity.frame`), so that ximagesink, which cannot scale, draws an
-/// image exactly its window's size. Until a frame is known the video keeps its own size. Made and
-/// changed on the engine's queue; `bin` and `sink` are read from the bus's sync handler too.
+/// converts and scales each frame on the CPU to the picture's size in the sink's window (the
+/// `frame` tonearmd places it at: `VideoGravity.frame`), so that ximagesink, which cannot scale,
+/// draws it whole: the window's size, or smaller and centred for `fit`. Until a frame is known the
+/// video keeps its own size. Made and changed on the engine's queue; `bin` and `sink` are read
+/// from the bus's sync handler too.
 public final class ScaledVideoSink: Sendable {
     /// What playbin gets as its `video-sink`.
     let bin: Element
