@@ -160,7 +160,8 @@ final class VideoWindow: @unchecked Sendable {
                 condition.broadcast()
             }
         case "area":
-            let numbers = words.count == 2 ? words[1].split(separator: " ").compactMap { Int($0) } : []
+            // held to X's window sizes (16 bits), so that the frame's arithmetic never traps on a bad line
+            let numbers = words.count == 2 ? words[1].split(separator: " ").compactMap { Int($0).map { min(max($0, 0), 65535) } } : []
             guard numbers.count == 2 else { return }
             let moved = condition.withLock {
                 area = VideoSize(width: numbers[0], height: numbers[1])
