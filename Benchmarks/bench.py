@@ -53,7 +53,8 @@ in this order:
             each, the order alternating: frames dropped (the QoS messages GStreamer posts, one per
             dropped frame, from GStreamer's own GST_DEBUG=GST_BUS:5 log; mpv's own counters), CPU
             per s of video (tonearmd with its tonearm-video; Xvfb's beside it) over --video-window
-            s, RSS; then tonearmd paused on the MP3 again. --only video measures this part alone.
+            s, RSS, and the video output each chose (tonearmd's sink from its log, mpv's current-vo);
+            then tonearmd paused on the MP3 again. --only video measures this part alone.
 
 With --peers mpv,vlc, mpv (with mpv-mpris) and VLC run the same workload on the same bus,
 installed from Debian (apt-get) when missing; mpd adds MPD to the sound server's rows (it has no
@@ -80,6 +81,7 @@ import json
 import os
 import platform
 import random
+import re
 import shutil
 import signal
 import statistics
@@ -801,9 +803,10 @@ WINDOW_LIBRARIES = ("libX11", "libxcb", "libGL", "libGLX", "libEGL", "libSDL2", 
 # logs nothing but the QoS messages of frames dropped (one per frame: basesink, basetransform and
 # GstVideoDecoder each post one for each frame they drop), so it costs nothing when none is
 QOS_LOG = {"GST_DEBUG": "GST_BUS:5", "GST_DEBUG_NO_COLOR": "1"}
-# mpv renders with OpenGL as glimagesink does; on llvmpipe it refuses unless told it may
-# ("Suspected software renderer", mpv 0.35); its null audio output keeps time as fakesink sync=true does
-MPV_VIDEO = ["mpv", "--no-config", "--vo=gpu", "--gpu-sw=yes", "--ao=null", "--no-terminal", "--keep-open=yes"]
+# mpv as users run it: no --vo, so its own choice on this display (on llvmpipe its vo=gpu refuses the
+# software renderer, "Suspected software renderer", and it falls back to a vo that converts and
+# scales on the CPU); its null audio output keeps time as fakesink sync=true does
+MPV_VIDEO = ["mpv", "--no-config", "--ao=null", "--no-terminal", "--keep-open=yes"]
 
 
 def make_video(workdir):
@@ -1016,9 +1019,10 @@ class VideoBench:
         if not windows:
             raise RuntimeError("tonearmd plays the video but started no tonearm-video (no window)")
         m = await self.window([player.proc.pid] + windows)
-        # where OpenGL does not open, tonearmd says so and shows the video through ximagesink
+        # the sink tonearmd chose, as it logs it once per display ("video sink on :1: glimagesink")
         with open(os.path.join(self.workdir, f"{player.name}.err"), errors="replace") as f:
-            m["sink"] = "ximagesink" if "video shows through ximagesink" in f.read() else "glimagesink"
+            chosen = re.findall(r"video sink on \S+: (.+)", f.read())
+        m["output"] = chosen[-1].strip() if chosen else "?"
         await self.until_stopped(player, VIDEO_SECONDS + 60)
         m["qos"] = qos_drops(player.gst_log, offset)
         return m
@@ -1042,6 +1046,7 @@ class VideoBench:
                         seen = f.read()
             await asyncio.sleep(VIDEO_WARMUP)
             m = await self.window([proc.pid])
+            m["output"] = "glimagesink"
             await asyncio.get_running_loop().run_in_executor(None, proc.wait, VIDEO_SECONDS + 60)
         finally:
             if proc.poll() is None:
@@ -1064,10 +1069,12 @@ class VideoBench:
                 if time.monotonic() > deadline or proc.poll() is not None:
                     raise RuntimeError("mpv did not start playing the video")
                 await asyncio.sleep(0.02)
-            if ipc.get("current-vo") is None:
+            vo = ipc.get("current-vo")
+            if vo is None:
                 raise RuntimeError("mpv plays the video with no video output (see mpv-video.err)")
             await asyncio.sleep(VIDEO_WARMUP)
             m = await self.window([proc.pid])
+            m["output"] = f"vo={vo}"
             deadline = time.monotonic() + VIDEO_SECONDS + 60
             while ipc.get("eof-reached") is not True:
                 if time.monotonic() > deadline:
@@ -1141,6 +1148,7 @@ def summarize_video(v):
             "xvfb_cpu_per_s": stats([p["xvfb_cpu_per_s"] for p in plays]),
             "rss_mib": statistics.median(p["memory_kib"][0]["VmRSS"] / 1024 for p in plays),
             "rss_anon_mib": statistics.median(p["memory_kib"][0]["RssAnon"] / 1024 for p in plays),
+            "output": ", ".join(sorted({p.get("output", "?") for p in plays})),
         }
         if kind == "tonearmd":
             s[kind]["window_rss_mib"] = statistics.median(sum(m["VmRSS"] for m in p["memory_kib"][1:]) / 1024 for p in plays)
@@ -1164,6 +1172,7 @@ def video_rows(s, names):
     mapped = s["audio_display"]["window_libraries"]
     return [
         ("1080p H.264 at 1x in a window: frames dropped, each play (target 0)", dropped(f), *cells(dropped)),
+        ("  video output (tonearmd's sink, mpv's current-vo)", f["output"], *cells(lambda g: g["output"])),
         ("  CPU (user+sys) per s of video, ratio to gst-launch playbin glimagesink, median (range)", "1.00",
          *cells(lambda g: f"{g['ratio']['median']:.2f} ({g['ratio']['min']:.2f}-{g['ratio']['max']:.2f})")),
         ("  CPU s per s of video (tonearmd: with tonearm-video)", f"{f['cpu_per_s']['median']:.3f}",

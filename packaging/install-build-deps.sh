@@ -61,9 +61,10 @@ PACKAGES=(
     python3-fusepy
     e2fsprogs
     mount
-    # video: ximagesink, the sink that draws into Tonearm's window (gstreamer1.0-x)
+    # video: ximagesink, the sink of the software path (plugins-base's videoconvertscale scales for
+    # it) where OpenGL is a software renderer or does not open (gstreamer1.0-x)
     gstreamer1.0-x
-    # video: glimagesink, which scales the video to the window (gravity, picture-in-picture)
+    # video: glimagesink, which scales the video to the window on a GPU (gravity, picture-in-picture)
     gstreamer1.0-gl
     # video tests (VideoWindowTests): an X server of the test's own (Xvfb), a window manager
     # (openbox), xdotool and x11-utils (xprop, xwininfo) to read the windows

@@ -207,14 +207,35 @@ typedef gpointer (*TonearmGLDisplayNew)(const gchar *name);
 typedef void (*TonearmSetGLDisplay)(GstContext *context, gpointer display);
 typedef gpointer (*TonearmGLContextNew)(gpointer display);
 typedef gboolean (*TonearmGLContextCreate)(gpointer context, gpointer other, GError **error);
+typedef void (*TonearmGLThreadFunc)(gpointer context, gpointer data);
+typedef void (*TonearmGLThreadAdd)(gpointer context, TonearmGLThreadFunc func, gpointer data);
+typedef gpointer (*TonearmGLGetProcAddress)(gpointer context, const gchar *name);
+typedef const guchar *(*TonearmGLGetString)(guint name);
 
-gboolean tonearm_gl_sink_use_display(GstElement *sink, const gchar *display_name, gboolean probe) {
+// What the renderer probe hands to the context's thread: glGetString's address, and the name read.
+typedef struct {
+    TonearmGLGetProcAddress get_proc_address;
+    gchar *renderer;
+} TonearmGLRendererRead;
+
+// On the GL context's own thread, with the context current (gst_gl_context_thread_add): C, no Swift.
+static void tonearm_gl_read_renderer(gpointer context, gpointer data) {
+    TonearmGLRendererRead *read = data;
+    TonearmGLGetString get_string = (TonearmGLGetString) read->get_proc_address(context, "glGetString");
+    // GL_RENDERER is 0x1F01 (GL/gl.h): not included, so that no GL header is needed here
+    const guchar *name = get_string != NULL ? get_string(0x1F01) : NULL;
+    if (name != NULL) read->renderer = g_strdup((const gchar *)name);
+}
+
+gboolean tonearm_gl_sink_use_display(GstElement *sink, const gchar *display_name, gboolean probe, gchar **renderer) {
     void *gl = dlopen("libgstgl-1.0.so.0", RTLD_NOW | RTLD_NOLOAD);
     if (gl == NULL) return FALSE;
     TonearmGLDisplayNew display_new = (TonearmGLDisplayNew) dlsym(gl, "gst_gl_display_x11_new");
     TonearmSetGLDisplay set_display = (TonearmSetGLDisplay) dlsym(gl, "gst_context_set_gl_display");
     TonearmGLContextNew context_new = (TonearmGLContextNew) dlsym(gl, "gst_gl_context_new");
     TonearmGLContextCreate context_create = (TonearmGLContextCreate) dlsym(gl, "gst_gl_context_create");
+    TonearmGLThreadAdd thread_add = (TonearmGLThreadAdd) dlsym(gl, "gst_gl_context_thread_add");
+    TonearmGLGetProcAddress get_proc_address = (TonearmGLGetProcAddress) dlsym(gl, "gst_gl_context_get_proc_address");
     dlclose(gl);  // the plugin's own reference keeps it loaded
     if (display_new == NULL || set_display == NULL || context_new == NULL || context_create == NULL) return FALSE;
     gpointer display = display_new(display_name);  // XOpenDisplay: NULL when it cannot be opened
@@ -228,6 +249,13 @@ gboolean tonearm_gl_sink_use_display(GstElement *sink, const gchar *display_name
         if (error != NULL) {
             GST_WARNING("OpenGL on %s: %s", display_name, error->message);
             g_error_free(error);
+        }
+        // which renderer the context got (glGetString runs only where the context is current: on
+        // its thread), so that the caller can tell a software rasterizer from a GPU
+        if (usable && renderer != NULL && thread_add != NULL && get_proc_address != NULL) {
+            TonearmGLRendererRead read = {get_proc_address, NULL};
+            thread_add(context, tonearm_gl_read_renderer, &read);  // returns once it ran
+            *renderer = read.renderer;
         }
         if (context != NULL) gst_object_unref(context);
     }

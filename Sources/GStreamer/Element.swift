@@ -123,13 +123,35 @@ public final class Element: @unchecked Sendable {
     }
 
     /// A glimagesink's GL display: the X display `name` (a GstContext set on it), after checking,
-    /// with `probe`, that an OpenGL context opens there (`tonearm_gl_sink_use_display`). False
-    /// when it does not (or the display cannot be opened): the sink is left as it was.
-    public func useGLDisplay(_ name: String, probe: Bool) -> Bool {
-        tonearm_gl_sink_use_display(pointer, name, probe ? 1 : 0) != 0
+    /// with `probe`, that an OpenGL context opens there (`tonearm_gl_sink_use_display`). `opens`
+    /// false when it does not (or the display cannot be opened): the sink is left as it was.
+    /// `renderer`: the probe's context's GL_RENDERER ("llvmpipe (LLVM 15.0.6, 256 bits)"), nil
+    /// without a probe or when it could not be read.
+    public func useGLDisplay(_ name: String, probe: Bool) -> (opens: Bool, renderer: String?) {
+        var renderer: UnsafeMutablePointer<gchar>?
+        let opens = tonearm_gl_sink_use_display(pointer, name, probe ? 1 : 0, &renderer) != 0
+        defer { g_free(renderer) }
+        return (opens, renderer.map { String(cString: $0) })
+    }
+
+    /// The size of the raw video entering this element's `sink` pad (its current caps), pixel
+    /// aspect applied to the width; nil before caps or for other media. Any thread.
+    public var sinkVideoSize: (width: Int, height: Int)? {
+        guard let pad = gst_element_get_static_pad(pointer, "sink") else { return nil }
+        defer { gst_object_unref(pad) }
+        guard let caps = gst_pad_get_current_caps(pad) else { return nil }
+        defer { tonearm_caps_unref(caps) }
+        var width: Int32 = 0, height: Int32 = 0
+        tonearm_caps_video_size(caps, &width, &height)
+        return width > 0 && height > 0 ? (Int(width), Int(height)) : nil
     }
 
     public func set(_ property: String, _ value: String) { tonearm_set_string(object, property, value) }
+    /// `gst_util_set_object_arg`: the property's value parsed from `text` as gst-launch-1.0 parses
+    /// it (caps, fractions, enums by nick).
+    public func set(_ property: String, parsing text: String) {
+        gst_util_set_object_arg(UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GObject.self), property, text)
+    }
     public func set(_ property: String, _ value: Int32) { tonearm_set_int(object, property, value) }
     public func set(_ property: String, flags value: UInt32) { tonearm_set_flags(object, property, value) }
     public func set(_ property: String, _ value: UInt64) { tonearm_set_uint64(object, property, guint64(value)) }

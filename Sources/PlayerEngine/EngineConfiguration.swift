@@ -31,10 +31,12 @@ public struct EngineConfiguration: Sendable {
     public var audioSink: String?
     /// Show video when the item has some and a display exists.
     public var video = true
-    /// The video sink's factory (`TONEARM_VIDEO_SINK`): it must draw into a window it is given
-    /// (GstVideoOverlay), as ximagesink, xvimagesink and glimagesink do. glimagesink, the default,
-    /// falls back to ximagesink where OpenGL does not open (`GStreamerEngine.makeVideoSink`).
-    public var videoSink = "glimagesink"
+    /// The video sink (`TONEARM_VIDEO_SINK`, `VideoSinkChoice`): `auto`, the default, is glimagesink
+    /// where OpenGL opens on a GPU, else the software path (videoconvertscale into ximagesink);
+    /// `glimagesink` keeps it on a software renderer too; `software` is the software path always;
+    /// another value is a factory that draws into a window it is given (GstVideoOverlay), as
+    /// ximagesink and xvimagesink do.
+    public var videoSink = VideoSinkChoice.automatic
     /// The window program (`TONEARM_VIDEO_HELPER`); nil: `tonearm-video` beside the running program.
     public var videoHelper: String?
     /// How long an HTTP source waits for the server before it gives up on the connection

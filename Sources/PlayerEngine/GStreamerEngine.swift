@@ -95,6 +95,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     // GstPlayFlags is not public (gst/playback/gstplay-enum.h): VIDEO 0x1, AUDIO 0x2, TEXT 0x4.
     private static let flagVideo: UInt32 = 0x1, flagText: UInt32 = 0x4, flagSoftVolume: UInt32 = 0x10
+    /// NATIVE_VIDEO 0x40: playsink puts no converter or scaler of its own in front of the video sink.
+    private static let flagNativeVideo: UInt32 = 0x40
     private static let flagDownload: UInt32 = 0x80
     /// An HTTP file's `LoadedRanges` are told each time its download passes another twentieth of
     /// it (and at its end): as coarse as `BufferingPercent`'s steps of 5.
@@ -117,6 +119,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// A redraw of the paused frame is under way (`showControls`): its ASYNC_DONE and state
     /// changes are the engine's own, not the player's.
     private var redrawing = false
+    /// A redraw was asked while one was under way (the software path scales to a new size after
+    /// the bar's redraw began): it runs again once that one ends.
+    private var redrawAgain = false
     /// The position the player was last told (a state change's, a seek's, a snapshot's): a redraw
     /// of the paused frame goes back to it, not to a new query, which can answer otherwise while
     /// paused (the bin's query takes the furthest sink: the audio sink's clock at the pause, or a
@@ -124,8 +129,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var toldPosition: Int64?
     /// How the video fills the window: glimagesink keeps the aspect unless it is `stretch`.
     private var videoGravity = VideoGravity.fit
-    /// Whether OpenGL opens on each display name (asked once, at its first video sink).
-    private var openGLWorks: [String: Bool] = [:]
+    /// The sink chosen for each display name (`VideoSinkChoice`: OpenGL probed once, at its first
+    /// video sink there).
+    private var videoSinks: [String: VideoSinkChoice] = [:]
+    /// Where the sink's window is in the video window (`VideoWindow`'s last "frame"; nil: not
+    /// placed yet, or no window), and the video's size then: the software path scales to them.
+    private var sinkFrame: (frame: VideoFrame?, video: VideoSize) = (nil, .zero)
     /// The crossfade (see "Crossfade" below): the next item's pipeline, prepared in READY and silent
     /// with its bus held; once started, the previous item's pipeline fading out beside the current
     /// one, and the ramp's progress with the timer that steps it while it plays.
@@ -153,6 +162,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             self?.videoEvent(event)
         }
         windows.setExposeHandler { [weak self] in self?.exposeVideo() }
+        windows.setFrameHandler { [weak self] frame, video in self?.sinkPlaced(frame, video: video) }
         queue.async { [self] in setUp() }
         if startsAtOnce { start() }
     }
@@ -393,6 +403,14 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         var showedVideo = false
         /// The video sink `chooseVideo` gave it, if any; guarded by the engine's queue.
         var videoSink: Element?
+        /// That sink when it is the software path's (it scales to the window); guarded by `lock`:
+        /// the sync handler reads the video's size from it.
+        var scaledSink: ScaledVideoSink?
+        /// The sink that draws into the window (GstVideoOverlay): the scaled sink's ximagesink.
+        var overlay: Element? { lock.withLock { scaledSink?.sink } ?? videoSink }
+        /// Its video sink is ximagesink or xvimagesink (the software path's included), which open a
+        /// display of their own with MIT-SHM; guarded by the engine's queue.
+        var drawsWithXShm = false
         /// The display the pipeline's flags and video sink were set for; guarded by the engine's queue.
         var videoSetFor: VideoDisplay??
         /// The `textoverlay` that draws the on-screen bar (`makeControls`); guarded by the engine's queue.
@@ -472,8 +490,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // more, all read and copied into Swift here before the pipeline's own state change.
         bus.takeAsyncDone(dropping: [.childStateChanges, .streamStatus], windowFor: { [weak self, weak pipeline] width, height in
             // a streaming thread, in the sync handler: the sink draws into our window (trap 12)
-            guard let self, let pipeline, let display = pipeline.lock.withLock({ pipeline.display }) else { return nil }
-            let window = windows.window(for: VideoSize(width: width, height: height), display: display)
+            guard let self, let pipeline, let (display, scaled) = pipeline.lock.withLock({ pipeline.display.map { ($0, pipeline.scaledSink) } })
+            else { return nil }
+            // the software path's ximagesink sees the scaled size: the video's is what enters its bin
+            let size = scaled?.bin.sinkVideoSize ?? (width, height)
+            let window = windows.window(for: VideoSize(width: size.width, height: size.height), display: display)
             if window != nil { pipeline.lock.withLock { pipeline.showedVideo = true } }
             return window
         }) { [weak self, weak pipeline] in
@@ -717,8 +738,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             disposing += 1
         }
         // snapserver reads one connection of its TCP source at a time (tcp_stream.cpp accepts the
-        // next when one ends): the next pipeline's would wait behind this one's
-        let waits = waitsForDisposal || pipeline.toSnapcast
+        // next when one ends): the next pipeline's would wait behind this one's. An ximagesink
+        // closing its display while the next one opens its own crashed the process in libXext
+        // (XextAddDisplay, MIT-SHM's per-display list, on 1 video switch in 15, either sink): the
+        // next one opens once this one is in NULL
+        let waits = waitsForDisposal || pipeline.toSnapcast || pipeline.drawsWithXShm
         Self.dispose(pipeline, wait: waits ? Self.disposalWait : nil, logger: logger, keep: keep) { [weak self] in
             guard let self else { return }
             let action = teardown.withLock {
@@ -846,6 +870,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         self.uri = uri
         rate = 1
         redrawing = false
+        redrawAgain = false
         toldPosition = nil
         // per item: a display found now (the user manager's, when tonearmd has none) shows video
         try? chooseVideo(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)
@@ -917,6 +942,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         if let outgoing { pauseFade(!playing, outgoing) }
         playsAfterPreroll = false
         redrawing = false
+        redrawAgain = false
         guard let pipeline, generation != nil else { return }
         // the player's own PLAYING after a preroll that `playAfterPreroll` already took there
         if playing, pipeline.playbin.currentState == (.playing, .voidPending) { return }
@@ -933,6 +959,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         guard let pipeline, let generation else { return }
         self.rate = rate
         redrawing = false
+        redrawAgain = false
         toldPosition = nil
         var flags: SeekFlags = [.flush]
         // a seek while a video loops keeps the loop's segment mode (see "Video loops")
@@ -1169,7 +1196,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func handle(_ message: Message) {
         guard let pipeline, let generation else { return }
-        if redrawing, endsRedraw(message) { return }
+        if redrawing, endsRedraw(message) {
+            if !redrawing && redrawAgain {
+                redrawAgain = false
+                redrawPausedFrame(pipeline)
+            }
+            return
+        }
         switch message.kind {
         case .stateChanged(let old, let new, let pending):
             // only the pipeline's own state changes count (trap 4)
@@ -1299,44 +1332,70 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         var flags = pipeline.playbin.flags("flags")
         if let display {
             flags |= Self.flagVideo | Self.flagText
-            // glimagesink scales (Mesa's llvmpipe renders under Xvfb too), ximagesink renders
-            // anywhere X does, where xvimagesink finds no Xv port; both draw into the window they are
+            // glimagesink scales on a GPU, the software path on the CPU, ximagesink renders
+            // anywhere X does, where xvimagesink finds no Xv port; each draws into the window it is
             // given (GstVideoOverlay); named, so autovideosink never tries kmssink (trap 12)
-            let sink = try makeVideoSink(for: display)
-            sink.watchForSegments()  // when a loop's wrap reaches the window (see "Video loops")
+            let (sink, scaled) = try makeVideoSink(for: display)
+            // when a loop's wrap reaches the window (see "Video loops"): the sink that draws it
+            (scaled?.sink ?? sink).watchForSegments()
             pipeline.playbin.set("video-sink", sink)
             pipeline.videoSink = sink
+            pipeline.lock.withLock { pipeline.scaledSink = scaled }
+            pipeline.drawsWithXShm = scaled != nil || ["ximagesink", "xvimagesink"].contains(sink.factoryName ?? "")
+            // the software path scales itself: playsink's own videoscale, in front of it, would
+            // otherwise do it (a basetransform offers the caps downstream wants first, so the first
+            // scaler upstream takes the frame's size), always with borders, stretch or not
+            if scaled != nil { flags |= Self.flagNativeVideo } else { flags &= ~Self.flagNativeVideo }
             pipeline.controls = makeControls()
             if let controls = pipeline.controls { pipeline.playbin.set("video-filter", controls) }
         } else {
-            flags &= ~(Self.flagVideo | Self.flagText)
+            flags &= ~(Self.flagVideo | Self.flagText | Self.flagNativeVideo)
             // legacy playbin still tries real video sinks while autoplugging a video stream, and
             // plugins-bad's dfbvideosink crashes in libdirectfb without a display: name a fakesink
             pipeline.playbin.set("video-sink", try Element(factory: "fakesink"))
             pipeline.videoSink = nil
+            pipeline.lock.withLock { pipeline.scaledSink = nil }
+            pipeline.drawsWithXShm = false
         }
         pipeline.playbin.set("flags", flags: flags)
         pipeline.videoSetFor = .some(display)
     }
 
-    /// The sink for a video on `display`: glimagesink (it scales) when it can be made and OpenGL
-    /// opens there, else ximagesink (which cannot scale: README, "Video"); `TONEARM_VIDEO_SINK`
-    /// names another. Its events are left to our window, whose program takes the pointer.
-    private func makeVideoSink(for display: VideoDisplay) throws -> Element {
-        var factory = configuration.videoSink
-        if factory == "glimagesink" {
-            if openGLWorks[display.name] != false, let sink = try? Element(factory: "glimagesink") {
-                let works = sink.useGLDisplay(display.name, probe: openGLWorks[display.name] == nil)
-                if openGLWorks[display.name] == nil && !works {
-                    logger.warning("OpenGL does not open on \(display.name): video shows through ximagesink, which cannot scale")
+    /// The sink for a video on `display` (`VideoSinkChoice`): glimagesink where OpenGL opens on a
+    /// GPU, else the software path, which scales on the CPU (`ScaledVideoSink`, with it); a factory
+    /// `TONEARM_VIDEO_SINK` names as it is. Its events are left to our window, whose program takes
+    /// the pointer.
+    private func makeVideoSink(for display: VideoDisplay) throws -> (Element, ScaledVideoSink?) {
+        let configured = configuration.videoSink
+        var choice = videoSinks[display.name] ?? VideoSinkChoice.choose(configured, opens: false, renderer: nil)
+        if VideoSinkChoice.probesOpenGL(configured), videoSinks[display.name] != .scaled {
+            // made first: its plugin loads libgstgl, where the probe finds GstGL (dlsym)
+            if let sink = try? Element(factory: "glimagesink") {
+                let probing = videoSinks[display.name] == nil
+                let (opens, renderer) = sink.useGLDisplay(display.name, probe: probing)
+                if probing {
+                    choice = VideoSinkChoice.choose(configured, opens: opens, renderer: renderer)
+                    if opens {
+                        let kind = VideoSinkChoice.isSoftwareRenderer(renderer) ? "software" : "hardware"
+                        logger.info("OpenGL on \(display.name): \(renderer ?? "renderer unknown") (\(kind))")
+                    } else {
+                        logger.warning("OpenGL does not open on \(display.name)")
+                    }
                 }
-                openGLWorks[display.name] = works
-                if works {
+                if choice == .openGL && opens {
+                    if probing { tellChoice(choice, display) }
                     configure(sink)
-                    return sink
+                    return (sink, nil)
                 }
             }
-            factory = "ximagesink"
+            choice = .scaled
+        }
+        if videoSinks[display.name] == nil { tellChoice(choice, display) }
+        guard case .factory(let factory) = choice else {
+            // the software path (glimagesink, when chosen, was returned above)
+            let scaled = try ScaledVideoSink(display: display.name)
+            scaled.scale(to: sinkFrame.frame, video: sinkFrame.video)
+            return (scaled.bin, scaled)
         }
         let sink = try Element(factory: factory)
         sink.set("display", display.name)
@@ -1345,7 +1404,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // would look for them 20 times a second (ximagesink.c, gst_ximagesink_event_thread): the
         // window program tells of exposes ("exposed"), and the sink is asked to draw again
         if factory == "ximagesink" || factory == "xvimagesink" { sink.set("handle-expose", false) }
-        return sink
+        return (sink, nil)
+    }
+
+    /// Remembers the sink chosen for `display` and logs it, once per display.
+    private func tellChoice(_ choice: VideoSinkChoice, _ display: VideoDisplay) {
+        videoSinks[display.name] = choice
+        logger.info("video sink on \(display.name): \(choice.description)")
     }
 
     /// A sink's gravity, and its events: a sink that takes the pointer's buttons on its window
@@ -1357,13 +1422,30 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func setGravity(_ gravity: VideoGravity) {
         videoGravity = gravity
-        pipeline?.videoSink?.setForceAspectRatio(gravity != .stretch)
+        // the software path's gravity is its frame's (`sinkPlaced`)
+        guard let pipeline, pipeline.lock.withLock({ pipeline.scaledSink == nil }) else { return }
+        pipeline.videoSink?.setForceAspectRatio(gravity != .stretch)
     }
 
     /// The window was resized or the sink's area moved: the sink draws its last frame again,
-    /// which a paused video needs (glimagesink takes its window's new size when it draws).
+    /// which a paused video needs (glimagesink takes its window's new size when it draws;
+    /// ximagesink reads its window's size at an expose: ximagesink.c gst_ximagesink_expose).
     private func exposeVideo() {
-        queue.async { [self] in pipeline?.videoSink?.exposeVideo() }
+        queue.async { [self] in pipeline?.overlay?.exposeVideo() }
+    }
+
+    /// The video window placed the sink's window at `frame` (nil: the window is gone): the software
+    /// path scales to it from the next frame, and a paused video is drawn again at the new size
+    /// (an expose alone would draw the old image again, which ximagesink centres in its window,
+    /// cut at its edges: gst_ximagesink_ximage_put, gst_video_center_rect).
+    private func sinkPlaced(_ frame: VideoFrame?, video: VideoSize) {
+        queue.async { [self] in
+            guard frame != sinkFrame.frame || video != sinkFrame.video else { return }
+            sinkFrame = (frame, video)
+            guard let pipeline, let scaled = pipeline.lock.withLock({ pipeline.scaledSink }) else { return }
+            scaled.scale(to: frame, video: video)
+            if frame != nil { redrawPausedFrame(pipeline) }
+        }
     }
 
     /// Ends the window program once the pipelines that drew into it are in NULL (a sink drawing
@@ -1430,7 +1512,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// blended image, and a paused pipeline pushes no other): a flushing seek to where it is
     /// prerolls that frame again through the overlay. The player never hears of it.
     private func redrawPausedFrame(_ pipeline: Pipeline) {
-        guard prerolled, !redrawing, pipeline.playbin.currentState == (.paused, .voidPending),
+        if redrawing {
+            redrawAgain = true
+            return
+        }
+        guard prerolled, pipeline.playbin.currentState == (.paused, .voidPending),
               let position = toldPosition ?? pipeline.playbin.queryPosition() else { return }
         redrawing = true
         if !pipeline.playbin.seek(rate: rate, flags: [.flush, .accurate], start: position) { redrawing = false }
@@ -1586,6 +1672,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         failedResponses = []
         rate = 1
         redrawing = false
+        redrawAgain = false
         toldPosition = nil
         let (state, pending) = current.playbin.currentState
         let playing = (pending == .voidPending ? state : pending) == .playing

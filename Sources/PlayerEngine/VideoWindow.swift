@@ -43,6 +43,10 @@ final class VideoWindow: @unchecked Sendable {
     /// Called on the window's queue once the sink's window moved ("framed") or its gravity changed, so
     /// that the engine has the sink draw its last frame again (a paused video draws no other).
     private var exposeHandler: (@Sendable () -> Void)?
+    /// Called holding the lock with `frame` and the video's size each time either may have changed
+    /// (nil: the window is gone), so that a sink that scales to it (the software path) follows; it
+    /// must only hand them on.
+    private var frameHandler: (@Sendable (VideoFrame?, VideoSize) -> Void)?
     /// How long a sink waits for the window program's first line.
     private static let startLimit: Duration = .seconds(5)
 
@@ -57,6 +61,10 @@ final class VideoWindow: @unchecked Sendable {
 
     func setExposeHandler(_ handler: @escaping @Sendable () -> Void) {
         condition.withLock { exposeHandler = handler }
+    }
+
+    func setFrameHandler(_ handler: @escaping @Sendable (VideoFrame?, VideoSize) -> Void) {
+        condition.withLock { frameHandler = handler }
     }
 
     private func events(_ event: VideoEvent) {
@@ -152,7 +160,8 @@ final class VideoWindow: @unchecked Sendable {
                 condition.broadcast()
             }
         case "area":
-            let numbers = words.count == 2 ? words[1].split(separator: " ").compactMap { Int($0) } : []
+            // held to X's window sizes (16 bits), so that the frame's arithmetic never traps on a bad line
+            let numbers = words.count == 2 ? words[1].split(separator: " ").compactMap { Int($0).map { min(max($0, 0), 65535) } } : []
             guard numbers.count == 2 else { return }
             let moved = condition.withLock {
                 area = VideoSize(width: numbers[0], height: numbers[1])
@@ -193,6 +202,7 @@ final class VideoWindow: @unchecked Sendable {
             child = nil
             xid = nil
             self.ended = true
+            frameHandler?(nil, .zero)
             condition.broadcast()
             return had
         }
@@ -252,6 +262,7 @@ final class VideoWindow: @unchecked Sendable {
     private func placeSink() -> Bool {
         guard let child, !ended, area != .zero else { return false }
         let placed = gravity.frame(video: videoSize, area: area)
+        frameHandler?(placed, videoSize)
         guard placed != frame else { return false }
         frame = placed
         Files.writeAll(Array("frame \(placed.x) \(placed.y) \(placed.width) \(placed.height)\n".utf8), to: child.input)

@@ -7,47 +7,6 @@ import XCTest
 /// `PictureInPicture` read from the window manager (size, place, _NET_WM_STATE, frame); both kept
 /// across a restart, and settable with no window.
 final class VideoGeometryTests: VideoTestCase {
-    /// 60 s at 320x240 (a test takes longer than 10 s): blue, in a 20-pixel green border (H.264 in
-    /// MP4, no audio).
-    func framed() throws -> URL {
-        try video("framed.mp4", [
-            "videotestsrc", "pattern=blue", "num-buffers=1800", "!", "video/x-raw,width=280,height=200,framerate=30/1", "!",
-            "videobox", "top=-20", "bottom=-20", "left=-20", "right=-20", "fill=green", "!", "videoconvert", "!",
-            "video/x-raw,format=I420,width=320,height=240", "!", "x264enc", "speed-preset=ultrafast", "!", "mp4mux", "!",
-            "filesink", "location=OUT",
-        ])
-    }
-
-    /// Opens the framed clip and returns its window once its video size is announced.
-    func openFramed(on x: XDisplay) throws -> String {
-        let mark = harness.mark()
-        try harness.call(H.player, "OpenUri", "s", [H.uri(try framed())])
-        try harness.waitForChange(H.extensionInterface, "VideoSize 320x240", from: mark) { Self.numbers($0["VideoSize"]) == [320, 240] }
-        let window = try x.waitForWindow(classed: "tonearm")
-        try x.waitForX("the window to take the video's size") { try x.geometry(of: window).size == (320, 240) }
-        return window
-    }
-
-    func setGravity(_ gravity: String) throws {
-        let mark = harness.mark()
-        try harness.set(H.extensionInterface, "VideoGravity", "s", gravity)
-        try harness.waitForChange(H.extensionInterface, "VideoGravity \(gravity)", from: mark) { $0["VideoGravity"]?.string == gravity }
-    }
-
-    /// Waits until each of `points` (x, y in the window) shows its colour.
-    func waitForColours(_ x: XDisplay, _ window: String, _ what: String, _ points: [(Int, Int, Colour)]) throws {
-        var seen: [String] = []
-        do {
-            try x.waitForX(what) {
-                let shot = try x.screenshot(of: window)
-                seen = points.map { "\($0.0),\($0.1): \(shot.colour($0.0, $0.1))" }
-                return points.allSatisfy { shot.colour($0.0, $0.1) == $0.2 }
-            }
-        } catch {
-            throw TestError("\(error); last seen: \(seen.joined(separator: ", "))")
-        }
-    }
-
     func testGravityFitsFillsOrStretchesTheVideoInAWindowOfAnotherAspect() throws {
         let x = try startDisplay()
         try harness.start(environment: ["DISPLAY": x.name])
@@ -198,13 +157,15 @@ final class VideoGeometryTests: VideoTestCase {
     }
 
     /// Where OpenGL does not open (here GstGL is told to make no window: GST_GL_WINDOW=none), the
-    /// video shows through ximagesink, at the video's own size.
+    /// video shows through the software path (videoconvertscale into ximagesink), even when
+    /// glimagesink is named.
     func testWhereOpenGLDoesNotOpenXimagesinkShowsTheVideo() throws {
         let x = try startDisplay()
-        let daemon = try harness.start(environment: ["DISPLAY": x.name, "GST_GL_WINDOW": "none"])
+        let daemon = try harness.start(environment: ["DISPLAY": x.name, "GST_GL_WINDOW": "none", "TONEARM_VIDEO_SINK": "glimagesink"])
         let window = try openFramed(on: x)
         try waitForColours(x, window, "the framed clip through ximagesink", [(5, 120, .green), (160, 5, .green), (160, 120, .blue)])
         XCTAssertTrue(daemon.output.contains("OpenGL does not open on \(x.name)"), daemon.output)
+        XCTAssertTrue(daemon.output.contains("video sink on \(x.name): videoconvertscale ! ximagesink"), daemon.output)
     }
 
     /// The CLI with a window: `fullscreen` toggles, `raise` focuses, `status` shows the video's size.

@@ -69,7 +69,8 @@ final class VideoLoopTests: VideoTestCase {
     /// softpipe (scripts/test.sh says why), whose per-pixel conversion in an instrumented process
     /// is too slow for the video to keep up: it fell more than a lap behind and the loop's segment
     /// end never came. The loops are the engine's segment seeks, whatever the sink: there they
-    /// play through ximagesink, the fallback where OpenGL does not open; TSan runs them on OpenGL.
+    /// play through bare ximagesink (the window keeps the clip's size, so nothing is scaled); TSan
+    /// runs them on the default's, the software path llvmpipe gets (videoconvertscale into ximagesink).
     private func environment(_ x: XDisplay) -> [String: String] {
         var environment = ["DISPLAY": x.name]
         if ProcessInfo.processInfo.environment["SWIFT_SANITIZE"] == "address" { environment["TONEARM_VIDEO_SINK"] = "ximagesink" }

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import XCTest
 
-// What the video tests share (VideoWindowTests, VideoGeometryTests, VideoControlsTests): their media, made at test time
+// What the video tests share (VideoWindowTests, VideoGeometryTests, VideoSoftwarePathTests, VideoControlsTests): their media, made at test time
 // with gst-launch-1.0, and an X display of their own with the clients that read it.
 
 /// A service test on an X display of its own (`startDisplay`), with helper programs it stops at
@@ -83,6 +83,47 @@ extension VideoTestCase {
         try harness.call(H.player, "OpenUri", "s", [H.uri(try mp4("red", title: "Red-Square"))])
         try harness.waitForChange(H.root, "CanRaise true", from: mark) { $0["CanRaise"]?.bool == true }
         return try x.waitForWindow(classed: "tonearm")
+    }
+
+    /// 60 s at 320x240 (a test takes longer than 10 s): blue, in a 20-pixel green border (H.264 in
+    /// MP4, no audio).
+    func framed() throws -> URL {
+        try video("framed.mp4", [
+            "videotestsrc", "pattern=blue", "num-buffers=1800", "!", "video/x-raw,width=280,height=200,framerate=30/1", "!",
+            "videobox", "top=-20", "bottom=-20", "left=-20", "right=-20", "fill=green", "!", "videoconvert", "!",
+            "video/x-raw,format=I420,width=320,height=240", "!", "x264enc", "speed-preset=ultrafast", "!", "mp4mux", "!",
+            "filesink", "location=OUT",
+        ])
+    }
+
+    /// Opens the framed clip and returns its window once its video size is announced.
+    func openFramed(on x: XDisplay) throws -> String {
+        let mark = harness.mark()
+        try harness.call(H.player, "OpenUri", "s", [H.uri(try framed())])
+        try harness.waitForChange(H.extensionInterface, "VideoSize 320x240", from: mark) { Self.numbers($0["VideoSize"]) == [320, 240] }
+        let window = try x.waitForWindow(classed: "tonearm")
+        try x.waitForX("the window to take the video's size") { try x.geometry(of: window).size == (320, 240) }
+        return window
+    }
+
+    func setGravity(_ gravity: String) throws {
+        let mark = harness.mark()
+        try harness.set(H.extensionInterface, "VideoGravity", "s", gravity)
+        try harness.waitForChange(H.extensionInterface, "VideoGravity \(gravity)", from: mark) { $0["VideoGravity"]?.string == gravity }
+    }
+
+    /// Waits until each of `points` (x, y in the window) shows its colour.
+    func waitForColours(_ x: XDisplay, _ window: String, _ what: String, _ points: [(Int, Int, Colour)]) throws {
+        var seen: [String] = []
+        do {
+            try x.waitForX(what) {
+                let shot = try x.screenshot(of: window)
+                seen = points.map { "\($0.0),\($0.1): \(shot.colour($0.0, $0.1))" }
+                return points.allSatisfy { shot.colour($0.0, $0.1) == $0.2 }
+            }
+        } catch {
+            throw TestError("\(error); last seen: \(seen.joined(separator: ", "))")
+        }
     }
 
     func video(_ name: String, _ pipeline: [String]) throws -> URL {
@@ -247,6 +288,16 @@ final class XDisplay {
               let hex = line.split(separator: ":")[1].split(separator: " ").first,
               let id = UInt64(hex.dropFirst(2), radix: 16) else { throw TestError("xwininfo -tree of \(window) names no parent: \(info)") }
         return String(id)
+    }
+
+    /// The windows whose parent is `window` (xwininfo -children), in decimal as xdotool says ids.
+    func children(of window: String) throws -> [String] {
+        let info = try run("xwininfo", ["-id", window, "-children"])
+        return info.split(separator: "\n").compactMap { line in
+            let text = line.trimmingCharacters(in: .whitespaces)
+            guard text.hasPrefix("0x"), let hex = text.split(separator: " ").first else { return nil }
+            return UInt64(hex.dropFirst(2), radix: 16).map(String.init)
+        }
     }
 
     /// A window of another program, which openbox gives the focus to: a second tonearm-video.

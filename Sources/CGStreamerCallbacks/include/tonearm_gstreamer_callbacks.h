@@ -33,8 +33,9 @@ gboolean tonearm_survive_x_errors(void);
 /// Gives `sink` (a glimagesink, made: its plugin loaded libgstgl) the X display `display_name`
 /// as its GL display (a GstContext), so that it opens that display rather than $DISPLAY. With
 /// `probe`, first makes and drops a GL context there: false (and nothing set) when OpenGL cannot
-/// open on it, or the display cannot be opened, or libgstgl is not loaded.
-gboolean tonearm_gl_sink_use_display(GstElement *sink, const gchar *display_name, gboolean probe);
+/// open on it, or the display cannot be opened, or libgstgl is not loaded. With `probe` and
+/// `renderer`, `*renderer` becomes the context's GL_RENDERER (g_free it), or NULL when unread.
+gboolean tonearm_gl_sink_use_display(GstElement *sink, const gchar *display_name, gboolean probe, gchar **renderer);
 
 /// Has a glimagesink lay its picture out again at its next draw (gst_gl_window_queue_resize on
 /// its context's window): it reads force-aspect-ratio only when its window is resized. Nothing
