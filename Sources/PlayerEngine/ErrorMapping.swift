@@ -76,6 +76,14 @@ enum ErrorMapping {
                 if let http {
                     return ItemError(.network, "network error: \(describe(http, uri: uri))", isTransient: isTransient(status: http.status))
                 }
+                // but a parser or demuxer that stops with "reason not-linked" had nothing downstream
+                // take its stream (GST_FLOW_NOT_LINKED, gstbaseparse.c gst_base_parse_loop): what
+                // came is not a stream this player can play here, which no reconnect mends (bytes
+                // typefound as H.263 reconnected for as long as the attempts lasted: NetworkServiceTests)
+                if error.debug?.contains("reason not-linked") == true {
+                    return ItemError(.unsupportedFormat, "cannot play \(name): none of its streams can be played here "
+                                     + "(its stream stopped, not-linked)")
+                }
                 return ItemError(.network, "network error for \(name): could not read the stream (\(error.message))", isTransient: true)
             case streamTypeNotFound, streamWrongType:
                 return ItemError(.unsupportedFormat, "cannot play \(name): not a media format GStreamer recognises")
