@@ -1,7 +1,8 @@
-// GStreamer callbacks that run on streaming threads (a typefinder, three pad probes, a deep-notify
+// GStreamer callbacks that run on streaming threads (a typefinder, four pad probes, a deep-notify
 // handler): C, so that no Swift runs on those threads. Declared in
 // include/tonearm_gstreamer_callbacks.h; Sources/GStreamer calls the functions there.
 #include "tonearm_gstreamer_callbacks.h"
+#include <gst/video/videooverlay.h>
 #include <dlfcn.h>
 #include <string.h>
 #include <unistd.h>
@@ -303,6 +304,34 @@ static GstPadProbeReturn tonearm_segment_probe(GstPad *pad, GstPadProbeInfo *inf
         gst_element_post_message(element, gst_message_new_element(GST_OBJECT(element), segment));
     }
     return GST_PAD_PROBE_OK;
+}
+
+// The buffers still to come before the redraw, per sink: 2 after CAPS, counted down by each
+// buffer; on the streaming thread only, before the sink's chain (which takes its flow lock: not held here).
+static GstPadProbeReturn tonearm_redraw_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    (void)pad;
+    gint *left = (gint *)data;
+    if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+        if (GST_EVENT_TYPE(GST_PAD_PROBE_INFO_EVENT(info)) == GST_EVENT_CAPS) *left = 2;
+        return GST_PAD_PROBE_OK;
+    }
+    if (*left > 0 && --*left == 0) {
+        GstElement *sink = GST_ELEMENT(gst_pad_get_parent(pad));
+        if (sink != NULL) {
+            if (GST_IS_VIDEO_OVERLAY(sink)) gst_video_overlay_expose(GST_VIDEO_OVERLAY(sink));
+            gst_object_unref(sink);
+        }
+    }
+    return GST_PAD_PROBE_OK;
+}
+
+gboolean tonearm_redraw_after_caps(GstElement *sink) {
+    GstPad *pad = gst_element_get_static_pad(sink, "sink");
+    if (pad == NULL) return FALSE;
+    gint *left = g_new0(gint, 1);
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM | GST_PAD_PROBE_TYPE_BUFFER, tonearm_redraw_probe, left, g_free);
+    gst_object_unref(pad);
+    return TRUE;
 }
 
 gboolean tonearm_watch_segments(GstElement *element) {

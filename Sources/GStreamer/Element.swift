@@ -298,6 +298,13 @@ public final class Element: @unchecked Sendable {
         tonearm_watch_segments(pointer) != 0
     }
 
+    /// On an ximagesink: draws again once the first image after new caps was drawn, so that the
+    /// black borders around a smaller image are painted (`tonearm_redraw_after_caps` says why).
+    @discardableResult
+    public func redrawAfterCaps() -> Bool {
+        tonearm_redraw_after_caps(pointer) != 0
+    }
+
     /// Posts a `streamLevelsChanged` message each time this pulsesink notifies its `volume`: its
     /// stream changed at the sound server (a signal handler in C, `tonearm_watch_stream_levels`).
     /// False when the element has no `volume` property.

@@ -96,6 +96,9 @@ public final class ScaledVideoSink: Sendable {
         // program tells of exposes ("exposed"), and the sink is asked to draw again
         sink.set("handle-expose", false)
         sink.set("handle-events", false)
+        // fit's bars: an expose between new caps and their first image left the larger image's
+        // pixels in them (VideoSoftwarePathTests, 1 run in the suite)
+        sink.redrawAfterCaps()
     }
 
     /// The size of the picture in `frame` for a video of `video` (display size), clamped to

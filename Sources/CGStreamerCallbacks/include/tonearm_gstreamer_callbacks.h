@@ -70,6 +70,14 @@ void tonearm_filter_chain_set(GstElement *bin, GstElement *head, GstElement *tai
 /// having been. False when it has no sink pad.
 gboolean tonearm_watch_segments(GstElement *element);
 
+/// Has `sink`, an ximagesink, draw again (GstVideoOverlay expose) when the second buffer after a
+/// CAPS event reaches it: by then the first image of the new size was drawn, and the expose paints
+/// the window's black borders around it. ximagesink paints them only at the first put after new
+/// caps or at an expose, and an expose between the two (the window program's, after a resize)
+/// drew the previous, larger image and took the borders' turn, leaving its pixels beside the new
+/// one (gst-plugins-base ximagesink.c, gst_x_image_sink_ximage_put). False when it has no sink pad.
+gboolean tonearm_redraw_after_caps(GstElement *sink);
+
 /// Posts a "tonearm-stream-levels" element message from `sink`, a pulsesink, each time it notifies
 /// its `volume` (its stream's volume or mute changed at the sound server: a desktop's per-application
 /// slider, or the element's own setting coming back), so that the engine's queue reads them. False
