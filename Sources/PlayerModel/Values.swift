@@ -432,7 +432,7 @@ public struct Item: Hashable, Sendable, Identifiable {
 
 extension Duration {
     /// The longest durations a signed 64-bit count of nanoseconds holds (about 292 years each way):
-    /// GStreamer's clock times and every Int64 conversion below stay inside them.
+    /// GStreamer's clock times and the Int64 conversions (Basics: `nanoseconds`, `microseconds`) stay inside them.
     public static let maximumNanosecondClock = Duration.nanoseconds(Int64.max)
     public static let minimumNanosecondClock = Duration.nanoseconds(Int64.min)
 
@@ -441,25 +441,5 @@ extension Duration {
     /// (design brief, trap 11).
     public static func saturating(microseconds: Int64) -> Duration {
         min(max(.microseconds(microseconds), minimumNanosecondClock), maximumNanosecondClock)
-    }
-
-    /// Whole nanoseconds (truncated toward zero); Int64.min or Int64.max when out of that range.
-    public var nanoseconds: Int64 { whole(per: 1_000_000_000) }
-    /// Whole microseconds (truncated toward zero); Int64.min or Int64.max when out of that range.
-    public var microseconds: Int64 { whole(per: 1_000_000) }
-    public var seconds: Double { Double(nanoseconds) / 1e9 }
-
-    /// Whole units of 1/`perSecond` s, saturating: `components` itself traps beyond Int64 seconds,
-    /// so the bounds are checked on the Duration first.
-    private func whole(per perSecond: Int64) -> Int64 {
-        let unit = Duration.seconds(1) / Int(perSecond)
-        if self >= unit * Int(Int64.max) { return .max }
-        if self <= unit * Int(Int64.min) { return .min }
-        let (seconds, attoseconds) = components
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: perSecond)
-        if overflow { return seconds < 0 ? .min : .max }
-        let (sum, sumOverflow) = scaled.addingReportingOverflow(attoseconds / (1_000_000_000_000_000_000 / perSecond))
-        if sumOverflow { return attoseconds < 0 ? .min : .max }
-        return sum
     }
 }

@@ -1,3 +1,4 @@
+import Basics
 import DBus
 import Dispatch
 
@@ -218,7 +219,7 @@ public final class PlayerWatch: @unchecked Sendable {
         }
         guard timer == nil else { return }
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        let nanoseconds = Int(interval.components.seconds) * 1_000_000_000 + Int(interval.components.attoseconds / 1_000_000_000)
+        let nanoseconds = Int(interval.nanoseconds)
         timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds),
                        leeway: .milliseconds(max(1, nanoseconds / 10_000_000)))
         timer.setEventHandler { [weak self] in self?.tick() }

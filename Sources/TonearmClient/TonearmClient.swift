@@ -1,3 +1,4 @@
+import Basics
 import DBus
 import Dispatch
 import Logging
@@ -462,13 +463,37 @@ private final class PendingReply: Sendable {
     func wait(quietFor quiet: Duration) -> Result<[DBusValue], DBusError>? {
         while true {
             let deadline = lastHeard.withLock { $0 } + quiet
-            let left = ContinuousClock.now.duration(to: deadline)
-            let (seconds, attoseconds) = left.components
-            let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds / 1_000_000_000)
-            if done.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds))) == .success {
+            let left = max(ContinuousClock.now.duration(to: deadline), .zero)
+            if done.wait(timeout: .now() + .nanoseconds(Int(left.nanoseconds))) == .success {
                 return result.withLock { $0! }
             }
             if lastHeard.withLock({ $0 }) + quiet <= .now { return nil }
         }
+    }
+}
+
+extension TonearmClient {
+    /// `tonearmd --open`: gives `items` to the tonearmd that owns `name` on the bus at `address`,
+    /// if one does (without D-Bus activation: the activation file would start a second tonearmd,
+    /// the caller). With no items it asks that tonearmd to Raise: a launcher or GNOME Shell's media
+    /// card runs `tonearmd --open` with none (Shell activates the desktop file rather than calling
+    /// Raise, js/ui/mpris.js). True once the call was answered; false when no tonearmd runs, and the
+    /// caller becomes the service.
+    public static func handOver(_ items: [String], to name: String, address: String, logger: Logger) throws -> Bool {
+        let client: TonearmClient
+        do {
+            client = try TonearmClient(address: address, service: .name(name), activate: false, logger: logger)
+        } catch let error as ClientError where error.code == .noService {
+            return false
+        }
+        defer { client.close() }
+        if items.isEmpty {
+            try client.raise()
+            logger.info("asked the running tonearmd to raise")
+            return true
+        }
+        for item in items { try client.openURI(MediaLocation.uri(for: item)) }
+        logger.info("handed \(items.count) item(s) to the running tonearmd")
+        return true
     }
 }

@@ -117,7 +117,8 @@ struct Tonearmd: ParsableCommand {
             logger.critical("no session bus: DBUS_SESSION_BUS_ADDRESS is not set (run inside a desktop session, or start one with dbus-run-session)")
             throw ExitCode(1)
         }
-        if open, try handOver(uris, address: address, logger: logger) { return }
+        let name = TonearmClient.baseName + (instance.map { ".\($0)" } ?? "")
+        if open, try TonearmClient.handOver(uris, to: name, address: address, logger: logger) { return }
         var configuration = ServiceConfiguration(busAddress: address, engine: EngineConfiguration.fromEnvironment(Self.environment),
                                                  instance: instance, resume: resume,
                                                  playlists: playlists.map { URL(fileURLWithPath: $0) }, items: uris)
@@ -130,31 +131,6 @@ struct Tonearmd: ParsableCommand {
         lifecycle.watchSignals()
         let service = try TonearmService.start(configuration, lifecycle: lifecycle, logger: logger)
         withExtendedLifetime(service) { lifecycle.run() }
-    }
-
-    /// With --open: gives the URIs to the tonearmd that owns the name, if one does (TonearmClient,
-    /// without D-Bus activation: the activation file would start a second tonearmd, this one).
-    /// With no URIs it asks that tonearmd to Raise: a launcher or GNOME Shell's media card runs
-    /// `tonearmd --open` with none (Shell activates the desktop file rather than calling Raise,
-    /// js/ui/mpris.js). Either way this process exits 0 once the call is answered; when no tonearmd
-    /// runs, false, and this process becomes the service.
-    private func handOver(_ uris: [String], address: String, logger: Logger) throws -> Bool {
-        let name = TonearmClient.baseName + (instance.map { ".\($0)" } ?? "")
-        let client: TonearmClient
-        do {
-            client = try TonearmClient(address: address, service: .name(name), activate: false, logger: logger)
-        } catch let error as ClientError where error.code == .noService {
-            return false
-        }
-        defer { client.close() }
-        if uris.isEmpty {
-            try client.raise()
-            logger.info("asked the running tonearmd to raise")
-            return true
-        }
-        for uri in uris { try client.openURI(MediaLocation.uri(for: uri)) }
-        logger.info("handed \(uris.count) item(s) to the running tonearmd")
-        return true
     }
 }
 

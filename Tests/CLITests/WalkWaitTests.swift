@@ -1,3 +1,4 @@
+import Basics
 import DBus
 import Dispatch
 import Foundation
@@ -91,8 +92,7 @@ private final class SlowWalker: @unchecked Sendable {
         guard left > 0 else { return reply.succeed([.array(element: "o", [.objectPath("/io/github/tonearm/Track/1")])]) }
         try? object.emitSignal(interface: "io.github.tonearm.Player1", name: "WalkProgress",
                                arguments: [.string("file:///walked"), .uint32(UInt32((sent + 1) * 1_000))], destination: caller)
-        let (seconds, attoseconds) = plan.every.components
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))) { [self] in
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(plan.every.nanoseconds))) { [self] in
             walk(left: left - 1, sent: sent + 1, to: caller, reply: reply)
         }
     }
