@@ -409,8 +409,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         /// The sink that draws into the window (GstVideoOverlay): the scaled sink's ximagesink.
         var overlay: Element? { lock.withLock { scaledSink?.sink } ?? videoSink }
         /// Its video sink is ximagesink or xvimagesink (the software path's included), which open a
-        /// display of their own with MIT-SHM; guarded by the engine's queue.
-        var drawsWithXShm = false
+        /// display of their own with MIT-SHM.
+        var drawsWithXShm: Bool { ["ximagesink", "xvimagesink"].contains(overlay?.factoryName ?? "") }
         /// The display the pipeline's flags and video sink were set for; guarded by the engine's queue.
         var videoSetFor: VideoDisplay??
         /// The `textoverlay` that draws the on-screen bar (`makeControls`); guarded by the engine's queue.
@@ -1341,7 +1341,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             pipeline.playbin.set("video-sink", sink)
             pipeline.videoSink = sink
             pipeline.lock.withLock { pipeline.scaledSink = scaled }
-            pipeline.drawsWithXShm = scaled != nil || ["ximagesink", "xvimagesink"].contains(sink.factoryName ?? "")
             // the software path scales itself: playsink's own videoscale, in front of it, would
             // otherwise do it (a basetransform offers the caps downstream wants first, so the first
             // scaler upstream takes the frame's size), always with borders, stretch or not
@@ -1355,7 +1354,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             pipeline.playbin.set("video-sink", try Element(factory: "fakesink"))
             pipeline.videoSink = nil
             pipeline.lock.withLock { pipeline.scaledSink = nil }
-            pipeline.drawsWithXShm = false
         }
         pipeline.playbin.set("flags", flags: flags)
         pipeline.videoSetFor = .some(display)
