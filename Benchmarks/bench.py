@@ -1330,9 +1330,7 @@ class SoundBench:
             rule = f"type='signal',sender='{owner}',path='{OBJ}',interface='{PROPS}',member='PropertiesChanged'"
             b.raw.call(new_method_call(BUS, "AddMatch", "s", (rule,)))
 
-            def paused(msg):
-                return (msg.header.fields.get(HeaderFields.sender) == owner and b.member(msg) == "PropertiesChanged"
-                        and msg.body[0] == PLAYER and msg.body[1].get("PlaybackStatus", (None, None))[1] == "Paused")
+            paused = status_changed_to(b, owner, "Paused")
         heard, signalled, missed = [], [], 0
 
         async def until_sounding():
@@ -1391,9 +1389,7 @@ class SoundBench:
         rule = f"type='signal',sender='{owner}',path='{OBJ}',interface='{PROPS}',member='PropertiesChanged'"
         b.raw.call(new_method_call(BUS, "AddMatch", "s", (rule,)))
 
-        def status(wanted):
-            return lambda msg: (msg.header.fields.get(HeaderFields.sender) == owner and b.member(msg) == "PropertiesChanged"
-                                and msg.body[0] == PLAYER and msg.body[1].get("PlaybackStatus", (None, None))[1] == wanted)
+        paused = status_changed_to(b, owner, "Paused")
         took = []
         try:
             await asyncio.sleep(1)
@@ -1402,10 +1398,10 @@ class SoundBench:
                 seen = []
                 b.raw.call(call_msg(player.dest, OBJ, PLAYER, "PlayPause", "", ()), on_signal=lambda t, m: seen.append((t, m)))
                 called = b.raw.sent_at
-                arrived = next((t for t, m in seen if status("Paused")(m)), None)
+                arrived = next((t for t, m in seen if paused(m)), None)
                 if arrived is None:
                     try:
-                        arrived, _ = b.raw.next_signal(status("Paused"), 3)
+                        arrived, _ = b.raw.next_signal(paused, 3)
                     except TimeoutError:
                         arrived = None
                 if arrived is not None:
@@ -1645,6 +1641,12 @@ def sound_rows(s):
                            f"[{f['stop_sample_ms']['median']:.0f} ({f['stop_sample_ms']['max']:.0f})]"
                            + (f", {f['stop_missed']} not heard" if f["stop_missed"] else "")) if f.get("stop_block_ms") else "-")),
     ]
+
+
+def status_changed_to(b, owner, wanted):
+    """A test of a message: OWNER's PropertiesChanged saying PlaybackStatus is now WANTED."""
+    return lambda msg: (msg.header.fields.get(HeaderFields.sender) == owner and b.member(msg) == "PropertiesChanged"
+                        and msg.body[0] == PLAYER and msg.body[1].get("PlaybackStatus", (None, None))[1] == wanted)
 
 
 def sound_checks(s):
