@@ -105,7 +105,7 @@ RELEASE_LINK := -Xlinker --no-export-dynamic $(if $(LLD),-Xswiftc -use-ld=lld -X
 release: deps
 	@# SwiftPM links again only when an object changed, not when the order did
 	@if [ -n "$(LLD)" ] && [ packaging/startup-order.txt -nt $(INSTALL_BIN)/tonearmd ]; then \
-	  rm -f $(INSTALL_BIN)/tonearmd $(INSTALL_BIN)/tonearm $(INSTALL_BIN)/tonearm-video; fi
+	  rm -f $(INSTALL_BIN)/tonearmd $(INSTALL_BIN)/tonearm $(INSTALL_BIN)/tonearm-video $(INSTALL_BIN)/tonearm-engine; fi
 	$(SWIFT) build -c release --static-swift-stdlib $(RELEASE_LINK) --scratch-path $(INSTALL_BUILD)
 
 # Completions (bash, zsh, fish) and man pages of both programs; the unit, activation and desktop
@@ -126,7 +126,8 @@ generated: release
 install: generated
 	install -Dm755 $(INSTALL_BIN)/tonearm $(DESTDIR)$(BINDIR)/tonearm
 	install -Dm755 $(INSTALL_BIN)/tonearmd $(DESTDIR)$(BINDIR)/tonearmd
-	# the video window, beside tonearmd, which starts it (README, "Video")
+	# the engine's process and the video window, beside tonearmd, which starts them (README, "How it runs", "Video")
+	install -Dm755 $(INSTALL_BIN)/tonearm-engine $(DESTDIR)$(BINDIR)/tonearm-engine
 	install -Dm755 $(INSTALL_BIN)/tonearm-video $(DESTDIR)$(BINDIR)/tonearm-video
 	install -Dm644 $(GENERATED)/tonearmd.service.in $(DESTDIR)$(PREFIX)/lib/systemd/user/tonearmd.service
 	install -Dm644 $(GENERATED)/org.mpris.MediaPlayer2.tonearm.service.in \
@@ -145,7 +146,7 @@ install: generated
 	done
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/tonearm $(DESTDIR)$(BINDIR)/tonearmd $(DESTDIR)$(BINDIR)/tonearm-video \
+	rm -f $(DESTDIR)$(BINDIR)/tonearm $(DESTDIR)$(BINDIR)/tonearmd $(DESTDIR)$(BINDIR)/tonearm-video $(DESTDIR)$(BINDIR)/tonearm-engine \
 	  $(DESTDIR)$(PREFIX)/lib/systemd/user/tonearmd.service \
 	  $(DESTDIR)$(DATADIR)/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service \
 	  $(DESTDIR)$(DATADIR)/applications/tonearm.desktop \

@@ -7,6 +7,7 @@ let package = Package(
         .executable(name: "tonearmd", targets: ["tonearmd"]),
         .executable(name: "tonearm", targets: ["tonearm"]),
         .executable(name: "tonearm-video", targets: ["tonearm-video"]),
+        .executable(name: "tonearm-engine", targets: ["tonearm-engine"]),
         .library(name: "TonearmClient", targets: ["TonearmClient"]),
         .library(name: "PlayerModel", targets: ["PlayerModel"]),
     ],
@@ -50,10 +51,19 @@ let package = Package(
         // The player model: pure Swift, no C.
         .target(name: "PlayerModel", dependencies: ["Basics"]),
 
-        // The GStreamer engine behind the model's engine protocol.
+        // What tonearmd knows of the engine without GStreamer: its configuration, the formats it
+        // plays (and their cache), the checks and walks of local files, the allocator's settings,
+        // and the engine's process (tonearm-engine) behind the model's engine protocol.
+        .target(name: "EngineLink", dependencies: ["Basics", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
+
+        // The GStreamer engine behind the model's engine protocol, in tonearm-engine's process.
         .target(
             name: "PlayerEngine",
-            dependencies: ["Basics", "GStreamer", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Basics", "EngineLink", "GStreamer", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
+        // The engine's process: tonearmd starts it when something needs GStreamer (README, "How it runs").
+        .executableTarget(
+            name: "tonearm-engine",
+            dependencies: ["Basics", "EngineLink", "PlayerEngine", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
 
         // Playlist files (M3U, M3U8, PLS, XSPF) and the folders that hold them, watched with inotify.
         .target(name: "Playlists", dependencies: ["Basics", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
@@ -101,14 +111,14 @@ let package = Package(
         .target(
             name: "TonearmService",
             dependencies: [
-                "Basics", "DBus", "MPRIS", "PlayerEngine", "PlayerModel", "Playlists", "Store",
+                "Basics", "DBus", "EngineLink", "MPRIS", "PlayerModel", "Playlists", "Store",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
         .executableTarget(
             name: "tonearmd",
             dependencies: [
-                "Basics", "DBus", "PlayerEngine", "PlayerModel", "TonearmClient", "TonearmService",
+                "Basics", "DBus", "EngineLink", "PlayerModel", "TonearmClient", "TonearmService",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
@@ -119,7 +129,7 @@ let package = Package(
         .testTarget(name: "PlayerModelTests", dependencies: ["PlayerModel", "TestSupport"]),
         .testTarget(
             name: "PlayerEngineTests",
-            dependencies: ["PlayerEngine", "PlayerModel", "GStreamer", "TestSupport"]),
+            dependencies: ["EngineLink", "PlayerEngine", "PlayerModel", "GStreamer", "TestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         // tonearmd driven by real clients; DBus only for the one call they cannot make (no interface field)
         .testTarget(
@@ -127,7 +137,7 @@ let package = Package(
             dependencies: ["TestSupport", "DBus", .product(name: "Logging", package: "swift-log")]),
         // the targets' imports and pointers, held against ARCHITECTURE.md's table (reads the sources)
         .testTarget(name: "ArchitectureTests"),
-        .testTarget(name: "TonearmServiceTests", dependencies: ["TonearmService", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "TonearmServiceTests", dependencies: ["TonearmService", "EngineLink", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "PlayerModel", "Playlists", "TestSupport"]),
         .testTarget(name: "PlaylistFileTests", dependencies: ["Playlists", "PlayerModel"]),
         // the built tonearm against a tonearmd on a private bus; TonearmClient for its pure parts (DBus

@@ -19,7 +19,7 @@ root="$stage/root"
 # Debian strips its programs (dh_strip): tonearmd is 31.6 MB with its symbols and debug
 # information, 16.8 MB without (swift 6.3.1)
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/tonearm" "$root/usr/bin/tonearmd" \
-    "$root/usr/bin/tonearm-video"
+    "$root/usr/bin/tonearm-video" "$root/usr/bin/tonearm-engine"
 # Debian policy: man pages gzip-compressed (-n: no name or time inside, the same bytes every build)
 gzip -9n "$root"/usr/share/man/man1/*.1
 install -Dm644 packaging/debian/copyright "$root/usr/share/doc/tonearm/copyright"
@@ -30,7 +30,7 @@ architecture=$(dpkg --print-architecture)
 # dpkg-shlibdeps reads debian/control of a source tree; a minimal one is enough to ask it
 mkdir -p "$stage/src/debian"
 printf 'Source: tonearm\n\nPackage: tonearm\nArchitecture: any\n' >"$stage/src/debian/control"
-shlibs=$(cd "$stage/src" && dpkg-shlibdeps -O "$root/usr/bin/tonearm" "$root/usr/bin/tonearmd" "$root/usr/bin/tonearm-video" 2>/dev/null |
+shlibs=$(cd "$stage/src" && dpkg-shlibdeps -O "$root/usr/bin/tonearm" "$root/usr/bin/tonearmd" "$root/usr/bin/tonearm-video" "$root/usr/bin/tonearm-engine" 2>/dev/null |
     sed -n 's/^shlibs:Depends=//p')
 [ -n "$shlibs" ] || { echo "build-deb: dpkg-shlibdeps found no shared libraries" >&2; exit 1; }
 # packed relocations (make release, RELEASE_LINK) need glibc 2.36's loader: the programs name its

@@ -81,7 +81,9 @@ def main():
         subprocess.run(["strip", "--strip-debug", "-o", binary, args.tonearmd], check=True)
         env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=daemon.stdout.readline().strip(),
                    XDG_CACHE_HOME=os.path.join(work, "cache"), XDG_STATE_HOME=os.path.join(work, "state"),
-                   XDG_MUSIC_DIR=os.path.join(work, "music"))
+                   XDG_MUSIC_DIR=os.path.join(work, "music"),
+                   # the warm-up's formats come from the engine's process, beside the original
+                   TONEARM_ENGINE=os.path.join(os.path.dirname(os.path.abspath(args.tonearmd)), "tonearm-engine"))
         start(binary, dict(env, XDG_STATE_HOME=os.path.join(work, "warm-up")))
         names = set()
         for round in ("fresh", "saved"):

@@ -158,6 +158,17 @@ public final class MPRISService: @unchecked Sendable {
             + Self.changeRules.flatMap { $0.unknownNames(in: tables) }
     }
 
+    /// The engine's process that watched the outputs ended (on the connection's queue): a read of
+    /// `Outputs` starts another (`onOutputsWanted`) and waits for the list it finds, which a device
+    /// plugged in meanwhile may have changed.
+    public func outputsNeedEngine() {
+        dispatchPrecondition(condition: .onQueue(connection.queue))
+        guard let object, !options.outputsPending, let wanted = options.onOutputsWanted else { return }
+        options.outputsPending = true
+        object.holdReads(of: MPRIS.tonearm, properties: ["Outputs"])
+        object.whenReadHeld = wanted
+    }
+
     /// What the engine plays, once it knows (on the connection's queue): announces
     /// `SupportedUriSchemes` and `SupportedMimeTypes`, then resolves the URIs of the calls that
     /// waited for it, in the order they came.

@@ -1,3 +1,4 @@
+import EngineLink
 import GStreamer
 import PlayerModel
 

@@ -1,5 +1,6 @@
 import Basics
 import Dispatch
+import EngineLink
 import FoundationEssentials
 import GStreamer
 import PlayerModel

@@ -94,7 +94,7 @@ public struct AudioSettings: Hashable, Sendable {
 }
 
 /// What the engine does with the audio settings; ignored by an engine without a filter.
-public enum AudioCommand: Hashable, Sendable {
+public enum AudioCommand: Hashable, Sendable, Codable {
     /// ReplayGain for the stream playing now: nil takes its stage out of the pipeline; otherwise
     /// album mode (else track) and the pre-amp in dB.
     case replayGain(albumMode: Bool, preamp: Double)

@@ -2,7 +2,7 @@
 /// item's length); the engine plays the next item in a second pipeline beside the current one,
 /// each on an equal-power ramp, and says `.streamStarted` for the next item's generation when it
 /// starts, the moment the player makes it current (MPRIS Metadata changes as the fade begins).
-public enum CrossfadeCommand: Hashable, Sendable {
+public enum CrossfadeCommand: Hashable, Sendable, Codable {
     /// Build the pipeline of `uri` (the next item, as `generation`), silent, ready to start: asked
     /// `CrossfadeState.preparation` before the fade, so that building it is not heard as a delay.
     /// An engine that cannot play two streams at once arms it as the gapless next item instead.

@@ -1,10 +1,10 @@
 /// The pipeline's state as the engine reports it.
-public enum PipelineState: String, Sendable {
+public enum PipelineState: String, Sendable, Codable {
     case null, ready, paused, playing
 }
 
 /// How exactly a seek must land.
-public enum SeekMode: Hashable, Sendable {
+public enum SeekMode: Hashable, Sendable, Codable {
     /// On the requested position (GStreamer ACCURATE).
     case exact
     /// The fastest position on a key unit within `before`/`after` of the target.
@@ -12,7 +12,7 @@ public enum SeekMode: Hashable, Sendable {
 }
 
 /// Where a seek goes.
-public enum SeekTarget: Hashable, Sendable {
+public enum SeekTarget: Hashable, Sendable, Codable {
     case position(Duration)
     /// Wherever the pipeline is when the seek runs: a rate change.
     case current
@@ -22,7 +22,7 @@ public enum SeekTarget: Hashable, Sendable {
 /// this one plus the time since, times the rate. The player reads positions from these samples, so
 /// a client reading `Position` never waits on the pipeline. The engine reads the instant from the
 /// clock the player is given (the real one outside tests); the player's machine never reads one.
-public struct PositionSample: Hashable, Sendable {
+public struct PositionSample: Hashable, Sendable, Codable {
     public var position: Duration
     public var instant: ContinuousClock.Instant
     public init(_ position: Duration, at instant: ContinuousClock.Instant) {
@@ -33,7 +33,7 @@ public struct PositionSample: Hashable, Sendable {
 
 /// What the engine found out about the current stream at a moment (preroll, a finished seek, the
 /// start of a gapless next item), asked of the pipeline on the engine's executor.
-public struct EngineSnapshot: Hashable, Sendable {
+public struct EngineSnapshot: Hashable, Sendable, Codable {
     public var position: PositionSample?
     public var duration: Duration?
     public var isSeekable: Bool
@@ -58,7 +58,7 @@ public struct EngineSnapshot: Hashable, Sendable {
 
 /// What the player asks of the engine. The engine performs commands in order on its own executor;
 /// the caller never waits (a state change can wait on a streaming thread: design brief, trap 11).
-public enum EngineCommand: Hashable, Sendable {
+public enum EngineCommand: Hashable, Sendable, Codable {
     /// Drops the previous load and its pending messages, checks `uri` (a missing file fails as
     /// `generation` with `.failed`), and prerolls it to PAUSED.
     case load(MediaURI, Generation)
@@ -93,7 +93,7 @@ public enum EngineCommand: Hashable, Sendable {
 }
 
 /// What the engine tells the player, tagged with the generation of the load it belongs to.
-public enum EngineEvent: Sendable, Equatable {
+public enum EngineEvent: Sendable, Equatable, Codable {
     /// The top-level pipeline changed state (never a child's state change), with the position then.
     case stateChanged(PipelineState, pending: PipelineState?, position: PositionSample?)
     /// Preroll or a flushing seek finished (ASYNC_DONE).
@@ -151,7 +151,7 @@ public protocol MetadataReader: AnyObject, Sendable {
 }
 
 /// What a metadata reader found.
-public struct DiscoveredMedia: Sendable, Equatable {
+public struct DiscoveredMedia: Sendable, Equatable, Codable {
     public var metadata: Metadata
     public var duration: Duration?
     public var isSeekable: Bool

@@ -1,5 +1,5 @@
 /// An audio output device the engine found (the pulse device provider, class Audio/Sink).
-public struct OutputDevice: Sendable, Hashable {
+public struct OutputDevice: Sendable, Hashable, Codable {
     /// What `Output` takes to play there (PulseAudio's sink name).
     public var id: String
     /// What a person reads (the sink's description).

@@ -11,7 +11,7 @@ public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
 
 /// What one load of an item is called; bus messages of an older load never touch a newer one
 /// (rule 3 in the design brief).
-public struct Generation: Hashable, Sendable, CustomStringConvertible {
+public struct Generation: Hashable, Sendable, Codable, CustomStringConvertible {
     public let rawValue: UInt64
     public init(_ rawValue: UInt64) { self.rawValue = rawValue }
     public var description: String { "gen\(rawValue)" }
@@ -222,9 +222,26 @@ public struct MediaURI: Hashable, Sendable, CustomStringConvertible {
     public var description: String { string }
 }
 
+/// A URI crosses to the engine's process as its text: it was checked when it was made, and
+/// `URL(string:)` of an `absoluteString` is the same URL (a file name's odd bytes stay escaped).
+extension MediaURI: Codable {
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let url = URL(string: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a URI: \(text.prefix(64))"))
+        }
+        self.url = url
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(string)
+    }
+}
+
 /// Why an item cannot play, with a message a person can act on.
-public struct ItemError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Kind: String, Sendable, CaseIterable {
+public struct ItemError: Error, Hashable, Sendable, Codable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Codable, CaseIterable {
         case notFound, permission, unsupportedFormat, missingDecoder, decode, network, output
         case invalidURI, unsupportedScheme, other
     }
@@ -304,7 +321,7 @@ public enum RateChangeReason: String, Hashable, Sendable {
 }
 
 /// A loaded range of media time.
-public struct TimeRange: Hashable, Sendable {
+public struct TimeRange: Hashable, Sendable, Codable {
     public var start: Duration
     public var end: Duration
     public init(start: Duration, end: Duration) {
@@ -314,7 +331,7 @@ public struct TimeRange: Hashable, Sendable {
 }
 
 /// Tags of an item. Every string is valid UTF-8 (repaired at the engine boundary).
-public struct Metadata: Hashable, Sendable {
+public struct Metadata: Hashable, Sendable, Codable {
     public var title: String?
     public var artists: [String] = []
     public var album: String?

@@ -1,5 +1,5 @@
 /// How the video fills its window (the extension's `VideoGravity`), named as clients write it.
-public enum VideoGravity: String, Sendable, CaseIterable {
+public enum VideoGravity: String, Sendable, Codable, CaseIterable {
     /// The whole picture, aspect kept: black bars on the sides or above and below (letterbox,
     /// pillarbox). The default.
     case fit

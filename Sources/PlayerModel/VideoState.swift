@@ -1,6 +1,6 @@
 /// A video's natural size in pixels, pixel aspect applied (a 720x576 PAL frame with a 16:15 pixel
 /// aspect is 768x576); zero when there is no video.
-public struct VideoSize: Hashable, Sendable, CustomStringConvertible {
+public struct VideoSize: Hashable, Sendable, Codable, CustomStringConvertible {
     public var width: Int
     public var height: Int
     public init(width: Int, height: Int) {
@@ -38,7 +38,7 @@ public struct VideoState: Hashable, Sendable {
 /// taken whatever the generation (the window outlives the load that opened it: it closes after a
 /// stop, whose load is stale by then); `windowOpened` sets the item's video only for the
 /// current load.
-public enum VideoEvent: Sendable, Equatable {
+public enum VideoEvent: Sendable, Equatable, Codable {
     /// The load's video got the window, at this size (zero: not known yet): its first frame is
     /// about to show. Again with the size once it is known.
     case windowOpened(VideoSize)
@@ -55,7 +55,7 @@ public enum VideoEvent: Sendable, Equatable {
 }
 
 /// What the player asks of the window; ignored by an engine without one.
-public enum VideoCommand: Hashable, Sendable {
+public enum VideoCommand: Hashable, Sendable, Codable {
     case setTitle(String)
     case setFullscreen(Bool)
     /// Show it and give it the focus (MPRIS `Raise`).

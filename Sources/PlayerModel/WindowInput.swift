@@ -2,7 +2,7 @@
 /// program reports it. The window only reports; the player decides, through the same methods the
 /// matching client calls use (MPRIS PlayPause, Seek, Volume and Fullscreen, the extension's
 /// Muted and PictureInPicture, OpenUri), so that each rule is written once.
-public enum WindowInput: Sendable, Equatable {
+public enum WindowInput: Sendable, Equatable, Codable {
     case playPause
     case toggleFullscreen
     /// Esc: out of fullscreen; nothing when the window is not.

@@ -1,3 +1,4 @@
+import EngineLink
 import Logging
 import PlayerModel
 

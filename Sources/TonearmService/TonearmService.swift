@@ -1,10 +1,10 @@
 import Basics
 import DBus
 import Dispatch
+import EngineLink
 import FoundationEssentials
 import Logging
 import MPRIS
-import PlayerEngine
 import PlayerModel
 import Playlists
 import Store
@@ -22,6 +22,8 @@ public struct ServiceConfiguration: Sendable {
     public var playlists: URL?
     /// Files, folders or URIs to play at start.
     public var items: [String]
+    /// The log's level, the engine's process's too.
+    public var logLevel: Logger.Level = .info
 
     public init(busAddress: String, engine: EngineConfiguration = EngineConfiguration(), player: PlayerConfiguration = PlayerConfiguration(),
                 instance: String? = nil, resume: ResumeMode = .pause, playlists: URL? = nil, items: [String] = []) {
@@ -45,7 +47,7 @@ public final class TonearmService: @unchecked Sendable {
     private let logger: Logger
     private let lifecycle: Lifecycle
     private let connection: Connection
-    private let engine: GStreamerEngine
+    private let engine: RemoteEngine
     private let player: Player
     private let mpris: MPRISService
     private var log: Subscription?
@@ -79,8 +81,8 @@ public final class TonearmService: @unchecked Sendable {
         }
         // With gst_init beside that turn, it, the bus daemon and the first caller shared 2 cores,
         // and the first answer came later (Benchmarks/starts.py, interleaved starts). With the
-        // formats known from the cache, GStreamer starts only when something needs it: a load (the
-        // restore's included), a read of Outputs.
+        // formats known from the cache, the engine's process starts only when something needs it:
+        // a load (the restore's included), a tag read, a read of Outputs.
         if service.cachedFormats == nil { service.engine.start() }
         return service
     }
@@ -95,16 +97,11 @@ public final class TonearmService: @unchecked Sendable {
         self.connection = connection
         // read once for all that follows: each read builds a dictionary of every variable
         let environment = Environment.variables()
-        let covers = CoverCache(directory: CoverCache.defaultDirectory(environment: environment))
         formats = FormatsCache(directory: FormatsCache.defaultDirectory(environment: environment), environment: environment)
         cachedFormats = formats.load()
-        // GStreamer is set up on the engine's queue, not here: this queue answers D-Bus already.
-        // It begins once this first turn is done (start).
-        engine = GStreamerEngine(configuration: configuration.engine, covers: covers, logger: logger, startsAtOnce: false)
-        engine.whenPipelinesReleased(Memory.giveBackFreedMemory)
-        engine.whileVideoShows { size in Memory.videoShows(size.map { ($0.width, $0.height) }) }
-        player = Player(engine: engine, configuration: configuration.player, queue: queue,
-                        metadataReader: TagMetadataReader(method: TagMetadataReader.method(environment: environment), covers: covers))
+        // GStreamer runs in the engine's process, started when something needs it (RemoteEngine)
+        engine = RemoteEngine(configuration: configuration.engine, logLevel: configuration.logLevel, environment: environment, logger: logger)
+        player = Player(engine: engine, configuration: configuration.player, queue: queue, metadataReader: engine)
         var options = MPRISService.Options()
         options.instanceName = configuration.instance
         options.ownedName = name
@@ -128,15 +125,19 @@ public final class TonearmService: @unchecked Sendable {
         lifecycle.whenStopping { [weak self] termination in self?.tearDown(for: termination) }
         connection.onDisconnect = { [lifecycle] error in lifecycle.stop(.busLost(reason: error.message)) }
         mpris.onQuit = { [lifecycle] in lifecycle.stop(.quit(reason: "a client asked to quit")) }
-        // first on the engine's queue after its set-up, before any command this start queues
+        // each engine process, once its set-up ran, on its reader thread (off the service queue)
         engine.whenReady { [weak self, queue] result in
-            // the registry walk behind the formats runs here too, off the service queue
             guard let service = self else { return }
-            let formats = result.map { _ in MediaCapabilities() }.mapError { $0 as any Error }
+            let formats = result.map { $0.1 }.mapError { $0 as any Error }
             if case .success(let capabilities) = formats, capabilities != service.cachedFormats {
                 service.formats.save(capabilities)
             }
             queue.async { service.engineStarted(formats) }
+        }
+        // the outputs are watched by the engine's process: once it ended, a read of Outputs
+        // starts one again and waits for its list
+        engine.whenEnded { [mpris, queue] watchedOutputs in
+            if watchedOutputs { queue.async { mpris.outputsNeedEngine() } }
         }
         if let saved = store.loaded, resume != .none {
             player.restore(saved, resume: resume)
@@ -214,18 +215,15 @@ public final class TonearmService: @unchecked Sendable {
             mpris.shutDown()
             connection.close()
         }
-        // the system bus connection closes with the process: its queue may still be connecting
-        // Streaming threads must be done before exit() runs the libraries' destructors: libX11
-        // 1.8 frees its global lock in one (XFreeThreads), and a video sink starting up then
-        // crashes in XSetErrorHandler (a TSan run caught it). The pipelines are released by the
-        // player's stop above (a bus lost or failed engine stops nothing: they are stopped here).
+        // the system bus connection closes with the process: its queue may still be connecting.
+        // The engine's process takes its pipelines to NULL and exits before tonearmd does (the
+        // player's stop above released them; a bus lost or failed engine stopped nothing).
         if case .openFailed = termination {} else {
-            engine.perform(.release)
-            _ = engine.waitForDisposals(timeout: Self.exitWait)
-            engine.stopWatchingOutputs()
+            engine.finish(timeout: Self.exitWait)
         }
     }
 
-    /// How long an ending tonearmd waits for its pipelines to reach NULL (a few ms as a rule).
-    private static let exitWait: TimeInterval = 2
+    /// How long an ending tonearmd waits for the engine's process to take its pipelines to NULL
+    /// and exit (a few ms as a rule).
+    private static let exitWait: Duration = .seconds(2)
 }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Logging
-import PlayerEngine
+import EngineLink
 import PlayerModel
 
 /// A command line of plain long options and items, read without ArgumentParser's parse.

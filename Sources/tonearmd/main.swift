@@ -4,7 +4,7 @@ import DBus
 import Dispatch
 import FoundationEssentials
 import Logging
-import PlayerEngine
+import EngineLink
 import PlayerModel
 import TonearmClient
 import TonearmService
@@ -122,6 +122,7 @@ struct Tonearmd: ParsableCommand {
         var configuration = ServiceConfiguration(busAddress: address, engine: EngineConfiguration.fromEnvironment(Self.environment),
                                                  instance: instance, resume: resume,
                                                  playlists: playlists.map { URL(fileURLWithPath: $0) }, items: uris)
+        configuration.logLevel = level
         if let audioSink { configuration.engine.audioSink = audioSink }
         if let pipeline { configuration.engine.pipeline = pipeline }
         if let snapcast { configuration.engine.snapcast = try? SnapcastOutput.parse(snapcast) }

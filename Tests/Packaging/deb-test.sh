@@ -28,6 +28,7 @@ echo "package: $package"
 root="$work/root"
 dpkg -x "$package" "$root"
 expected="usr/bin/tonearm
+usr/bin/tonearm-engine
 usr/bin/tonearm-video
 usr/bin/tonearmd
 usr/lib/systemd/user/tonearmd.service
@@ -53,7 +54,7 @@ check "the files are exactly the expected ones" \
     diff <(echo "$expected") <(cd "$root" && find . \( -type f -o -type l \) -printf '%P\n' | LC_ALL=C sort)
 check "every entry is owned by root" bash -c "! dpkg-deb -c '$package' | awk '{print \$2}' | grep -v '^root/root$'"
 check "the programs are executable, the rest is not" bash -c \
-    "[ \"\$(find '$root' -type f -perm -u+x -printf '%P\n' | sort | tr '\n' ' ')\" = 'usr/bin/tonearm usr/bin/tonearm-video usr/bin/tonearmd ' ]"
+    "[ \"\$(find '$root' -type f -perm -u+x -printf '%P\n' | sort | tr '\n' ' ')\" = 'usr/bin/tonearm usr/bin/tonearm-engine usr/bin/tonearm-video usr/bin/tonearmd ' ]"
 check "the unit runs /usr/bin/tonearmd" grep -qx 'ExecStart=/usr/bin/tonearmd' "$root/usr/lib/systemd/user/tonearmd.service"
 check "the activation file starts /usr/bin/tonearmd, or the unit under systemd" bash -c \
     "grep -qx 'Exec=/usr/bin/tonearmd' '$root/usr/share/dbus-1/services/org.mpris.MediaPlayer2.tonearm.service' &&

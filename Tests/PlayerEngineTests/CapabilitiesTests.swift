@@ -1,6 +1,7 @@
 import Foundation
 import GStreamer
 import Logging
+import EngineLink
 import PlayerEngine
 import PlayerModel
 import XCTest

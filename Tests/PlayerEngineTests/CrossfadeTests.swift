@@ -1,4 +1,5 @@
 import Foundation
+import EngineLink
 import PlayerEngine
 import PlayerModel
 import TestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import EngineLink
 import PlayerEngine
 import PlayerModel
 import XCTest

@@ -1,5 +1,6 @@
 import Foundation
 import GStreamer
+import EngineLink
 import PlayerEngine
 import PlayerModel
 import TestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import EngineLink
 import PlayerEngine
 import PlayerModel
 import TestSupport

@@ -1,3 +1,4 @@
+import EngineLink
 import PlayerEngine
 import PlayerModel
 import XCTest

@@ -245,21 +245,37 @@ class Service:
             return f"killed by signal {signal.Signals(-rc).name} ({-rc})"
         return f"exited with status {rc}"
 
+    def tree(self):
+        """tonearmd's pid and those of the processes it started (its engine's, the video window's,
+        which the engine's starts), alive now: /proc/PID/task/TID/children of each thread."""
+        pids, i = [self.proc.pid], 0
+        while i < len(pids):
+            try:
+                for tid in os.listdir(f"/proc/{pids[i]}/task"):
+                    with open(f"/proc/{pids[i]}/task/{tid}/children") as f:
+                        pids += [int(p) for p in f.read().split()]
+            except (OSError, ValueError):
+                pass
+            i += 1
+        return pids
+
     def proc_status(self):
-        """tonearmd's /proc/PID/status fields that measure memory (KiB) and its thread count, plus
-        its number of open file descriptors: {'VmRSS':, 'RssAnon':, 'RssFile':, 'Threads':, 'fds':}
-        or None when it is gone."""
-        pid = self.proc.pid
+        """The /proc/PID/status fields that measure memory (KiB) and the thread count of tonearmd
+        and the processes it started (summed: its engine's runs GStreamer), plus their number of
+        open file descriptors: {'VmRSS':, 'RssAnon':, 'RssFile':, 'Threads':, 'fds':} or None when
+        tonearmd is gone."""
         out = {}
-        try:
-            with open(f"/proc/{pid}/status") as f:
-                for line in f:
-                    key, _, rest = line.partition(":")
-                    if key in ("VmRSS", "RssAnon", "RssFile", "RssShmem", "VmHWM", "Threads"):
-                        out[key] = int(rest.split()[0])
-            out["fds"] = len(os.listdir(f"/proc/{pid}/fd"))
-        except (OSError, ValueError, IndexError):
-            return None
+        for n, pid in enumerate(self.tree()):
+            try:
+                with open(f"/proc/{pid}/status") as f:
+                    for line in f:
+                        key, _, rest = line.partition(":")
+                        if key in ("VmRSS", "RssAnon", "RssFile", "RssShmem", "VmHWM", "Threads"):
+                            out[key] = out.get(key, 0) + int(rest.split()[0])
+                out["fds"] = out.get("fds", 0) + len(os.listdir(f"/proc/{pid}/fd"))
+            except (OSError, ValueError, IndexError):
+                if n == 0:
+                    return None  # tonearmd is gone; a started process that just ended counts nothing
         return out
 
     def rss_anon_kib(self):
@@ -271,13 +287,16 @@ class Service:
         the main heap, of thread stacks (glibc keeps a dead thread's stack, touched pages and all,
         for the next thread: nptl's stack cache), of the malloc arena other threads use, of the
         pages written in mapped libraries (relocations, .data), and of the rest; a dict by those
-        names, or None when tonearmd is gone."""
+        names, or None when tonearmd is gone. The processes it started count with it."""
         out = {"heap": 0, "stacks": 0, "arenas": 0, "libraries": 0, "other": 0}
-        try:
-            with open(f"/proc/{self.proc.pid}/smaps") as f:
-                text = f.read()
-        except OSError:
-            return None
+        text = ""
+        for n, pid in enumerate(self.tree()):
+            try:
+                with open(f"/proc/{pid}/smaps") as f:
+                    text += f.read()
+            except OSError:
+                if n == 0:
+                    return None
         # each mapping: a header line, then "Key: value kB" lines
         for block in re.split(r"\n(?=[0-9a-f]+-[0-9a-f]+ )", text):
             head, _, body = block.partition("\n")

@@ -9,9 +9,9 @@ import XCTest
 final class DecoderChoiceTests: ServiceTestCase {
     typealias H = ServiceHarness
 
-    /// Whether tonearmd has FFmpeg's codec library mapped (/proc/PID/maps).
+    /// Whether the engine's process has FFmpeg's codec library mapped (/proc/PID/maps).
     func mapsFFmpeg() throws -> Bool {
-        try daemonMaps(wholeIf: "libgstreamer-1.0").contains("libavcodec")
+        try maps(of: try XCTUnwrap(enginePID, "the engine's process runs"), wholeIf: "libgstreamer-1.0").contains("libavcodec")
     }
 
     func testABrokenFileAndAnAACFileDoNotLoadFFmpeg() throws {

@@ -430,8 +430,9 @@ final class ReconnectServiceTests: ServiceTestCase {
         // the download is a file in the cache directory that has no name any more: nothing of it
         // stays behind, even if tonearmd is killed
         XCTAssertEqual(try cacheFiles(), [])
-        let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(harness.daemon.pid)/fd").compactMap {
-            try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(harness.daemon.pid)/fd/\($0)")
+        let engine = try XCTUnwrap(ProcessTree.descendants(of: harness.daemon.pid, named: "tonearm-engine").first, "the engine's process runs")
+        let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(engine)/fd").compactMap {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(engine)/fd/\($0)")
         }
         XCTAssertEqual(open.filter { $0.hasPrefix(harness.cacheHome.path + "/") && $0.hasSuffix(" (deleted)") }.count, 1, "\(open)")
         // a seek into what was downloaded plays from the file: no new request to the server

@@ -27,21 +27,6 @@ class VideoTestCase: ServiceTestCase {
         return x
     }
 
-    /// The processes whose parent is `parent` and whose name (`/proc/PID/stat`'s comm) is `name`:
-    /// read from /proc, which every Linux has (procps' pgrep is not on a minimal Debian).
-    static func children(of parent: Int32, named name: String) -> [Int32] {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.compactMap { entry -> Int32? in
-            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return nil }
-            let comm = stat[stat.index(after: open)..<close]
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            // after the comm: state, then the parent's pid (proc(5))
-            guard comm == name[...].prefix(15), fields.count > 1, Int32(fields[1]) == parent else { return nil }
-            return pid
-        }
-    }
-
     /// The numbers of a structure in a PropertiesChanged (VideoSize's (ii)).
     static func numbers(_ value: MonitorValue?) -> [Int64]? {
         guard case .structure(let items)? = value?.unwrapped else { return nil }

@@ -121,7 +121,7 @@ final class VideoWindowTests: VideoTestCase {
         let daemon = try harness.start(environment: ["DISPLAY": x.name])
         let window = try openRedSquare(on: x)
         try x.waitForX("red in the window") { try x.colour(atMiddleOf: window) == .red }
-        let helper = try XCTUnwrap(Self.children(of: daemon.pid, named: "tonearm-video").first, "tonearm-video runs")
+        let helper = try XCTUnwrap(ProcessTree.descendants(of: daemon.pid, named: "tonearm-video").first, "tonearm-video runs")
         kill(helper, SIGKILL)
         try x.waitForX("Tonearm's window to go with its program") { try x.windows(classed: "tonearm").isEmpty }
         try harness.ping()
@@ -152,7 +152,7 @@ final class VideoWindowTests: VideoTestCase {
         // paused, the demuxer still fills the queues behind the sink (seconds of a small clip, at
         // once), then every streaming thread waits: measured after that
         Thread.sleep(forTimeInterval: 6)
-        let program = try XCTUnwrap(Self.children(of: daemon.pid, named: "tonearm-video").first, "tonearm-video runs")
+        let program = try XCTUnwrap(ProcessTree.descendants(of: daemon.pid, named: "tonearm-video").first, "tonearm-video runs")
         let (service, serviceThreads) = WakeUps.count(daemon.pid, window: 3, sanitizerThreadName: "tonearmd")
         let (windowProgram, programThreads) = WakeUps.count(program, window: 3, sanitizerThreadName: "tonearm-video")
         XCTAssertLessThanOrEqual(service, 1, "tonearmd woke with a paused video: \(serviceThreads)")
@@ -225,7 +225,7 @@ final class VideoWindowTests: VideoTestCase {
         XCTAssertEqual(try harness.get(H.extensionInterface, "HasVideo").bool, false)
         XCTAssertEqual(try harness.get(H.root, "CanRaise").bool, false)
         XCTAssertEqual(try harness.get(H.root, "CanSetFullscreen").bool, false)
-        XCTAssertEqual(Self.children(of: daemon.pid, named: "tonearm-video"), [], "a window program started with no display")
+        XCTAssertEqual(ProcessTree.descendants(of: daemon.pid, named: "tonearm-video"), [], "a window program started with no display")
     }
 
     func testADisplayIsFoundInTheUserManagersEnvironmentWhenTonearmdHasNone() throws {

@@ -2,6 +2,7 @@ import Foundation
 import Dispatch
 import Logging
 @testable import TonearmService
+import EngineLink
 import XCTest
 
 /// The lifecycle's one map from an end to its teardown and exit status, without ending the test

@@ -9,7 +9,7 @@ import PlayerModel
 /// TCP, not a pipe source: a FIFO's writer blocks in open(2) until snapserver reads it, which would
 /// hold the engine's queue for as long as snapserver is not running; a refused connection is an
 /// error at once, and Play tries again.
-public struct SnapcastOutput: Sendable, Equatable {
+public struct SnapcastOutput: Sendable, Equatable, Codable {
     public var host: String
     public var port: UInt16
     /// What snapserver reads the stream as: its `sampleformat` (48000:16:2 by default, as
@@ -96,7 +96,7 @@ public struct SnapcastOutput: Sendable, Equatable {
     /// one is late, starts its timestamps again (a click: server/streamreader/asio_stream.hpp,
     /// "resync"); written exactly on time, some were (17 ms late), 100 ms ahead none were. Not
     /// unpaced: the socket's buffers would hold seconds, and Pause would be heard that late.
-    var sinkDescription: String {
+    public var sinkDescription: String {
         let format = switch bits {
         case 24: "S24_32LE"
         case 32: "S32LE"
@@ -107,7 +107,7 @@ public struct SnapcastOutput: Sendable, Equatable {
     }
 
     /// How far ahead of the clock the stream is sent, in ns (see `sinkDescription`).
-    static let lead: Int64 = 100_000_000
+    public static let lead: Int64 = 100_000_000
     /// The sink's name: an error it posts says "sink", which makes it the output's (`ErrorMapping`).
-    static let sinkName = "tonearm-snapcast-sink"
+    public static let sinkName = "tonearm-snapcast-sink"
 }

@@ -1,30 +1,19 @@
 import Basics
 import FoundationEssentials
-import GStreamer
 
-/// How the GStreamer engine builds its pipeline.
-public struct EngineConfiguration: Sendable {
-    public enum PipelineKind: String, Sendable, CaseIterable {
+/// How the GStreamer engine builds its pipeline. tonearmd hands it to the engine's process as it is
+/// (`EngineWire`): what depends on the GStreamer installed (the default pipeline) is decided there.
+public struct EngineConfiguration: Sendable, Codable, Equatable {
+    public enum PipelineKind: String, Sendable, Codable, CaseIterable {
         /// The way to `hlsdemux2`; the default from GStreamer 1.24 on.
         case playbin3
         /// Legacy playbin, the default before GStreamer 1.24: Debian's 1.22.0 has playbin3 gapless
         /// and stream-selection hangs fixed only in later releases (design brief, trap 6).
         case playbin
-
-        /// The default for the GStreamer this process runs on. On 1.22.0, taking a playbin3 to
-        /// NULL while uridecodebin3 switches items at the end of a track deadlocks: the state
-        /// change waits in a pad-removed handler for a lock that a multiqueue thread holds while
-        /// it waits, in a pad probe, for the state lock (make fuzz --seed 11: about one pipeline
-        /// in a thousand; its threads, buffers and, on ALSA, the sound device are never released).
-        /// Legacy playbin never did in the same runs. From 1.24 on, playbin3 is the default (not
-        /// tried here: Debian 12 has only 1.22.0).
-        public static var recommended: PipelineKind {
-            let version = GStreamer.versionNumbers
-            return (version.major, version.minor) >= (1, 24) ? .playbin3 : .playbin
-        }
     }
 
-    public var pipeline: PipelineKind = .recommended
+    /// nil: the default for the GStreamer the engine runs on (`GStreamerEngine.pipelineKind`).
+    public var pipeline: PipelineKind?
     /// A GStreamer bin description for the audio output (`fakesink sync=true`,
     /// `wavenc ! filesink location=out.wav`); nil: `autoaudiosink`, or a silent real-time sink when
     /// there is no sound device.
@@ -36,7 +25,7 @@ public struct EngineConfiguration: Sendable {
     /// `glimagesink` keeps it on a software renderer too; `software` is the software path always;
     /// another value is a factory that draws into a window it is given (GstVideoOverlay), as
     /// ximagesink and xvimagesink do.
-    public var videoSink = VideoSinkChoice.automatic
+    public var videoSink = "auto"
     /// The window program (`TONEARM_VIDEO_HELPER`); nil: `tonearm-video` beside the running program.
     public var videoHelper: String?
     /// How long an HTTP source waits for the server before it gives up on the connection
@@ -48,7 +37,7 @@ public struct EngineConfiguration: Sendable {
     /// "Snapcast"); nil: none.
     public var snapcast: SnapcastOutput?
 
-    public init(pipeline: PipelineKind = .recommended, audioSink: String? = nil, video: Bool = true) {
+    public init(pipeline: PipelineKind? = nil, audioSink: String? = nil, video: Bool = true) {
         self.pipeline = pipeline
         self.audioSink = audioSink
         self.video = video
@@ -86,7 +75,7 @@ public struct EngineConfiguration: Sendable {
 }
 
 /// What the engine's set-up chose (`GStreamerEngine.whenReady`).
-public struct EngineSetUp: Sendable, Equatable {
+public struct EngineSetUp: Sendable, Equatable, Codable {
     /// The sink the engine ended up with, for the log and for tests.
     public var audioSinkDescription: String
     public init(audioSinkDescription: String) {
