@@ -5,8 +5,8 @@ the floors, MPD, VLC, mpv and the echo service alike, each with whatever it star
 
   cpu_seconds   utime + stime + cutime + cstime summed over the tree: a window's CPU is the
                 difference of two readings, which counts a descendant born meanwhile from zero and
-                one that ended meanwhile whole (its reaper's cutime/cstime took it over, and its
-                reaper is in the tree: tonearmd reaps tonearm-engine)
+                one that ended meanwhile up to its end (its reaper's cutime/cstime took its time
+                over, and its reaper is in the tree: tonearmd reaps tonearm-engine)
   run_ns        schedstat's run time of each thread of the tree
   switches      voluntary + nonvoluntary context switches of each thread of the tree
   thread_names  a thread's name, its process's before it when that is a descendant
