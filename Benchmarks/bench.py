@@ -320,12 +320,17 @@ class Bench:
     @staticmethod
     def stop(player):
         if player.proc and player.proc.poll() is None:
+            descendants = {p: proctree.identity(p) for p in proctree.tree(player.proc.pid)[1:]}
             player.proc.send_signal(signal.SIGTERM)
             try:
                 player.proc.wait(10)
             except subprocess.TimeoutExpired:
                 player.proc.kill()
                 player.proc.wait()
+            # a child that outlives the player is nobody's in the figures after it, yet takes CPU from them
+            left = [f"{who[0]} ({p})" for p, who in descendants.items() if who and proctree.identity(p) == who]
+            if left:
+                log(f"{player.name} ended, but not its children: {', '.join(left)}")
         player.proc = None
 
     # ---- calls

@@ -37,6 +37,13 @@ def stat(pid):
     return head[head.index("(") + 1:], rest.split()
 
 
+def identity(pid):
+    """(comm, start time: /proc/PID/stat field 22) of a process that has not ended, which tells it
+    from a later one given the same pid; None once it ended (a zombie too)."""
+    s = stat(pid)
+    return (s[0], s[1][19]) if s and s[1][0] != "Z" else None
+
+
 def tree(pid):
     """PID and its descendants alive now, each after its parent, from the parent pids of
     /proc/*/stat (/proc/PID/task/TID/children needs CONFIG_PROC_CHILDREN, which not every kernel
