@@ -16,7 +16,8 @@ in this order:
             alternating with the floor: firstbuffer's fresh playbin, PLAYING, first buffer at
             the sink;
   playing   CPU (utime + stime, /proc/PID/stat) and context switches/s (voluntary +
-            nonvoluntary, /proc/PID/task/*/status) over --cpu-window s of the MP3 playing, 2 s
+            nonvoluntary, /proc/PID/task/*/status) of the player's process tree (below) over
+            --cpu-window s of the MP3 playing, 2 s
             after it started; --pairs pairs, each beside bare `gst-launch-1.0 playbin` on the
             same file and the same sink, the order alternating; the ratio is taken pair by pair;
   controls  PlayPause -> PropertiesChanged(PlaybackStatus) and SetPosition -> Seeked, --toggles
@@ -52,15 +53,22 @@ in this order:
             video-sink=glimagesink` (the floor) and, with --peers mpv, by mpv, --video-pairs times
             each, the order alternating: frames dropped (the QoS messages GStreamer posts, one per
             dropped frame, from GStreamer's own GST_DEBUG=GST_BUS:5 log; mpv's own counters), CPU
-            per s of video (tonearmd with its tonearm-video; Xvfb's beside it) over --video-window
-            s, RSS, and the video output each chose (tonearmd's sink from its log, mpv's current-vo);
-            then tonearmd paused on the MP3 again. --only video measures this part alone.
+            per s of video (tonearmd's tree, its tonearm-video in it; Xvfb's beside it) over
+            --video-window s, RSS (and tonearm-video's alone), and the video output each chose
+            (tonearmd's sink from its log, mpv's current-vo); then tonearmd paused on the MP3 again.
+            --only video measures this part alone.
 
 With --peers mpv,vlc, mpv (with mpv-mpris) and VLC run the same workload on the same bus,
 installed from Debian (apt-get) when missing; mpd adds MPD to the sound server's rows (it has no
 MPRIS for the others). The sound server's packages are installed the same way when missing. All of it goes to the terminal as a table, and to
 --out (default .build/bench/) as bench-TIME.json and bench-TIME.png (the round-trip latency
 distributions).
+
+Every figure read from /proc (CPU, context switches and wake-ups, RSS and RssAnon, threads) is a
+player's whole process tree's: the process started and its descendants alive when read, tonearmd
+with tonearm-engine and tonearm-video while they run, the floors and peers with whatever they start
+(Benchmarks/proctree.py; a CPU window counts what children that ended meanwhile used, from their
+reaper's cutime and cstime; thread names of a descendant carry its process's, tonearm-engine/gst-bus).
 
 CPU figures are noisy on a shared machine: that is why each is a ratio to a floor measured in
 the same run, pair by pair.
@@ -111,8 +119,9 @@ def load_sibling(name):
 
 
 sound = load_sibling("sound")
+proctree = load_sibling("proctree")
 
-TICKS = os.sysconf("SC_CLK_TCK")
+TICKS = proctree.TICKS
 SINK = "fakesink sync=true"
 ECHO_NAME = "io.github.tonearm.BenchEcho"
 # the capture of the gapless figure: 16-bit stereo at 44.1 kHz, no dither, so that the samples of
@@ -136,67 +145,13 @@ def stats(samples, scale=1.0):
 
 
 # --------------------------------------------------------------------------------------------
-# What /proc says about a process
+# What /proc says about a player: its whole process tree (Benchmarks/proctree.py), so that
+# tonearm-engine and tonearm-video count as tonearmd's, and whatever a peer starts as the peer's
 
 
-def cpu_seconds(pid):
-    """utime + stime of a process (/proc/PID/stat fields 14 and 15; threads that ended count)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
-
-
-def run_ns(pid):
-    """Nanoseconds each thread has run (/proc/PID/task/TID/schedstat, first field): {tid: ns}.
-    Finer than utime + stime (clock ticks of 10 ms), but only for threads alive when read."""
-    out = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                out[tid] = int(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            pass
-    return out
-
-
-def switches(pid):
-    """Voluntary + nonvoluntary context switches of each thread: {tid: count}."""
-    out = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/status") as f:
-                out[tid] = sum(int(line.split()[1]) for line in f
-                               if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")))
-        except OSError:
-            pass  # the thread ended meanwhile
-    return out
-
-
-def switches_between(before, after):
-    """Switches made between two snapshots by the threads alive at the second (a thread born
-    meanwhile counts whole); {tid: count} of the threads that switched."""
-    return {tid: n - before.get(tid, 0) for tid, n in after.items() if n - before.get(tid, 0) > 0}
-
-
-def thread_names(pid, tids):
-    names = {}
-    for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                names[tid] = f.read().strip()
-        except OSError:
-            names[tid] = "?"
-    return names
-
-
-def memory_kib(pid):
-    out = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            key, _, rest = line.partition(":")
-            if key in ("VmRSS", "RssAnon", "RssFile", "Threads"):
-                out[key] = int(rest.split()[0])
-    return out
+cpu_seconds, run_ns, switches, switches_between, thread_names, memory_kib = (
+    proctree.cpu_seconds, proctree.run_ns, proctree.switches, proctree.switches_between, proctree.thread_names,
+    proctree.memory_kib)
 
 
 async def wait_quiet(pids, limit=20.0, quiet=0.01, span=1.0):
@@ -365,12 +320,17 @@ class Bench:
     @staticmethod
     def stop(player):
         if player.proc and player.proc.poll() is None:
+            descendants = {p: proctree.identity(p) for p in proctree.tree(player.proc.pid)[1:]}
             player.proc.send_signal(signal.SIGTERM)
             try:
                 player.proc.wait(10)
             except subprocess.TimeoutExpired:
                 player.proc.kill()
                 player.proc.wait()
+            # a child that outlives the player is nobody's in the figures after it, yet takes CPU from them
+            left = [f"{who[0]} ({p})" for p, who in descendants.items() if who and proctree.identity(p) == who]
+            if left:
+                log(f"{player.name} ended, but not its children: {', '.join(left)}")
         player.proc = None
 
     # ---- calls
@@ -868,32 +828,22 @@ class XDisplay:
                     proc.wait()
 
 
-def children(parent, name):
-    """Processes whose parent is PARENT and whose comm is NAME (/proc/PID/stat)."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+def window_libraries(pid):
+    """The libraries of WINDOW_LIBRARIES mapped in the tree of PID (/proc/PID/maps of each process),
+    by file name; tonearm-video's left out, whose work a window is."""
+    found, windows = set(), set(proctree.named(pid, "tonearm-video"))
+    for p in proctree.tree(pid):
+        if p in windows:
             continue
         try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
+            with open(f"/proc/{p}/maps") as f:
+                for line in f:
+                    path = line.split()[-1]
+                    name = os.path.basename(path)
+                    if path.startswith("/") and name.startswith(WINDOW_LIBRARIES):
+                        found.add(name)
         except OSError:
-            continue
-        comm = stat[stat.index("(") + 1:stat.rindex(")")]
-        if comm == name[:15] and int(stat[stat.rindex(")") + 1:].split()[1]) == parent:
-            out.append(int(entry))
-    return out
-
-
-def window_libraries(pid):
-    """The libraries of WINDOW_LIBRARIES mapped in PID (/proc/PID/maps), by file name."""
-    found = set()
-    with open(f"/proc/{pid}/maps") as f:
-        for line in f:
-            path = line.split()[-1]
-            name = os.path.basename(path)
-            if path.startswith("/") and name.startswith(WINDOW_LIBRARIES):
-                found.add(name)
+            pass  # ended meanwhile
     return sorted(found)
 
 
@@ -970,8 +920,8 @@ class VideoBench:
         return dict(self.bench.env, DISPLAY=self.display.name, **more)
 
     async def window(self, pids):
-        """CPU (user + sys, s per s of wall time, which at 1x is s per s of video) of PIDS together,
-        and of the X server, over --video-window s; memory of each at the end."""
+        """CPU (user + sys, s per s of wall time, which at 1x is s per s of video) of the process trees
+        of PIDS together, and of the X server's, over --video-window s; memory of each at the end."""
         server = self.display.server.pid
         cpu0, x0, t0 = sum(cpu_seconds(p) for p in pids), cpu_seconds(server), time.monotonic()
         await asyncio.sleep(self.args.video_window)
@@ -1015,10 +965,12 @@ class VideoBench:
         b.call(player, PLAYER, "OpenUri", "s", (uri,))
         await b.until_playing(player)
         await asyncio.sleep(VIDEO_WARMUP)
-        windows = children(player.proc.pid, "tonearm-video")
+        windows = proctree.named(player.proc.pid, "tonearm-video")
         if not windows:
             raise RuntimeError("tonearmd plays the video but started no tonearm-video (no window)")
-        m = await self.window([player.proc.pid] + windows)
+        # the tree's figures have tonearm-video in them; its own RSS follows the tree's, shown apart
+        m = await self.window([player.proc.pid])
+        m["memory_kib"] += [memory_kib(w) for w in windows]
         # the sink tonearmd chose, as it logs it once per display ("video sink on :1: glimagesink")
         with open(os.path.join(self.workdir, f"{player.name}.err"), errors="replace") as f:
             chosen = re.findall(r"video sink on \S+: (.+)", f.read())
@@ -1175,15 +1127,15 @@ def video_rows(s, names):
         ("  video output (tonearmd's sink, mpv's current-vo)", f["output"], *cells(lambda g: g["output"])),
         ("  CPU (user+sys) per s of video, ratio to gst-launch playbin glimagesink, median (range)", "1.00",
          *cells(lambda g: f"{g['ratio']['median']:.2f} ({g['ratio']['min']:.2f}-{g['ratio']['max']:.2f})")),
-        ("  CPU s per s of video (tonearmd: with tonearm-video)", f"{f['cpu_per_s']['median']:.3f}",
+        ("  CPU s per s of video (each player's process tree: tonearmd's has tonearm-video)", f"{f['cpu_per_s']['median']:.3f}",
          *cells(lambda g: f"{g['cpu_per_s']['median']:.3f}")),
         ("  the X server's (Xvfb) CPU s per s beside it", f"{f['xvfb_cpu_per_s']['median']:.3f}",
          *cells(lambda g: f"{g['xvfb_cpu_per_s']['median']:.3f}")),
-        ("  RSS playing the video, MiB (RssAnon) [tonearm-video's RSS]", f"{f['rss_mib']:.1f} ({f['rss_anon_mib']:.1f})",
+        ("  RSS playing the video, MiB (RssAnon) [of it tonearm-video's RSS]", f"{f['rss_mib']:.1f} ({f['rss_anon_mib']:.1f})",
          *cells(lambda g: f"{g['rss_mib']:.1f} ({g['rss_anon_mib']:.1f})" + (f" [{g['window_rss_mib']:.1f}]" if "window_rss_mib" in g else ""))),
         ("RSS paused on the MP3, MiB (RssAnon): headless / with a display / after the video", "-",
          *[" / ".join(f"{m['rss_mib']:.1f} ({m['rss_anon_mib']:.1f})" for m in both) if n == "tonearmd" else "-" for n in names]),
-        ("window libraries mapped in tonearmd playing the MP3 with a display", "-",
+        ("window libraries mapped in tonearmd's tree but tonearm-video, playing the MP3 with a display", "-",
          *[(", ".join(mapped) or "none") if n == "tonearmd" else "-" for n in names]),
     ]
 
@@ -1194,7 +1146,7 @@ def video_checks(s):
     return [
         ("1080p video: 0 frames dropped in every play", all(d == 0 for d in t["dropped"])),
         ("1080p video: CPU at most the gst-launch playbin glimagesink floor (ratio <= 1)", t["ratio"]["median"] <= 1.0),
-        ("no window library (X11, xcb, GL, EGL, SDL, GstGL) mapped in tonearmd while an MP3 plays with a display",
+        ("no window library (X11, xcb, GL, EGL, SDL, GstGL) mapped in tonearmd's tree but tonearm-video while an MP3 plays with a display",
          not display["window_libraries"]),
         ("RssAnon paused on the MP3 with a display within 0.5 MiB of headless",
          display["rss_anon_mib"] <= headless["rss_anon_mib"] + 0.5),
@@ -1226,15 +1178,21 @@ class SoundBench:
         self.names = ["floor", "tonearmd"] + [n for n in peers if n in ("mpd", "vlc", "mpv")]
 
     def streams_of(self, pid):
-        """The sink inputs of process PID on the server (pactl's application.process.id)."""
+        """The sink inputs of the process tree of PID on the server (pactl's application.process.id):
+        once tonearmd's pipeline runs in tonearm-engine, the stream is that child's."""
         out = self.server.pactl("list", "sink-inputs") or ""
-        return out.count(f'application.process.id = "{pid}"')
+        try:
+            pids = proctree.tree(pid)
+        except ProcessLookupError:
+            pids = [pid]  # the floor, ended by its stop: a stream of it left on the server still counts
+        return sum(out.count(f'application.process.id = "{p}"') for p in pids)
 
     async def window(self, pid):
-        """CPU and context switches of PID (when given) and of the server's processes over
-        --cpu-window s; PID's memory at the end. The player's CPU is utime + stime, as the rows
-        above (threads that ended count); the server's, whose threads live as long as it does, the
-        threads' run time from schedstat (ns: a server at 0.5% of a core is 10 clock ticks in 20 s)."""
+        """CPU and context switches of the process tree of PID (when given) and of the server's
+        processes over --cpu-window s; the tree's memory at the end. The player's CPU is utime +
+        stime, as the rows above (threads and children that ended count); the server's, whose
+        threads live as long as it does, the threads' run time from schedstat (ns: a server at 0.5%
+        of a core is 10 clock ticks in 20 s)."""
         servers = self.server.server_pids()
 
         def snap():
@@ -1972,6 +1930,9 @@ def main():
             f"{load_start[0]:.1f} at the start, {info['load'][0]:.1f} at the end; {info['gstreamer']}; "
             f"tonearmd pipeline: {args.pipeline}" + (f"; sound server: {server.version}" if server else ""))
     print(head)
+    print("CPU, context switches, wake-ups, RSS and RssAnon: each player's whole process tree (tonearmd + tonearm-engine "
+          "+ tonearm-video while they run; a peer or floor with whatever it starts); a descendant's thread is named "
+          "after its process (tonearm-engine/gst-bus)")
     if only_video:
         print(format_table(video_rows(video_summary, ["tonearmd"] + (["mpv"] if "mpv" in peers else [])),
                            ["tonearmd"] + (["mpv"] if "mpv" in peers else [])))

@@ -3,8 +3,9 @@
 through a PulseAudio (or PipeWire's pipewire-pulse) of this script's own, and while it is paused.
 
 Each player plays into one null sink through its ordinary Pulse output; the script samples
-/proc (context switches of every thread, voluntary + involuntary; utime + stime) of the player and
-of the server over a window. Players: tonearmd (release build, the default path: autoaudiosink
+/proc (context switches of every thread, voluntary + involuntary; utime + stime) of the player's
+process tree (tonearmd with tonearm-engine while it runs: Benchmarks/proctree.py) and of the server
+over a window. Players: tonearmd (release build, the default path: autoaudiosink
 finds pulsesink), gst-launch-1.0 playbin (the floor), mpv --ao=pulse. Rounds interleave players.
 
   python3 Benchmarks/pulse_path.py [--server pulseaudio|pipewire] [--rounds 3] [--window 15]
@@ -16,31 +17,19 @@ only, as the README's "### Outputs" reports it.
 """
 import argparse, os, shutil, signal, subprocess, sys, tempfile, time
 
+import proctree  # Benchmarks/proctree.py, beside this file
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-HZ = os.sysconf("SC_CLK_TCK")
 
 
 def proc_sample(pid):
-    """(context switches of all threads, cpu seconds) of pid, or None once it is gone."""
-    switches = 0
+    """(context switches of each thread, cpu seconds) of the process tree of pid (proctree.py: a
+    player's children count as the player's), or None once it is gone."""
     try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{task}/status") as f:
-                    for line in f:
-                        if line.endswith("_ctxt_switches:\t0\n"):
-                            continue
-                        if "_ctxt_switches" in line:
-                            switches += int(line.split()[1])
-            except FileNotFoundError:
-                pass
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        cpu = (int(fields[11]) + int(fields[12])) / HZ
-    except FileNotFoundError:
+        return proctree.switches(pid), proctree.cpu_seconds(pid)
+    except ProcessLookupError:
         return None
-    return switches, cpu
 
 
 def measure(pids, window):
@@ -53,7 +42,8 @@ def measure(pids, window):
         if b is None or a is None:
             out[name] = (float("nan"), float("nan"))
         else:
-            out[name] = ((a[0] - b[0]) / window, 100 * (a[1] - b[1]) / window)
+            switched = sum(proctree.switches_between(b[0], a[0]).values())
+            out[name] = (switched / window, 100 * (a[1] - b[1]) / window)
     return out
 
 

@@ -27,8 +27,9 @@ With --compare-readers, step 2 runs again on a fresh tonearmd that reads tags wi
 Every latency is one call's round trip on a connection of its own: from writing the call until
 the last byte of its reply has arrived, before this client parses it (jeepney, in Python, takes
 tens of milliseconds to parse 10,000 object paths that a libdbus client reads in well under one).
-Ping on the same connection is printed as the floor the others stand on. The last lines are a
-table; --json writes the figures too.
+Ping on the same connection is printed as the floor the others stand on. tonearmd's CPU and
+RssAnon are its whole process tree's (Benchmarks/proctree.py: tonearm-engine's count too). The
+last lines are a table; --json writes the figures too.
 
   Benchmarks/queue.py [--tonearmd .build/release/tonearmd] [--items 10000] [--calls 300] [--reads 1000]
                       [--compare-readers] [--json FILE] [--echo Benchmarks/floor/echo built]
@@ -48,6 +49,7 @@ import sys
 # the standard library's `queue` (which concurrent.futures imports) would be this file
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
+sys.path.append(HERE)  # last, after the standard library's: for proctree.py, never in place of `queue`
 
 import argparse  # noqa: E402
 import asyncio  # noqa: E402
@@ -63,10 +65,10 @@ from tonearm_testkit import (  # noqa: E402
     EXT, OBJ, PEER, PROPS, TRACKLIST, Client, RawClient, Service, add_match, call_msg, file_uri, render_tones,
     reply_kind, tail, wait_for_owner, percentile)
 from jeepney import HeaderFields  # noqa: E402
+from proctree import cpu_seconds, memory_kib  # noqa: E402
 
 REPO = os.path.normpath(os.path.join(HERE, ".."))
 ECHO_NAME = "io.github.tonearm.BenchEcho"
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def log(msg):
@@ -78,13 +80,6 @@ def summary(samples):
     """Milliseconds: median and p95 of seconds."""
     return {"median_ms": statistics.median(samples) * 1e3, "p95_ms": percentile(samples, 95) * 1e3,
             "calls": len(samples)}
-
-
-def cpu_seconds(pid):
-    """utime + stime of a process (/proc/PID/stat fields 14 and 15), in seconds."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def insert_flac_picture(path, image, media_type="image/png"):
@@ -290,10 +285,10 @@ class Bench:
 
         # 4. memory per item
         await self.wait_idle(0, self.args.settle_limit)
-        rss_full = svc.rss_anon_kib()
+        rss_full = memory_kib(svc.proc.pid)["RssAnon"]
         await self.call(EXT, "Clear")
         await self.wait_idle(0, 60)
-        rss_empty = svc.rss_anon_kib()
+        rss_empty = memory_kib(svc.proc.pid)["RssAnon"]
         f["rss_anon_full_kib"], f["rss_anon_empty_kib"] = rss_full, rss_empty
         f["rss_anon_per_item_bytes"] = (rss_full - rss_empty) * 1024 / n
 
