@@ -67,6 +67,10 @@ public final class Lifecycle: @unchecked Sendable {
         // a file-size limit (ulimit -f) makes a write fail with EFBIG instead of killing the
         // process with SIGXFSZ (setrlimit(2), RLIMIT_FSIZE): the store says so and goes on
         Glibc.signal(SIGXFSZ, SIG_IGN)
+        // a write to the pipe of a program that ended (the engine's process, killed or crashed)
+        // fails with EPIPE instead of ending tonearmd with SIGPIPE (pipe(7)); libdbus's own writes
+        // to the bus pass MSG_NOSIGNAL
+        Glibc.signal(SIGPIPE, SIG_IGN)
     }
 
     /// What `stop` runs before the process ends: the service's teardown for that reason.

@@ -99,6 +99,9 @@ final class EngineHost: @unchecked Sendable {
 
 let environment = Environment.variables()
 Memory.tuneAllocator(environment: environment)
+// a write to the window program's stdin after it ended fails with EPIPE instead of ending this
+// process (pipe(7)); the end of tonearmd is the end of stdin
+signal(SIGPIPE, SIG_IGN)
 let arguments = CommandLine.arguments
 let level = arguments.firstIndex(of: "--log-level").flatMap { arguments.indices.contains($0 + 1) ? Logger.Level(rawValue: arguments[$0 + 1]) : nil } ?? .info
 LoggingSystem.bootstrap { label in

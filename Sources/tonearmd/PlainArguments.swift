@@ -1,6 +1,6 @@
 import ArgumentParser
-import Logging
 import EngineLink
+import Logging
 import PlayerModel
 
 /// A command line of plain long options and items, read without ArgumentParser's parse.

@@ -2,9 +2,9 @@ import ArgumentParser
 import Basics
 import DBus
 import Dispatch
+import EngineLink
 import FoundationEssentials
 import Logging
-import EngineLink
 import PlayerModel
 import TonearmClient
 import TonearmService

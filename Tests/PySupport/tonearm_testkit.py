@@ -12,6 +12,7 @@ Needs python3-jeepney (Debian), dbus-daemon and gst-launch-1.0. Import it with
 
 import asyncio
 import concurrent.futures
+import importlib.util
 import math
 import os
 import re
@@ -36,6 +37,18 @@ except ImportError:  # pragma: no cover
              "run with /usr/bin/python3 if another python3 comes first on PATH)")
 
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+def _load_proctree():
+    """Benchmarks/proctree.py, by its path (that folder's queue.py would shadow the standard
+    library's on sys.path): a player's whole process tree, as the bench reads it."""
+    spec = importlib.util.spec_from_file_location("proctree", os.path.join(REPO, "Benchmarks", "proctree.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+proctree = _load_proctree()
 OBJ = "/org/mpris/MediaPlayer2"
 NAME = "org.mpris.MediaPlayer2.tonearm"
 PROPS = "org.freedesktop.DBus.Properties"
@@ -247,17 +260,11 @@ class Service:
 
     def tree(self):
         """tonearmd's pid and those of the processes it started (its engine's, the video window's,
-        which the engine's starts), alive now: /proc/PID/task/TID/children of each thread."""
-        pids, i = [self.proc.pid], 0
-        while i < len(pids):
-            try:
-                for tid in os.listdir(f"/proc/{pids[i]}/task"):
-                    with open(f"/proc/{pids[i]}/task/{tid}/children") as f:
-                        pids += [int(p) for p in f.read().split()]
-            except (OSError, ValueError):
-                pass
-            i += 1
-        return pids
+        which the engine's starts), alive now; [] once tonearmd is gone."""
+        try:
+            return proctree.tree(self.proc.pid)
+        except ProcessLookupError:
+            return []
 
     def proc_status(self):
         """The /proc/PID/status fields that measure memory (KiB) and the thread count of tonearmd
@@ -265,7 +272,10 @@ class Service:
         open file descriptors: {'VmRSS':, 'RssAnon':, 'RssFile':, 'Threads':, 'fds':} or None when
         tonearmd is gone."""
         out = {}
-        for n, pid in enumerate(self.tree()):
+        pids = self.tree()
+        if not pids:
+            return None
+        for n, pid in enumerate(pids):
             try:
                 with open(f"/proc/{pid}/status") as f:
                     for line in f:
@@ -290,7 +300,10 @@ class Service:
         names, or None when tonearmd is gone. The processes it started count with it."""
         out = {"heap": 0, "stacks": 0, "arenas": 0, "libraries": 0, "other": 0}
         text = ""
-        for n, pid in enumerate(self.tree()):
+        pids = self.tree()
+        if not pids:
+            return None
+        for n, pid in enumerate(pids):
             try:
                 with open(f"/proc/{pid}/smaps") as f:
                     text += f.read()

@@ -8,16 +8,6 @@ import XCTest
 final class EngineProcessTests: ServiceTestCase {
     typealias H = ServiceHarness
 
-    /// Waits for the engine's process to be gone (a process's end has no event a test can wait on
-    /// here: /proc is read again until then).
-    private func waitForNoEngine(timeout: TimeInterval = 10) throws {
-        let deadline = Date().addingTimeInterval(timeout * H.slowdown)
-        while enginePID != nil {
-            guard Date() < deadline else { throw TestError("the engine's process still runs after \(timeout) s:\n\(harness.logs)") }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-    }
-
     func testTheEngineEndsAfterStopAndStartsAgainForTheNextItem() throws {
         let tone = try short("tone", seconds: 20)
         try harness.start()

@@ -7,7 +7,10 @@ import XCTest
 final class IdleTests: ServiceTestCase {
     typealias H = ServiceHarness
 
-    func assertAsleep(_ what: String, file: StaticString = #filePath, line: UInt = #line) throws {
+    /// `loaded`: an item is loaded (its engine's process stays, and counts); else that process
+    /// ends first (README, "How it runs"), a one-off, as a teardown is.
+    func assertAsleep(_ what: String, loaded: Bool = false, file: StaticString = #filePath, line: UInt = #line) throws {
+        if !loaded { try waitForNoEngine() }
         // what was under way (a teardown, a worker thread's idle exit) settles first
         Thread.sleep(forTimeInterval: 1.5)
         let (count, threads) = WakeUps.count(harness.daemon.pid, window: 3, sanitizerThreadName: "tonearmd")
@@ -31,7 +34,7 @@ final class IdleTests: ServiceTestCase {
         try harness.waitForStatus("Playing")
         try harness.playerctl("pause")
         try harness.waitForStatus("Paused")
-        try assertAsleep("paused")
+        try assertAsleep("paused", loaded: true)
         try harness.playerctl("stop")
         try harness.waitForStatus("Stopped")
         try assertAsleep("stopped")

@@ -65,6 +65,17 @@ extension ServiceTestCase {
     /// The engine's process (`tonearm-engine`, started by tonearmd), when it runs.
     var enginePID: Int32? { ProcessTree.descendants(of: harness.daemon.pid, named: "tonearm-engine").first }
 
+    /// Waits for the engine's process to be gone: nothing loaded, it ends 2 s after the last
+    /// command (RemoteEngine.idleLimit). A process's end has no event a test can wait on here:
+    /// /proc is read again until then.
+    func waitForNoEngine(_ what: String = "the engine's process to end", timeout: TimeInterval = 10) throws {
+        let deadline = Date().addingTimeInterval(timeout * ServiceHarness.slowdown)
+        while enginePID != nil {
+            guard Date() < deadline else { throw TestError("timed out waiting for \(what) (\(timeout) s):\n\(harness.logs)") }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
+
     /// Whether GStreamer's plugins are mapped in the engine's process: gst_init loads some
     /// (coreelements at least) and every pipeline more; tonearmd itself never maps GStreamer.
     func pluginsMapped(file: StaticString = #filePath, line: UInt = #line) throws -> Bool {

@@ -217,6 +217,19 @@ class SoundServerTests: ServiceTestCase {
         XCTAssertTrue(refused.stderr.contains("InvalidArgs"), refused.stderr)
     }
 
+    /// The devices are watched by the engine's process (README, "How it runs"): once it ended with
+    /// nothing loaded, a device plugged in meanwhile is in the list that the next read of Outputs
+    /// starts a new one for, and waits for.
+    func testADevicePluggedInWhileNoEngineRunsIsListedAtTheNextRead() throws {
+        try startPlaying([try short("long", seconds: 30)], sinks: ["speakers"])
+        XCTAssertEqual(try outputs().map { $0[0] }, ["speakers"])
+        try harness.call(H.player, "Stop")
+        try harness.waitForStatus("Stopped")
+        try waitForNoEngine()
+        try server.loadSink("dac")
+        XCTAssertEqual(Set(try outputs().map { $0[0] }), ["speakers", "dac"])
+    }
+
     /// The built `tonearm` on the test's bus.
     func tonearm(_ arguments: String...) throws -> Tool.Output {
         try Tool.run(try BuiltProduct.executable("tonearm").path, arguments, environment: harness.clientEnvironment, timeout: 15)
@@ -306,10 +319,13 @@ class SoundServerTests: ServiceTestCase {
         try startPlaying([try short("long", seconds: 30)], sinks: ["speakers", "headphones"])
         try harness.call(H.player, "Stop")
         try harness.waitForStatus("Stopped")
+        XCTAssertGreaterThan(try outputs().count, 0, "the device monitor runs")
+        // nothing loaded, the engine's process ends (with the devices' watch: the next read of
+        // Outputs starts another, SoundServerTests.testADevicePluggedInWhileNoEngineRunsIsListedAtTheNextRead)
+        try waitForNoEngine()
         Thread.sleep(forTimeInterval: 1.5)  // what was under way settles first (as IdleTests)
         let (count, threads) = WakeUps.count(harness.daemon.pid, window: 3, sanitizerThreadName: "tonearmd")
         XCTAssertLessThanOrEqual(count, 1, "tonearmd woke \(count) times in 3 s: \(threads)")
-        XCTAssertGreaterThan(try outputs().count, 0, "the device monitor runs")
     }
 
     /// Paused on a real server, the stream goes after a few seconds (`PausedRelease`: libpulse
@@ -332,6 +348,8 @@ class SoundServerTests: ServiceTestCase {
             guard Date() < deadline else { throw TestError("the paused stream was never released: \(try server.streams())") }
             Thread.sleep(forTimeInterval: 0.2)
         }
+        // released, nothing is loaded: the engine's process ends too (README, "How it runs")
+        try waitForNoEngine()
         Thread.sleep(forTimeInterval: 1)  // what was under way settles first (as IdleTests)
         let (count, threads) = WakeUps.count(harness.daemon.pid, window: 3, sanitizerThreadName: "tonearmd")
         XCTAssertLessThanOrEqual(count, 1, "paused, tonearmd woke \(count) times in 3 s: \(threads)")
