@@ -65,6 +65,7 @@ FUZZ_PYTHON ?= /usr/bin/python3
 
 fuzz: deps
 	$(SWIFT) build -c release --product tonearmd
+	$(SWIFT) build -c release --product tonearm-engine
 	$(FUZZ_PYTHON) Tests/Fuzz/fuzz.py --calls $(CALLS) $(if $(SEED),--seed $(SEED)) --inflight $(INFLIGHT) \
 	  $(if $(PIPELINE),--pipeline $(PIPELINE)) --tonearmd $(TONEARMD)
 
@@ -74,6 +75,7 @@ DURATION ?= 1h
 
 soak: deps
 	$(SWIFT) build -c release --product tonearmd
+	$(SWIFT) build -c release --product tonearm-engine
 	$(FUZZ_PYTHON) Tests/Soak/soak.py --duration $(DURATION) $(if $(SEED),--seed $(SEED)) \
 	  $(if $(PIPELINE),--pipeline $(PIPELINE)) --tonearmd $(TONEARMD)
 
