@@ -173,6 +173,7 @@ class Soak:
         self.errors = {}              # error name -> (count, first example)
         self.missing = []             # calls without a reply: (t, who, member, kind)
         self.latency = []             # ms of every call answered
+        self.slowest = None           # (ms, who, what) of the slowest call answered
         self.pings = []               # (t, ms or None)
         self.slow_pings = []          # (t, ms or None)
         self.samples = []
@@ -217,6 +218,8 @@ class Soak:
             self.missing.append((round(self.now(), 1), who, f"{iface.rsplit('.', 1)[-1]}.{member}", kind))
             return None
         self.latency.append(ms)
+        if self.slowest is None or ms > self.slowest[0]:
+            self.slowest = (ms, who, f"{iface.rsplit('.', 1)[-1]}.{member}{tuple(body)!r:.60} at {self.now():.1f} s")
         if kind != "return":
             n, ex = self.errors.get(kind, (0, None))
             detail = msg.body[0] if msg.body and isinstance(msg.body[0], str) else ""
@@ -729,7 +732,7 @@ def summary(soak, args, res):
         print(f"  {name} x{n}, e.g. {ex}")
     if soak.latency:
         print(f"call latency: p50 {percentile(soak.latency, 50):.2f} ms, p99 {percentile(soak.latency, 99):.2f} ms, "
-              f"max {max(soak.latency):.1f} ms")
+              f"max {max(soak.latency):.1f} ms ({soak.slowest[1]}: {soak.slowest[2]})")
     at_end = sum(1 for t in soak.track_changes if any(0 <= t - p <= 1.0 for p in soak.played_to_end))
     print(f"tracks: {len(soak.played_to_end)} played to the end, {len(soak.track_changes)} track changes "
           f"({at_end} of them at the end of a track), {soak.props_changed} PropertiesChanged")
