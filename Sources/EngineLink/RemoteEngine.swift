@@ -38,7 +38,9 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
     private var settings: [(key: String, command: EngineCommand)] = []
     /// A pipeline was asked for since the last release: the process must stay.
     private var loaded = false
-    private var lastLoad: Generation?
+    /// The generation the pipeline plays: the last load's, or the gapless next one's once it
+    /// started. A process that ended unasked fails it.
+    private var current: Generation?
     private var reads: [UInt64: ReadCompletion] = [:]
     /// The running process has not said yet whether GStreamer set itself up (the first gst_init
     /// with no registry cache takes seconds): it is not idle before.
@@ -110,7 +112,7 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
             switch command {
             case .load(_, let generation):
                 loaded = true
-                lastLoad = generation
+                current = generation
             case .prepareNext(.some, _), .crossfade(.prepare):
                 loaded = true
             case .release:
@@ -228,6 +230,7 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
             setUpEnded(by: process)
         case .event(let generation, let event):
             process.note(event)
+            if case .streamStarted = event { queue.async { [self] in if loaded { current = generation } } }
             lock.withLock { eventHandler }?(generation, event)
         case .readDone(let number, let media):
             queue.async { [self] in
@@ -268,11 +271,10 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
             let error = ItemError(.other, "the engine process ended (\(Self.describe(status)))")
             for completion in failed.values { completion(.failure(error)) }
             let handler = lock.withLock { eventHandler }
-            if unasked, let generation = lastLoad {
-                if shown { handler?(generation, .video(.windowGone)) }
-                if loaded { handler?(generation, .failed(error)) }
-                loaded = false
-            }
+            // the window program ends with the process that started it (its stdin closes)
+            if shown { handler?(current ?? Generation(0), .video(.windowGone)) }
+            if unasked, loaded, let current { handler?(current, .failed(error)) }
+            if unasked { loaded = false }
             lock.withLock { endedHandler }?(watched)
         }
     }
