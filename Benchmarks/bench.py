@@ -85,6 +85,7 @@ avenc_aac, avdec_h264 and glimagesink (the test dependencies).
 import argparse
 import asyncio
 import datetime
+import glob
 import json
 import os
 import platform
@@ -867,6 +868,16 @@ def qos_drops(path, offset=0):
     return {"dropped": sum(by_element.values()) if logged else None, "by_element": by_element, "logged": logged}
 
 
+def merge_qos(parts):
+    """The sum of several logs' `qos_drops` (one per process): logged if any of them was."""
+    by_element = {}
+    for part in parts:
+        for element, count in part["by_element"].items():
+            by_element[element] = by_element.get(element, 0) + count
+    logged = any(part["logged"] for part in parts)
+    return {"dropped": sum(by_element.values()) if logged else None, "by_element": by_element, "logged": logged}
+
+
 class MpvIPC:
     """mpv's JSON IPC (--input-ipc-server): get_property and commands, one at a time."""
 
@@ -936,9 +947,12 @@ class VideoBench:
         b = self.bench
         player = Player(f"tonearmd-{label}", self.tonearmd_argv, f"org.mpris.MediaPlayer2.tonearm.video_{label}",
                         clear=(EXT, "Clear"))
-        player.gst_log = os.path.join(self.workdir, f"video-{label}-gst.log")
-        if os.path.exists(player.gst_log):
-            os.unlink(player.gst_log)
+        # GStreamer's log of each process that initialises it (%p: its pid, gstinfo.c): tonearmd's
+        # engine is a process of its own, a new one after each time it ended (README, "How it
+        # runs"), and a log file named alike would be truncated by each new one
+        player.gst_log = os.path.join(self.workdir, f"video-{label}-gst-%p.log")
+        for old in glob.glob(player.gst_log.replace("%p", "*")):
+            os.unlink(old)
         started.append(player)
         await b.start(player, env=dict(env, GST_DEBUG_FILE=player.gst_log, **QOS_LOG), extra=["--instance", f"video_{label}"])
         b.call(player, PLAYER, "OpenUri", "s", (file_uri(self.bench.files["mp3"]),))
@@ -960,7 +974,8 @@ class VideoBench:
 
     async def play_tonearmd(self, player, uri):
         b = self.bench
-        offset = os.path.getsize(player.gst_log)
+        logs = player.gst_log.replace("%p", "*")
+        offsets = {path: os.path.getsize(path) for path in glob.glob(logs)}
         b.call(player, *player.clear)
         b.call(player, PLAYER, "OpenUri", "s", (uri,))
         await b.until_playing(player)
@@ -976,7 +991,8 @@ class VideoBench:
             chosen = re.findall(r"video sink on \S+: (.+)", f.read())
         m["output"] = chosen[-1].strip() if chosen else "?"
         await self.until_stopped(player, VIDEO_SECONDS + 60)
-        m["qos"] = qos_drops(player.gst_log, offset)
+        # what each engine process logged since the play began (a new one's from its start)
+        m["qos"] = merge_qos([qos_drops(path, offsets.get(path, 0)) for path in sorted(glob.glob(logs))])
         return m
 
     async def play_floor(self, uri):
