@@ -383,6 +383,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         /// The levels last given to `outputSink`'s stream (see `applyLevels`): each setting is a
         /// request to the sound server, sent only for a change.
         var streamLevels: (volume: Double, muted: Bool)?
+        /// The volumes given to the stream lately, with when: the server tells of each setting
+        /// after the fact, and a fade's steps come faster than that, so what it tells may be one
+        /// of ours from a step or two ago (see `streamLevelsChanged`).
+        var givenVolumes: [(volume: Double, at: ContinuousClock.Instant)] = []
         /// The server has told of the stream `outputSink` opened last (see `streamLevelsChanged`):
         /// until then the levels are also carried by the element in front of the sink.
         var streamHeard = false
@@ -1036,6 +1040,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             pipeline.volume?.set("mute", false)
             guard pipeline.streamLevels.map({ $0 != levels }) ?? true else { return }
             pipeline.streamLevels = levels
+            let now = ContinuousClock.now
+            pipeline.givenVolumes.removeAll { $0.at < now - Self.echoWindow }
+            pipeline.givenVolumes.append((levels.volume, now))
             stream.set("volume", levels.volume)
             stream.set("mute", levels.muted)
         } else if let front = pipeline.fade {
@@ -1078,6 +1085,14 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             return
         }
         guard !same else { return }
+        // a step of ours told late, after the next one was given (the sleep timer's last step came
+        // back after its end had set the fade to 1, and was taken as the slider: make test of
+        // a456ed2, SoundServerTests): no news, and the server has our latest setting coming
+        let recent = ContinuousClock.now - Self.echoWindow
+        if now.muted == given.muted,
+           pipeline.givenVolumes.contains(where: { $0.at >= recent && Self.sameStreamVolume(now.volume, $0.volume) }) {
+            return
+        }
         pipeline.streamLevels = now
         let fading = fade != 1 || rampGain(for: pipeline) != 1
         logger.info("the stream's levels were changed at the sound server",
@@ -1088,6 +1103,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Whether two linear volumes are one to the sound server: it keeps a stream's volume as a
     /// cubic step of 1/65536 (pa_volume_t, pa_sw_volume_from_linear), so a volume given comes back
     /// rounded to that.
+    /// How long after a setting of ours the server's word of it may come (a round trip to it and
+    /// through pulsesink's thread, tens of ms at worst): a level told that we gave within it is
+    /// ours coming back, not a person's slider, who cannot land on one of our fade's steps then.
+    static let echoWindow: Duration = .milliseconds(500)
+
     private static func sameStreamVolume(_ a: Double, _ b: Double) -> Bool {
         abs(cbrt(max(a, 0)) - cbrt(max(b, 0))) * 65536 < 1.5
     }
