@@ -1,8 +1,21 @@
+import FoundationEssentials
 import Glibc
 
 /// File paths as text, the way NSString's path methods took them apart (those are Foundation
 /// proper): by their slashes alone, with no look at the file system.
 public enum Path {
+    /// The directory of the running program (`/proc/self/exe`, links resolved); nil when unknown.
+    public static var programDirectory: String? {
+        guard let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+        return directory(of: exe)
+    }
+
+    /// The program `name` in the running one's directory (else argv[0]'s): the programs tonearmd
+    /// and its engine start (`tonearm-engine`, `tonearm-video`) are installed beside them.
+    public static func besideThisProgram(_ name: String) -> String {
+        appending(name, to: programDirectory ?? directory(of: CommandLine.arguments[0]))
+    }
+
     /// `name` below `directory`, with one slash between them.
     public static func appending(_ name: String, to directory: String) -> String {
         if directory.isEmpty { return name }

@@ -60,17 +60,10 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
     public init(configuration: EngineConfiguration, program: String? = nil, logLevel: Logger.Level = .info,
                 environment: [String: String] = Environment.variables(), logger: Logger) {
         self.configuration = configuration
-        self.program = program ?? environment["TONEARM_ENGINE"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.besideThisProgram("tonearm-engine")
+        self.program = program ?? environment["TONEARM_ENGINE"].flatMap { $0.isEmpty ? nil : $0 } ?? Path.besideThisProgram("tonearm-engine")
         arguments = ["--log-level", logLevel.rawValue]
         self.environment = environment.map { "\($0.key)=\($0.value)" }
         self.logger = logger
-    }
-
-    /// The program named `name` in the directory of the running one.
-    public static func besideThisProgram(_ name: String) -> String {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let directory = exe.lastIndex(of: "/").map { String(exe[..<$0]) } ?? "."
-        return directory + "/" + name
     }
 
     // MARK: Handlers

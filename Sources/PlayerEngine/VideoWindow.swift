@@ -74,9 +74,7 @@ final class VideoWindow: @unchecked Sendable {
     /// The path of `tonearm-video`: `TONEARM_VIDEO_HELPER`, else beside the running program.
     static func helperPath(environment: [String: String] = Environment.variables()) -> String {
         if let path = environment["TONEARM_VIDEO_HELPER"], !path.isEmpty { return path }
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let directory = exe.lastIndex(of: "/").map { String(exe[..<$0]) } ?? "."
-        return directory + "/tonearm-video"
+        return Path.besideThisProgram("tonearm-video")
     }
 
     var isOpen: Bool { condition.withLock { child != nil && !ended } }

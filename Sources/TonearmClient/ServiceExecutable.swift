@@ -35,8 +35,5 @@ public enum ServiceExecutable {
     }
 
     /// The directory of the running executable (`/proc/self/exe`, links resolved); nil when unknown.
-    public static var ownDirectory: String? {
-        guard let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
-        return Path.directory(of: path)
-    }
+    public static var ownDirectory: String? { Path.programDirectory }
 }
