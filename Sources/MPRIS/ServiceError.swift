@@ -42,6 +42,7 @@ struct ServiceError: Error, DBusErrorConvertible, CustomStringConvertible {
         case .invalidURI: "InvalidURI"
         case .unsupportedScheme: "UnsupportedScheme"
         case .other: "Failed"
+        case .engineStalled: "EngineStalled"
         }
     }
 }

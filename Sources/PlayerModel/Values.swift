@@ -244,6 +244,9 @@ public struct ItemError: Error, Hashable, Sendable, Codable, CustomStringConvert
     public enum Kind: String, Sendable, Codable, CaseIterable {
         case notFound, permission, unsupportedFormat, missingDecoder, decode, network, output
         case invalidURI, unsupportedScheme, other
+        /// The engine's process stopped answering (a command or a position check went without an
+        /// answer past its bound, or the position stood still while playing): it was ended.
+        case engineStalled
     }
     public var kind: Kind
     public var message: String
