@@ -26,6 +26,9 @@ if [ -n "$sanitize" ]; then
     supp="$(pwd)/Tests/Sanitizers"
     rm -rf "$reports"
     mkdir -p "$reports"
+    # a sanitized engine answers its commands several times slower: the watchdog's bound (5 s,
+    # ARCHITECTURE.md "The engine's link") scales as the tests' waits do (ServiceHarness.slowdown)
+    export TONEARM_ENGINE_TIMEOUT="${TONEARM_ENGINE_TIMEOUT:-60}"
     case "$sanitize" in
     thread)
         export TSAN_OPTIONS="log_path=$reports/tsan:suppressions=$supp/tsan.supp:history_size=4:second_deadlock_stack=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}"

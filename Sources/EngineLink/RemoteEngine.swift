@@ -17,6 +17,13 @@ import PlayerModel
 /// (nothing polls), and handed to the handlers from there, in order. The settings that outlive a
 /// pipeline (volume, ReplayGain, the equalizer, the output, the video's gravity...) are given
 /// again to each new process before anything else.
+///
+/// The link is loud: a line that cannot be written or read, or an engine of another protocol
+/// version, ends that engine and fails its item with the reason. And it is watched
+/// (`EngineWatch`): every command is answered from the engine's queue, and while an item plays
+/// the engine is asked its position now and then; an engine that does not answer within its
+/// bound, or whose playing file stands still, is killed, its item fails with `engineStalled`,
+/// and the next command starts a new one (a load it never answered is given to the new one, once).
 public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Sendable {
     // @unchecked: the mutable state below is confined to `queue`, except what `lock` guards.
     public typealias ReadCompletion = @Sendable (Result<DiscoveredMedia, ItemError>) -> Void
@@ -41,7 +48,20 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
     /// The generation the pipeline plays: the last load's, or the gapless next one's once it
     /// started. A process that ended unasked fails it.
     private var current: Generation?
-    private var reads: [UInt64: ReadCompletion] = [:]
+    /// The tag reads under way, with the process that reads each (one that ends fails its own).
+    private var reads: [UInt64: (process: EngineProcess, completion: ReadCompletion)] = [:]
+    /// The commands the running process has not answered yet, numbered, oldest first: what a
+    /// stalled engine's load is given again from.
+    private var unanswered: [(number: UInt64, command: EngineCommand)] = []
+    private var nextCommand: UInt64 = 0
+    /// The running process's watchdog, and the timer at its next look (only while it waits for
+    /// an answer or an item plays).
+    private var watch: EngineWatch?
+    private var watchTimer: (any DispatchSourceTimer)?
+    private let bounds: EngineWatch.Bounds
+    /// Loads given again to a new engine after the one they were sent to stalled: each at most
+    /// once (a file that wedges GStreamer every time fails the second time).
+    private var replayed: Set<Generation> = []
     /// The running process has not said yet whether GStreamer set itself up (the first gst_init
     /// with no registry cache takes seconds): it is not idle before.
     private var settingUp = false
@@ -60,6 +80,7 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
     public init(configuration: EngineConfiguration, program: String? = nil, logLevel: Logger.Level = .info,
                 environment: [String: String] = Environment.variables(), logger: Logger) {
         self.configuration = configuration
+        bounds = EngineWatch.Bounds.fromEnvironment(environment)
         self.program = program ?? environment["TONEARM_ENGINE"].flatMap { $0.isEmpty ? nil : $0 } ?? Path.besideThisProgram("tonearm-engine")
         arguments = ["--log-level", logLevel.rawValue]
         self.environment = environment.map { "\($0.key)=\($0.value)" }
@@ -99,7 +120,7 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
             if let key = Self.settingKey(command) {
                 settings.removeAll { $0.key == key }
                 settings.append((key, command))
-                process?.send(.command(command))
+                if let process { send(command, to: process) }
                 return
             }
             switch command {
@@ -114,9 +135,19 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
                 break
             }
             // without a pipeline the engine ignores the rest: no process is started for them
-            if loaded || process != nil { running()?.send(.command(command)) }
+            if loaded || process != nil, let process = running() { send(command, to: process) }
             armIdleTimer()
         }
+    }
+
+    /// Writes `command` to `process`, numbered, and watches for its answer.
+    private func send(_ command: EngineCommand, to process: EngineProcess) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        nextCommand &+= 1
+        unanswered.append((nextCommand, command))
+        watch?.sent(command, number: nextCommand, at: .now)
+        process.send(.command(nextCommand, command))
+        rearmWatch()
     }
 
     public func read(_ uri: MediaURI, completion: @escaping ReadCompletion) {
@@ -127,7 +158,7 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
                 completion(.failure(ItemError(.other, "cannot read \(uri): the engine did not start")))
                 return
             }
-            reads[number] = completion
+            reads[number] = (process, completion)
             process.send(.read(number, uri))
             armIdleTimer()
         }
@@ -140,6 +171,7 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
         let ending = queue.sync { () -> EngineProcess? in
             idleTimer?.cancel()
             idleTimer = nil
+            stopWatching()
             defer { process = nil }
             process?.closeInput()
             return process
@@ -173,15 +205,18 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
         dispatchPrecondition(condition: .onQueue(queue))
         if let process { return process }
         do {
-            let started = try EngineProcess.start(program, arguments, environment: environment) { [weak self] process, report in
+            let started = try EngineProcess.start(program, arguments, environment: environment, logger: logger) { [weak self] process, report in
                 self?.received(report, from: process)
             } ended: { [weak self] process, status in
                 self?.ended(process, status: status)
             }
+            started.send(.hello(version: EngineWire.version))
             started.send(.configure(configuration))
             settingUp = true
-            for setting in settings { started.send(.command(setting.command)) }
             process = started
+            unanswered = []
+            watch = EngineWatch(bounds: bounds, at: .now)
+            for setting in settings { send(setting.command, to: started) }
             logger.debug("engine process started", metadata: ["pid": "\(started.pid)"])
             return started
         } catch {
@@ -215,6 +250,28 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
     /// A line of the process, on its reader thread.
     private func received(_ report: EngineReport, from process: EngineProcess) {
         switch report {
+        case .hello(let version):
+            // the process's first line, checked by `EngineProcess` before any other is taken
+            logger.debug("engine link", metadata: ["pid": "\(process.pid)", "version": "\(version)"])
+        case .refused(let reason):
+            // it exits after this line: its end fails its item with the reason
+            logger.error("the engine refused a request: \(reason)")
+            process.broke(reason)
+        case .done(let number):
+            queue.async { [self] in answered(through: number, by: process) }
+        case .probed(let number, let position):
+            queue.async { [self] in
+                guard self.process === process, watch != nil else { return }
+                answered(through: number, by: process)
+                if case .stalled(let reason)? = watch?.probed(number, position: position, at: .now) { stalled(reason) }
+            }
+        case .waiting(let what, let bound):
+            queue.async { [self] in
+                guard self.process === process else { return }
+                logger.debug("the engine waits for \(what)", metadata: ["at most": "\(bound)"])
+                watch?.waiting(bound: bound, at: .now)
+                rearmWatch()
+            }
         case .ready(let setUp, let capabilities):
             lock.withLock { readyHandler }?(.success((setUp, capabilities)))
             setUpEnded(by: process)
@@ -224,15 +281,22 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
         case .event(let generation, let event):
             process.note(event)
             if case .streamStarted = event { queue.async { [self] in if loaded { current = generation } } }
+            if EngineWatch.watches(event) {
+                queue.async { [self] in
+                    guard self.process === process else { return }
+                    watch?.observed(event, at: .now)
+                    rearmWatch()
+                }
+            }
             lock.withLock { eventHandler }?(generation, event)
         case .readDone(let number, let media):
             queue.async { [self] in
-                reads.removeValue(forKey: number)?(.success(media))
+                reads.removeValue(forKey: number)?.completion(.success(media))
                 armIdleTimer()
             }
         case .readFailed(let number, let error):
             queue.async { [self] in
-                reads.removeValue(forKey: number)?(.failure(error))
+                reads.removeValue(forKey: number)?.completion(.failure(error))
                 armIdleTimer()
             }
         }
@@ -242,14 +306,91 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
         queue.async { [self] in
             guard process === reporting else { return }
             settingUp = false
+            watch?.setUpEnded(at: .now)
+            rearmWatch()
             armIdleTimer()
         }
+    }
+
+    // MARK: The watchdog
+
+    private func answered(through number: UInt64, by answering: EngineProcess) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard process === answering else { return }
+        unanswered.removeAll { $0.number <= number }
+        watch?.answered(through: number, at: .now)
+        rearmWatch()
+    }
+
+    /// The one timer of the watch, at its next look; none when it has nothing to look at.
+    private func rearmWatch() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let wakeUp = watch?.wakeUp else { return stopWatching() }
+        let timer = watchTimer ?? {
+            let made = DispatchSource.makeTimerSource(queue: queue)
+            made.setEventHandler { [weak self] in self?.look() }
+            made.activate()
+            watchTimer = made
+            return made
+        }()
+        let left = max(wakeUp - .now, .zero)
+        timer.schedule(deadline: .now() + .nanoseconds(Int(left.nanoseconds)), leeway: .milliseconds(50))
+    }
+
+    private func stopWatching() {
+        watchTimer?.cancel()
+        watchTimer = nil
+    }
+
+    private func look() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let process, let action = watch?.check(at: .now) else { return rearmWatch() }
+        switch action {
+        case .probe:
+            nextCommand &+= 1
+            watch?.sentProbe(number: nextCommand, at: .now)
+            process.send(.probe(nextCommand))
+            rearmWatch()
+        case .stalled(let reason):
+            stalled(reason)
+        }
+    }
+
+    /// The engine did not answer in time, or its playing file stood still: it is killed (its end,
+    /// as asked, fails its reads and closes its window), and its item fails; a load it never
+    /// answered goes to a new engine instead, once.
+    private func stalled(_ reason: String) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let stalledProcess = process else { return }
+        logger.error("the engine stalled: \(reason); ending it", metadata: ["pid": "\(stalledProcess.pid)"])
+        process = nil
+        watch = nil
+        stopWatching()
+        settingUp = false
+        stalledProcess.kill()
+        let left = unanswered
+        unanswered = []
+        if let index = left.lastIndex(where: { if case .load = $0.command { true } else { false } }),
+           case .load(let uri, let generation) = left[index].command, !replayed.contains(generation) {
+            replayed.insert(generation)
+            logger.notice("the load of \(uri.displayName) goes to a new engine")
+            guard let fresh = running() else { return }
+            for command in left[index...].map(\.command) where Self.settingKey(command) == nil { send(command, to: fresh) }
+            return
+        }
+        if loaded, let current {
+            let error = ItemError(.engineStalled, "the engine stalled (\(reason)) and was ended; the next item starts a new one")
+            lock.withLock { eventHandler }?(current, .failed(error))
+        }
+        loaded = false
+        armIdleTimer()
     }
 
     /// The process ended, on its reader thread, after its last line. Unasked (it crashed, or was
     /// killed), the item it played fails and its window is gone; its pending reads fail.
     private func ended(_ ended: EngineProcess, status: Int32) {
         let (shown, watched) = ended.noted
+        let broken = ended.breakage
         queue.async { [self] in
             let unasked = process === ended
             if unasked {
@@ -257,12 +398,19 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
                 settingUp = false
                 idleTimer?.cancel()
                 idleTimer = nil
+                watch = nil
+                unanswered = []
+                stopWatching()
                 logger.error("the engine process ended unexpectedly", metadata: ["pid": "\(ended.pid)", "status": "\(Self.describe(status))"])
             }
-            let failed = reads
-            reads = [:]
-            let error = ItemError(.other, "the engine process ended (\(Self.describe(status)))")
-            for completion in failed.values { completion(.failure(error)) }
+            if let broken, broken.beforeReady {
+                // an engine of another version, or one that cannot say it is set up: as a set-up that failed
+                lock.withLock { readyHandler }?(.failure(EngineStartError(message: broken.reason)))
+            }
+            let failed = reads.filter { $0.value.process === ended }
+            for number in failed.keys { reads[number] = nil }
+            let error = ItemError(.other, broken.map { "the engine's link broke: \($0.reason)" } ?? "the engine process ended (\(Self.describe(status)))")
+            for read in failed.values { read.completion(.failure(error)) }
             let handler = lock.withLock { eventHandler }
             // the window program ends with the process that started it (its stdin closes)
             if shown { handler?(current ?? Generation(0), .video(.windowGone)) }
@@ -286,37 +434,70 @@ public struct EngineStartError: Error, Sendable, CustomStringConvertible {
 
 /// One run of the engine's program: its stdin written, its stdout read on a thread of its own.
 final class EngineProcess: @unchecked Sendable {
-    // @unchecked: `child` is immutable; the rest is guarded by `condition`.
+    // @unchecked: `child` and `logger` are immutable; the rest is guarded by `condition`.
     private let child: ChildProcess
+    private let logger: Logger
     private let condition = Condition()
     private var inputOpen = true
     private var hasEnded = false
+    /// Its stdout ended and it is being reaped: its pid may not be signalled any more.
+    private var reaping = false
     /// Its video window is open.
     private var windowShown = false
     /// It reported the output devices: it watches them (a sound server's sink).
     private var watchesOutputs = false
+    /// It said whether GStreamer set itself up.
+    private var readyHeard = false
+    /// Why its link broke, if it did (it is killed then), and whether before it said it was set up.
+    private(set) var breakage: (reason: String, beforeReady: Bool)? {
+        get { condition.withLock { broken } }
+        set { condition.withLock { broken = newValue } }
+    }
+    private var broken: (reason: String, beforeReady: Bool)?
     var pid: pid_t { child.pid }
 
-    private init(child: ChildProcess) {
+    private init(child: ChildProcess, logger: Logger) {
         self.child = child
+        self.logger = logger
     }
 
-    static func start(_ program: String, _ arguments: [String], environment: [String],
+    static func start(_ program: String, _ arguments: [String], environment: [String], logger: Logger,
                       received: @escaping @Sendable (EngineProcess, EngineReport) -> Void,
                       ended: @escaping @Sendable (EngineProcess, Int32) -> Void) throws(SystemErrno) -> EngineProcess {
-        let process = EngineProcess(child: try ChildProcess.spawn(program, arguments, environment: environment))
+        let process = EngineProcess(child: try ChildProcess.spawn(program, arguments, environment: environment), logger: logger)
         detachThread(name: "tonearm.engine-read") {
             var lines = EngineWire.Lines()
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-            while true {
+            var greeted = false
+            reading: while true {
                 let count = Files.read(process.child.output, into: &buffer)
                 if count < 0 && errno == EINTR { continue }
                 if count <= 0 { break }
                 for line in lines.append(buffer[..<count]) {
-                    if let report = try? EngineWire.decode(EngineReport.self, from: line) { received(process, report) }
+                    let report: EngineReport
+                    do throws(LinkError) {
+                        report = try EngineWire.decode(EngineReport.self, from: line)
+                    } catch {
+                        // nothing after a line that cannot be read can be trusted: the engine goes
+                        process.broke(greeted ? error.message : "\(program) does not speak the engine link (\(error.message))")
+                        break reading
+                    }
+                    if !greeted {
+                        guard case .hello(let version) = report, version == EngineWire.version else {
+                            let theirs = if case .hello(let version) = report { "version \(version)" } else { "no version" }
+                            process.broke("\(program) speaks the engine link's protocol \(theirs), this tonearmd version \(EngineWire.version): install both from one build")
+                            break reading
+                        }
+                        greeted = true
+                    }
+                    if case .ready = report { process.condition.withLock { process.readyHeard = true } }
+                    if case .failedToStart = report { process.condition.withLock { process.readyHeard = true } }
+                    received(process, report)
                 }
             }
+            // a broken link's process was killed; what it still writes is not read
             close(process.child.output)
+            process.condition.withLock { process.reaping = true }
             let status = process.child.wait()
             process.condition.withLock {
                 process.hasEnded = true
@@ -343,12 +524,43 @@ final class EngineProcess: @unchecked Sendable {
 
     var noted: (windowShown: Bool, watchesOutputs: Bool) { condition.withLock { (windowShown, watchesOutputs) } }
 
-    /// Writes one request (a closed pipe: the process ended, and its end is reported by the reader).
+    /// Writes one request. A closed pipe: the process ended, and its end is reported by the
+    /// reader. A request that cannot be written, or a pipe that fails otherwise, breaks the link.
     func send(_ request: EngineRequest) {
-        guard let line = EngineWire.line(request) else { return }
+        let line: [UInt8]
+        do throws(LinkError) {
+            line = try EngineWire.line(request)
+        } catch {
+            return broke(error.message)
+        }
+        let failure: Int32? = condition.withLock {
+            guard inputOpen else { return nil }
+            return Files.writeAll(line, to: child.input) ? nil : errno
+        }
+        if let failure, failure != EPIPE {
+            broke("cannot write to the engine: \(String(cString: strerror(failure)))")
+        }
+    }
+
+    /// The link broke: logged with why, and the process killed; its end fails its item with
+    /// `reason` (the first reason stands).
+    func broke(_ reason: String) {
+        let first = condition.withLock { () -> Bool in
+            guard broken == nil else { return false }
+            broken = (reason, !readyHeard)
+            return true
+        }
+        guard first else { return }
+        logger.error("the engine's link broke: \(reason); ending it", metadata: ["pid": "\(pid)"])
+        kill()
+    }
+
+    /// SIGKILL, unless it is already being reaped (its pid could be another process's by then).
+    /// A stopped process (SIGSTOP, or a debugger) dies of it too.
+    func kill() {
         condition.withLock {
-            guard inputOpen else { return }
-            Files.writeAll(line, to: child.input)
+            guard !reaping else { return }
+            _ = Glibc.kill(child.pid, SIGKILL)
         }
     }
 

@@ -193,6 +193,32 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         queue.async { [self] in body(setUpResult!) }
     }
 
+    /// Runs `body` on the engine's queue after the commands performed before it: the engine's
+    /// link acknowledges each command from there, so that a queue stuck on GStreamer for good
+    /// leaves it unanswered, which tonearmd's watchdog sees (`EngineWatch`).
+    public func afterCommands(_ body: @escaping @Sendable () -> Void) {
+        queue.async(execute: body)
+    }
+
+    /// The current pipeline's position, asked on the engine's queue after the commands before it
+    /// (nil: no pipeline, or it does not say): the watchdog's question while an item plays.
+    public func probePosition(_ body: @escaping @Sendable (Duration?) -> Void) {
+        queue.async { [self] in body(pipeline?.playbin.queryPosition().map { .nanoseconds($0) }) }
+    }
+
+    /// Runs `body` (on the engine's queue) before the queue waits for something that may take a
+    /// while, with what and for how long at most: the commands behind it are not late before then.
+    public func whenWaiting(_ body: @escaping @Sendable (_ what: String, _ bound: Duration) -> Void) {
+        handlerLock.withLock { waitingHandler = body }
+    }
+
+    /// See `whenWaiting`; guarded by `handlerLock`.
+    private var waitingHandler: (@Sendable (String, Duration) -> Void)?
+
+    private func tellWaiting(_ what: String, _ seconds: Double) {
+        handlerLock.withLock { waitingHandler }?(what, .milliseconds(Int64(seconds * 1000)))
+    }
+
     /// Waits for the set-up and returns what it chose; throws why it failed. For callers that may
     /// wait (tests, tools), never the queue that answers D-Bus.
     public func waitUntilReady() throws(GStreamerError) -> EngineSetUp {
@@ -740,6 +766,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Takes `pipeline` to NULL on a thread of its own (see `dispose`), counted among the teardowns
     /// under way: waits for a slot while `maximumTeardowns` are.
     private func letGo(_ pipeline: Pipeline, keep: (@Sendable (Pipeline) -> Void)? = nil) {
+        if teardown.withLock({ disposing >= Self.maximumTeardowns }) { tellWaiting("a pipeline's teardown", Self.teardownWait) }
         teardown.withLock {
             let deadline = ContinuousClock.now + .seconds(Self.teardownWait)
             while disposing >= Self.maximumTeardowns && teardown.wait(until: deadline) {}
@@ -751,6 +778,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // (XextAddDisplay, MIT-SHM's per-display list, on 1 video switch in 15, either sink): the
         // next one opens once this one is in NULL
         let waits = waitsForDisposal || pipeline.toSnapcast || pipeline.drawsWithXShm
+        if waits { tellWaiting("the previous pipeline to let its device go", 2) }
         Self.dispose(pipeline, wait: waits ? Self.disposalWait : nil, logger: logger, keep: keep) { [weak self] in
             guard let self else { return }
             let action = teardown.withLock {

@@ -9,17 +9,20 @@ import PlayerModel
 // tonearm-engine: tonearmd's GStreamer engine in a process of its own (README, "How it runs").
 // tonearmd starts it when something needs GStreamer and closes its stdin once nothing has been
 // loaded for a while; it then releases its pipelines and exits, and GStreamer's memory goes with it.
-// A line protocol of JSON objects (Sources/EngineLink/EngineWire.swift):
-//   in (stdin): `EngineRequest`, the first one `configure`
-//   out (stdout): `EngineReport`, in the order things happened
+// A line protocol of JSON objects (Sources/EngineLink/EngineWire.swift, ARCHITECTURE.md "The
+// engine's link"):
+//   in (stdin): `EngineRequest`, the first one `hello` with the protocol version, then `configure`
+//   out (stdout): `EngineReport`, the first one `hello`, then in the order things happened
+// A line it cannot read, or a version not its own, is refused (a `refused` line saying why) and the
+// process exits with status 3; a report it cannot write ends it with status 4.
 // Its log goes to stderr, tonearmd's.
 // Usage: tonearm-engine [--log-level LEVEL]
 
 /// The process's one engine and tag reader, made by the first request; confined to the thread
 /// that reads stdin, except `report`, which any thread calls.
 final class EngineHost: @unchecked Sendable {
-    // @unchecked: `engine` and `tags` are set and read on the thread that reads stdin only; the
-    // handlers other threads run call `report`, which writes under `output`.
+    // @unchecked: `engine`, `tags` and `greeted` are set and read on the thread that reads stdin
+    // only; the handlers other threads run call `report`, which writes under `output`.
     private let environment: [String: String]
     private let logger: Logger
     /// The reports, one line each, written whole under it: the engine's queue, the tag readers'
@@ -27,15 +30,23 @@ final class EngineHost: @unchecked Sendable {
     private let output = Lock()
     private var engine: GStreamerEngine?
     private var tags: TagMetadataReader?
+    /// tonearmd said which protocol it speaks, and it is ours.
+    private var greeted = false
+
+    /// How the process ends when the link breaks.
+    static let refusedStatus: Int32 = 3
+    static let cannotWriteStatus: Int32 = 4
 
     init(environment: [String: String], logger: Logger) {
         self.environment = environment
         self.logger = logger
     }
 
-    /// Reads stdin to its end, performing each request in order; then the pipelines go to NULL
-    /// before exit runs the libraries' destructors (libX11 frees its lock in one).
+    /// Says which protocol it speaks, then reads stdin to its end, performing each request in
+    /// order; then the pipelines go to NULL before exit runs the libraries' destructors (libX11
+    /// frees its lock in one).
     func serve() {
+        report(.hello(version: EngineWire.version))
         var input = EngineWire.Lines()
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         reading: while true {
@@ -43,10 +54,10 @@ final class EngineHost: @unchecked Sendable {
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { break reading }
             for line in input.append(buffer[..<count]) {
-                do {
+                do throws(LinkError) {
                     perform(try EngineWire.decode(EngineRequest.self, from: line))
                 } catch {
-                    logger.error("ignored a request that is not one: \(error)")
+                    refuse(error.message)
                 }
             }
         }
@@ -57,13 +68,46 @@ final class EngineHost: @unchecked Sendable {
         }
     }
 
+    /// The link is broken: says why, on stderr and to tonearmd, and ends the process (tonearmd
+    /// fails the item it played with this reason).
+    private func refuse(_ reason: String) -> Never {
+        logger.error("the link to tonearmd is broken: \(reason)")
+        report(.refused(reason))
+        exit(Self.refusedStatus)
+    }
+
     private func report(_ value: EngineReport) {
-        guard let line = EngineWire.line(value) else { return }
-        output.withLock { _ = Files.writeAll(line, to: 1) }
+        let line: [UInt8]
+        do throws(LinkError) {
+            line = try EngineWire.line(value)
+        } catch {
+            // what the engine found cannot be said (a number that is not finite): tonearmd would
+            // wait for it in vain, so the engine ends and tonearmd fails the item
+            logger.error("\(error.message)")
+            // a line of text alone always encodes
+            if case .refused = value {} else { report(.refused("the engine could not write a report: \(error.message)")) }
+            exit(Self.cannotWriteStatus)
+        }
+        let written = output.withLock { Files.writeAll(line, to: 1) }
+        if !written {
+            // tonearmd is gone (EPIPE) or its pipe broke: no one hears this engine any more
+            logger.error("cannot write to tonearmd (errno \(errno)): ending")
+            exit(Self.cannotWriteStatus)
+        }
     }
 
     private func perform(_ request: EngineRequest) {
+        if !greeted {
+            guard case .hello(let version) = request else { refuse("the first line is not hello: tonearmd speaks another protocol") }
+            guard version == EngineWire.version else {
+                refuse("tonearmd speaks the engine link's protocol version \(version), this tonearm-engine version \(EngineWire.version): install both from one build")
+            }
+            greeted = true
+            return
+        }
         switch request {
+        case .hello:
+            refuse("hello came twice")
         case .configure(let configuration):
             guard engine == nil else { return }
             let covers = CoverCache(directory: CoverCache.defaultDirectory(environment: environment))
@@ -71,6 +115,7 @@ final class EngineHost: @unchecked Sendable {
             started.whenPipelinesReleased(Memory.giveBackFreedMemory)
             started.whileVideoShows { size in Memory.videoShows(size.map { ($0.width, $0.height) }) }
             started.setEventHandler { [self] generation, event in report(.event(generation, event)) }
+            started.whenWaiting { [self] what, bound in report(.waiting(what: what, bound: bound)) }
             // on the engine's queue after its set-up, so after the outputs it found: the registry
             // walk behind the formats runs there too
             started.whenReady { [self] result in
@@ -81,12 +126,15 @@ final class EngineHost: @unchecked Sendable {
             }
             engine = started
             tags = TagMetadataReader(method: TagMetadataReader.method(environment: environment), covers: covers)
-        case .command(let command):
-            engine?.perform(command)
+        case .command(let number, let command):
+            guard let engine else { refuse("a command came before configure") }
+            engine.perform(command)
+            engine.afterCommands { [self] in report(.done(number)) }
+        case .probe(let number):
+            guard let engine else { refuse("a probe came before configure") }
+            engine.probePosition { [self] position in report(.probed(number, position)) }
         case .read(let number, let uri):
-            guard let tags else {
-                return report(.readFailed(number, ItemError(.other, "cannot read \(uri): the engine was not configured")))
-            }
+            guard let tags else { refuse("a read came before configure") }
             tags.read(uri) { [self] result in
                 switch result {
                 case .success(let media): report(.readDone(number, media))
