@@ -1200,8 +1200,14 @@ public struct PlayerMachine: Sendable {
         emit(.capabilitiesChanged(id, isLive: item.isLive, isSeekable: item.isSeekable))
     }
 
+    /// A length once known for an item is never dropped, only replaced by another (issue 37,
+    /// "Metadata never goes back"): a duration query that finds none says nothing new. An MP3
+    /// without a Xing or VBRI header has none at its preroll, nor at the DURATION_CHANGED that
+    /// its parser posts while it prerolls, until it has seen seconds of frames (mpegaudioparse's
+    /// estimate, gst_base_parse_update_duration), and a length its tag read found was dropped
+    /// there: a skip announced Metadata without it, until Play.
     private mutating func setDuration(_ id: ItemID, _ duration: Duration?) {
-        guard let item = playQueue.item(id), item.duration != duration, !(item.isLive && duration != nil && duration! <= .zero)
+        guard let duration, let item = playQueue.item(id), item.duration != duration, !(item.isLive && duration <= .zero)
         else { return }
         playQueue.update(id) { $0.duration = duration }
         emit(.durationChanged(id, duration))

@@ -1,0 +1,114 @@
+import Foundation
+import PlayerModel
+import XCTest
+
+/// What is known of an item only grows (issue 37, "Metadata never goes back"): a tag, a length,
+/// a cover once known is never dropped by a later event; a later one may refine it. The machine on
+/// its own, fed what the engine and the tag reader would send.
+final class MetadataMergeTests: XCTestCase {
+    let uris = ["/music/a.ogg", "/music/b.mp3", "/music/c.flac"].map { MediaURI(fileURL: URL(fileURLWithPath: $0)) }
+
+    func read(_ title: String, duration: Duration?) -> DiscoveredMedia {
+        var metadata = Metadata()
+        metadata.title = title
+        metadata.artists = ["The Testers"]
+        return DiscoveredMedia(metadata: metadata, duration: duration, isSeekable: true, isLive: false)
+    }
+
+    func snapshot(duration: Duration?) -> EngineSnapshot {
+        EngineSnapshot(position: PositionSample(.zero, at: .now), duration: duration, isSeekable: true,
+                       loadedRanges: duration.map { [TimeRange(start: .zero, end: $0)] } ?? [])
+    }
+
+    /// The generation of the last load among `actions`.
+    func loaded(_ actions: [PlayerAction]) -> Generation? {
+        actions.compactMap { if case .engine(.load(_, let generation)) = $0 { generation } else { nil } }.last
+    }
+
+    func events(_ actions: [PlayerAction]) -> [PlayerEvent] {
+        actions.compactMap { if case .emit(let event) = $0 { event } else { nil } }
+    }
+
+    func durationEvents(_ actions: [PlayerAction]) -> [Duration?] {
+        events(actions).compactMap { if case .durationChanged(_, let duration) = $0 { duration } else { nil } }
+    }
+
+    /// A queue of three, playing the first; the second's tags and length read.
+    func playingWithTheNextRead(length: Duration?) throws -> (PlayerMachine, [ItemID]) {
+        var machine = PlayerMachine(hasMetadataReader: true)
+        let ids = try machine.enqueue(uris, at: .end)
+        machine.play()
+        let generation = try XCTUnwrap(loaded(machine.takeActions()))
+        machine.handle(.asyncDone(snapshot(duration: .seconds(6))), of: generation, at: .now)
+        machine.metadataRead(ids[1], .success(read("Song in mp3", duration: length)))
+        _ = machine.takeActions()
+        XCTAssertEqual(machine.item(ids[1])?.duration, length)
+        return (machine, ids)
+    }
+
+    /// Next onto an MP3 and Pause: its preroll has no length (mpegaudioparse has no estimate yet),
+    /// and the length its tag read found stays, unannounced again.
+    func testALengthKnownFromTheTagReadSurvivesAPrerollWithoutOne() throws {
+        var (machine, ids) = try playingWithTheNextRead(length: .milliseconds(5625))
+        machine.next()
+        machine.pause()
+        let generation = try XCTUnwrap(loaded(machine.takeActions()))
+        machine.handle(.durationChanged(nil), of: generation, at: .now)
+        machine.handle(.stateChanged(.paused, pending: nil, position: nil), of: generation, at: .now)
+        machine.handle(.asyncDone(snapshot(duration: nil)), of: generation, at: .now)
+        let actions = machine.takeActions()
+        XCTAssertEqual(machine.item(ids[1])?.duration, .milliseconds(5625))
+        XCTAssertEqual(machine.item(ids[1])?.status, .readyToPlay)
+        XCTAssertEqual(durationEvents(actions), [], "nothing new to announce: \(events(actions))")
+    }
+
+    /// A length the pipeline measures replaces the estimate the tag read made.
+    func testAMoreExactLengthRefinesIt() throws {
+        var (machine, ids) = try playingWithTheNextRead(length: .milliseconds(5625))
+        machine.next()
+        let generation = try XCTUnwrap(loaded(machine.takeActions()))
+        machine.handle(.asyncDone(snapshot(duration: .seconds(6))), of: generation, at: .now)
+        XCTAssertEqual(machine.item(ids[1])?.duration, .seconds(6))
+        XCTAssertEqual(durationEvents(machine.takeActions()), [.seconds(6)])
+        machine.handle(.durationChanged(nil), of: generation, at: .now)
+        XCTAssertEqual(machine.item(ids[1])?.duration, .seconds(6))
+        XCTAssertEqual(durationEvents(machine.takeActions()), [])
+    }
+
+    /// Tags of the pipeline add to those read, and replace the ones they carry; none is dropped.
+    func testTagsOfThePipelineAddToTheReadOnes() throws {
+        var (machine, ids) = try playingWithTheNextRead(length: .seconds(6))
+        machine.next()
+        let generation = try XCTUnwrap(loaded(machine.takeActions()))
+        var codec = Metadata()
+        codec.audioCodec = "MPEG-1 Layer 3 (MP3)"
+        machine.handle(.tags(codec), of: generation, at: .now)
+        var retitled = Metadata()
+        retitled.title = "Song in MP3"
+        machine.handle(.tags(retitled), of: generation, at: .now)
+        let item = try XCTUnwrap(machine.item(ids[1]))
+        XCTAssertEqual(item.metadata.title, "Song in MP3")
+        XCTAssertEqual(item.metadata.artists, ["The Testers"])
+        XCTAssertEqual(item.metadata.audioCodec, "MPEG-1 Layer 3 (MP3)")
+        _ = machine.takeActions()
+        machine.handle(.tags(Metadata()), of: generation, at: .now)
+        XCTAssertFalse(events(machine.takeActions()).contains { if case .metadataChanged = $0 { true } else { false } },
+                       "tags that bring nothing new are not announced")
+    }
+
+    /// Played again later, an item keeps what its first play found.
+    func testAnItemPlayedAgainKeepsWhatWasFound() throws {
+        var (machine, ids) = try playingWithTheNextRead(length: .milliseconds(5625))
+        machine.next()
+        var generation = try XCTUnwrap(loaded(machine.takeActions()))
+        machine.handle(.asyncDone(snapshot(duration: nil)), of: generation, at: .now)
+        machine.handle(.durationChanged(.milliseconds(5990)), of: generation, at: .now)
+        machine.previous()
+        _ = machine.takeActions()
+        machine.next()
+        generation = try XCTUnwrap(loaded(machine.takeActions()))
+        machine.handle(.asyncDone(snapshot(duration: nil)), of: generation, at: .now)
+        XCTAssertEqual(machine.item(ids[1])?.duration, .milliseconds(5990))
+        XCTAssertEqual(machine.item(ids[1])?.metadata.title, "Song in mp3")
+    }
+}
