@@ -111,4 +111,64 @@ final class MetadataMergeTests: XCTestCase {
         XCTAssertEqual(machine.item(ids[1])?.duration, .milliseconds(5990))
         XCTAssertEqual(machine.item(ids[1])?.metadata.title, "Song in mp3")
     }
+
+    // MARK: A current track's tags on their way
+
+    func reads(_ actions: [PlayerAction]) -> [ItemID] {
+        actions.compactMap { if case .readMetadata(let id, _) = $0 { id } else { nil } }
+    }
+
+    /// A local file made current with nothing read of it awaits its tags until its preroll; one
+    /// read before does not.
+    func testAFileMadeCurrentAwaitsItsTagsUntilItPrerolls() throws {
+        var machine = PlayerMachine(hasMetadataReader: true)
+        let files = (0..<6).map { MediaURI(fileURL: URL(fileURLWithPath: "/music/\($0).ogg")) }
+        let ids = try machine.enqueue(files, at: .end)
+        XCTAssertFalse(machine.awaitsTags(ids[0]), "a stopped player's item not read yet, nor loaded")
+        XCTAssertEqual(reads(machine.takeActions()), [ids[0], ids[1]])
+        XCTAssertTrue(machine.awaitsTags(ids[0]), "its read runs")
+        machine.play()
+        var generation = try XCTUnwrap(loaded(machine.takeActions()))
+        machine.metadataRead(ids[1], .success(read("one", duration: .seconds(3))))
+        _ = machine.takeActions()
+        var title = Metadata()
+        title.title = "zero"
+        machine.handle(.tags(title), of: generation, at: .now)
+        XCTAssertTrue(machine.awaitsTags(ids[0]), "its read has not answered, nor its preroll come")
+        machine.handle(.asyncDone(snapshot(duration: .seconds(3))), of: generation, at: .now)
+        XCTAssertFalse(machine.awaitsTags(ids[0]))
+        XCTAssertTrue(events(machine.takeActions()).contains(.itemStatusChanged(ids[0], .readyToPlay)),
+                      "the event that ends the wait")
+        machine.next()
+        _ = machine.takeActions()
+        XCTAssertFalse(machine.awaitsTags(ids[1]), "read while it was next: announced at once")
+        XCTAssertFalse(machine.currentItemAwaitsTags)
+        try machine.jump(to: ids[5])
+        generation = try XCTUnwrap(loaded(machine.takeActions()))
+        XCTAssertTrue(machine.currentItemAwaitsTags, "nothing read of it: its load brings its tags")
+        XCTAssertFalse(machine.awaitsTags(ids[4]), "only the current item awaits")
+        machine.handle(.failed(ItemError(.decode, "cannot decode 5.ogg")), of: generation, at: .now)
+        XCTAssertFalse(machine.awaitsTags(ids[5]), "failed: what is shown is all there is")
+    }
+
+    /// A stopped player's current item awaits its read; the read's end is announced even when it
+    /// found nothing, so that the adapter announces the item.
+    func testTheEndOfAReadIsAnnouncedWhileItsItemAwaitsIt() throws {
+        var machine = PlayerMachine(hasMetadataReader: true)
+        let ids = try machine.enqueue(uris, at: .end)
+        XCTAssertEqual(reads(machine.takeActions()), [ids[0], ids[1]])
+        XCTAssertTrue(machine.currentItemAwaitsTags)
+        machine.metadataRead(ids[0], .failure(ItemError(.decode, "no tags")))
+        XCTAssertFalse(machine.currentItemAwaitsTags)
+        XCTAssertTrue(events(machine.takeActions()).contains(.metadataChanged(ids[0], Metadata())))
+    }
+
+    /// A stream's tags may take the network's time: its change is announced at once.
+    func testAStreamNeverAwaitsItsTags() throws {
+        var machine = PlayerMachine(hasMetadataReader: true)
+        let ids = try machine.enqueue([try MediaURI("http://127.0.0.1:8000/radio")], at: .end)
+        machine.play()
+        _ = machine.takeActions()
+        XCTAssertFalse(machine.awaitsTags(ids[0]))
+    }
 }
