@@ -1209,6 +1209,7 @@ public struct PlayerMachine: Sendable {
     private mutating func refreshCapabilities(_ id: ItemID, _ snapshot: EngineSnapshot) {
         loadState.pipeline?.streamWakesWhilePaused = snapshot.streamWakesWhilePaused
         setDuration(id, snapshot.duration)
+        if playQueue.item(id)?.duration == nil { setDuration(id, snapshot.durationEstimate) }
         var seekable = snapshot.isSeekable
         if playQueue.item(id)?.isLive == true {
             let window = snapshot.seekableRange.map { $0.end - $0.start } ?? .zero

@@ -171,4 +171,26 @@ final class MetadataMergeTests: XCTestCase {
         _ = machine.takeActions()
         XCTAssertFalse(machine.awaitsTags(ids[0]))
     }
+
+    // MARK: An estimated length
+
+    /// The engine's estimate at the preroll (an MP3 without a Xing header) gives an item with no
+    /// length one; an item with a length keeps its own.
+    func testAnEstimateFillsOnlyAMissingLength() throws {
+        var machine = PlayerMachine(hasMetadataReader: true)
+        let ids = try machine.enqueue(uris, at: .end)
+        machine.play()
+        var generation = try XCTUnwrap(loaded(machine.takeActions()))
+        var estimated = snapshot(duration: nil)
+        estimated.durationEstimate = .milliseconds(4693)
+        machine.handle(.asyncDone(estimated), of: generation, at: .now)
+        XCTAssertEqual(machine.item(ids[0])?.duration, .milliseconds(4693))
+        machine.handle(.durationChanged(.milliseconds(5990)), of: generation, at: .now)
+        XCTAssertEqual(machine.item(ids[0])?.duration, .milliseconds(5990), "the parser's own estimate, later")
+        machine.metadataRead(ids[1], .success(read("Song in mp3", duration: .milliseconds(5625))))
+        machine.next()
+        generation = try XCTUnwrap(loaded(machine.takeActions()))
+        machine.handle(.asyncDone(estimated), of: generation, at: .now)
+        XCTAssertEqual(machine.item(ids[1])?.duration, .milliseconds(5625), "read from more frames than the preroll's")
+    }
 }
