@@ -248,6 +248,47 @@ public final class Element: @unchecked Sendable {
         return Int64(duration)
     }
 
+    /// The length an audio parser inside this bin estimates from the size of the stream before it
+    /// (a DURATION query in bytes on its sink pad's peer, `gst_pad_peer_query_duration`) and the
+    /// bitrate of the frames it has seen (a CONVERT query to time on its source pad,
+    /// `gst_pad_query_convert`), in nanoseconds; nil when no parser (klass `Codec/Parser/Audio`,
+    /// found with `gst_bin_iterate_recurse`) answers. It is what baseparse itself will report once
+    /// it has seen a few seconds of frames (gst_base_parse_update_duration): an MP3 without a Xing
+    /// or VBRI header answers no duration query before then, at its preroll included.
+    public func audioParserDurationEstimate() -> Int64? {
+        guard tonearm_is_bin(pointer) != 0,
+              let iterator = gst_bin_iterate_recurse(UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstBin.self))
+        else { return nil }
+        defer { gst_iterator_free(iterator) }
+        var item = GValue()
+        defer { if item.g_type != 0 { g_value_unset(&item) } }
+        while true {
+            let result = gst_iterator_next(iterator, &item)
+            if result == GST_ITERATOR_RESYNC {
+                gst_iterator_resync(iterator)
+                continue
+            }
+            guard result == GST_ITERATOR_OK else { return nil }
+            defer { g_value_reset(&item) }
+            guard let object = g_value_get_object(&item) else { continue }
+            let element = object.assumingMemoryBound(to: GstElement.self)
+            guard let factory = gst_element_get_factory(element),
+                  let klass = gst_element_factory_get_metadata(factory, "klass"),
+                  String(cString: klass).contains("Parser/Audio") else { continue }
+            var bytes: gint64 = -1
+            var nanoseconds: gint64 = -1
+            if let sink = gst_element_get_static_pad(element, "sink") {
+                if gst_pad_peer_query_duration(sink, GST_FORMAT_BYTES, &bytes) == 0 { bytes = -1 }
+                gst_object_unref(sink)
+            }
+            guard bytes > 0, let source = gst_element_get_static_pad(element, "src") else { continue }
+            defer { gst_object_unref(source) }
+            if gst_pad_query_convert(source, GST_FORMAT_BYTES, bytes, GST_FORMAT_TIME, &nanoseconds) != 0, nanoseconds > 0 {
+                return Int64(nanoseconds)
+            }
+        }
+    }
+
     /// The SEEKING query in time: whether the element can seek now.
     public func querySeekable() -> Bool? { querySeeking()?.seekable }
 

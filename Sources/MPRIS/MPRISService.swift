@@ -76,6 +76,12 @@ public final class MPRISService: @unchecked Sendable {
     var playlists: [PlaylistEntry] = []
     /// The playlist whose activation filled the queue, and when it stops being so.
     var activePlaylist = ActivePlaylistTracker()
+    /// The Player interface's properties but Metadata: what an event that re-reads them all
+    /// marks while the current track's Metadata waits for its tags (see `markChanges`).
+    private var playerPropertiesButMetadata: [String] = []
+    /// The current track's Metadata was not marked because its tags were on their way: the first
+    /// event after they came marks it.
+    private var metadataHeld = false
     /// `SleepTimerDeadline`: set when the timer changes (`wallClockDeadline`).
     var sleepTimerDeadline: Int64 = 0
     /// Called when a client asks the service to quit.
@@ -127,6 +133,8 @@ public final class MPRISService: @unchecked Sendable {
         // a misspelt name in a change rule is a programmer error (MPRISTests finds it first)
         let misspelt = Self.changeRules.flatMap { $0.unknownNames(in: tables) }
         precondition(misspelt.isEmpty, "change rules name properties their tables lack: \(misspelt)")
+        playerPropertiesButMetadata = tables.first { $0.name == MPRIS.player }?.properties.map(\.name)
+            .filter { $0 != "Metadata" } ?? []
         object = try server.register(tables, at: MPRIS.path)
         if options.formatsPending {
             // a client reading GetAll once at start caches what it gets: it waits for the real lists
@@ -255,14 +263,30 @@ public final class MPRISService: @unchecked Sendable {
     /// Every interface's change rules (beside its table).
     static let changeRules = [rootChanges, playerChanges, tonearmChanges]
 
-    /// Marks what the rules say an event of `kind` may change.
+    /// Marks what the rules say an event of `kind` may change. While the current track's tags
+    /// are on their way (`Player.currentItemAwaitsTags`: a local file's read or preroll, a few
+    /// milliseconds), its Metadata is left unmarked, and marked by the first event after they
+    /// came: a track made current is announced once with its tags, not first with its file name
+    /// as its title (issue 37: each announcement is a track change to bluez's mpris-proxy, and
+    /// KDE Plasma 6 showed the file name). `Get` reads it as it is meanwhile.
     private func markChanges(of kind: PlayerEventKind, on object: ExportedObject) {
+        let holding = player.currentItemAwaitsTags
         for rules in Self.changeRules {
             switch rules.changes[kind] {
             case nil: break
+            case .all where holding && rules.interface == MPRIS.player:
+                metadataHeld = true
+                object.propertiesMayHaveChanged(interface: rules.interface, properties: playerPropertiesButMetadata)
+            case .only(let names) where holding && rules.interface == MPRIS.player && names.contains("Metadata"):
+                metadataHeld = true
+                object.propertiesMayHaveChanged(interface: rules.interface, properties: names.filter { $0 != "Metadata" })
             case .all: object.propertiesMayHaveChanged(interface: rules.interface)
             case .only(let names): object.propertiesMayHaveChanged(interface: rules.interface, properties: names)
             }
+        }
+        if metadataHeld && !holding {
+            metadataHeld = false
+            object.propertiesMayHaveChanged(interface: MPRIS.player, properties: ["Metadata"])
         }
     }
 

@@ -1167,7 +1167,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                               isSeekable: seeking?.seekable ?? false,
                               loadedRanges: loadedRanges(duration: duration),
                               seekableRange: seeking?.range.map { TimeRange(start: .nanoseconds($0.lowerBound), end: .nanoseconds($0.upperBound)) },
-                              streamWakesWhilePaused: pipeline?.outputSink != nil && pipeline?.toSnapcast != true)
+                              streamWakesWhilePaused: pipeline?.outputSink != nil && pipeline?.toSnapcast != true,
+                              // issue 37: a length by the time it plays, not 0.45 s later at DURATION_CHANGED
+                              durationEstimate: duration == nil && uri?.isFile == true
+                                  ? pipeline?.playbin.audioParserDurationEstimate().map { .nanoseconds($0) } : nil)
     }
 
     /// A live HLS playlist (no EXT-X-ENDLIST) and internet radio preroll like files: souphttpsrc

@@ -36,6 +36,10 @@ public struct PositionSample: Hashable, Sendable, Codable {
 public struct EngineSnapshot: Hashable, Sendable, Codable {
     public var position: PositionSample?
     public var duration: Duration?
+    /// With no `duration`, a length estimated from the stream's size and its bitrate so far (an
+    /// MP3 without a Xing or VBRI header at its preroll): an item that has no length yet takes it,
+    /// one that has (its tag read's, made from more frames) keeps its own.
+    public var durationEstimate: Duration?
     public var isSeekable: Bool
     public var loadedRanges: [TimeRange]
     /// Where a seek can go now, in the position's timeline, when the pipeline names it (the
@@ -46,9 +50,10 @@ public struct EngineSnapshot: Hashable, Sendable, Codable {
     /// fake, ALSA or file sink wakes nothing paused, and is kept.
     public var streamWakesWhilePaused: Bool
     public init(position: PositionSample?, duration: Duration?, isSeekable: Bool, loadedRanges: [TimeRange],
-                seekableRange: TimeRange? = nil, streamWakesWhilePaused: Bool = false) {
+                seekableRange: TimeRange? = nil, streamWakesWhilePaused: Bool = false, durationEstimate: Duration? = nil) {
         self.position = position
         self.duration = duration
+        self.durationEstimate = durationEstimate
         self.isSeekable = isSeekable
         self.loadedRanges = loadedRanges
         self.seekableRange = seekableRange

@@ -217,6 +217,10 @@ public final class Player: @unchecked Sendable {
         onQueue { machine.transport }
     }
     public var currentItem: Item? { onQueue { machine.currentItem } }
+    /// Whether the current item's tags are on their way (see `PlayerMachine.awaitsTags`).
+    public var currentItemAwaitsTags: Bool {
+        onQueue { machine.currentItemAwaitsTags }
+    }
     /// Every item in the queue's order: O(n).
     public var items: [Item] { onQueue { machine.items } }
     /// Every id in the queue's order: O(n), without copying the items.

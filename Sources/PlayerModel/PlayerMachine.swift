@@ -307,6 +307,7 @@ public struct PlayerMachine: Sendable {
                 if $0.error == nil { $0.duration = known.duration }
             }
             _ = reads.ask(entry.id)
+            reads.settle(entry.id)
         }
         let restored = saved.settings
         if restored.volume.isFinite, restored.volume != settings.volume { setVolume(restored.volume) }
@@ -536,6 +537,26 @@ public struct PlayerMachine: Sendable {
         readMetadata()
     }
 
+    /// Whether the tags of the current item `id` are on their way and what is known of it is not
+    /// yet all there is: a local file whose tags are being read, or whose load has not prerolled,
+    /// with nothing read of it before. The MPRIS adapter announces such an item's Metadata once
+    /// they came (every input that ends the wait emits an event), not first with its file name
+    /// for a title and again 25 ms later (issue 37: KDE Plasma 6 showed the file name, and bluez's
+    /// mpris-proxy told a headset of two track changes). A local file's wait is a tag read's or a
+    /// preroll's milliseconds; a stream's could be the network's, and is not waited for.
+    public func awaitsTags(_ id: ItemID) -> Bool {
+        guard id == playQueue.currentID, let item = playQueue.item(id), item.uri.isFile, !reads.known.contains(id) else {
+            return false
+        }
+        return reads.reading.contains(id) || loadState.loading != nil
+    }
+
+    /// `awaitsTags` of the current item, false with none.
+    public var currentItemAwaitsTags: Bool { playQueue.currentID.map(awaitsTags) ?? false }
+
+    /// What is known of `id`'s tags is all there is (see `awaitsTags`).
+    private mutating func settleTags(_ id: ItemID) { reads.settle(id) }
+
     /// Starts tag reads while fewer than `MetadataReads.maximumInFlight` run: first for the items
     /// about to play, then for those clients asked about. Nothing runs when nothing is wanted.
     private mutating func readMetadata() {
@@ -555,18 +576,25 @@ public struct PlayerMachine: Sendable {
     private mutating func startRead(_ id: ItemID) {
         guard let item = playQueue.item(id), item.metadata.isEmpty, loadState.pipeline == nil || id != playQueue.currentID
         else { return }
-        reads.inFlight += 1
+        reads.started(id)
         actions.append(.readMetadata(id, item.uri))
     }
 
     /// A tag read asked for by `.readMetadata` finished.
     public mutating func metadataRead(_ id: ItemID, _ result: Result<DiscoveredMedia, ItemError>) {
-        reads.inFlight = max(reads.inFlight - 1, 0)
+        let awaited = awaitsTags(id)
+        reads.finished(id)
         defer { readMetadata() }
-        guard case .success(let found) = result, let item = playQueue.item(id) else { return }
+        guard playQueue.contains(id) else { return }
+        settleTags(id)
+        guard case .success(let found) = result, let item = playQueue.item(id) else {
+            // what was shown is all there is: the wait for it ends (see `awaitsTags`)
+            if awaited { emit(.metadataChanged(id, playQueue.item(id)!.metadata)) }
+            return
+        }
         var metadata = item.metadata
         metadata.fillMissing(from: found.metadata)
-        if metadata != item.metadata {
+        if metadata != item.metadata || awaited {
             playQueue.update(id) { $0.metadata = metadata }
             emit(.metadataChanged(id, metadata))
         }
@@ -754,6 +782,7 @@ public struct PlayerMachine: Sendable {
     /// The item's status becomes failed; observers hear the state and the moment.
     private mutating func markFailed(_ id: ItemID, _ error: ItemError) {
         playQueue.update(id) { $0.status = .failed(error) }
+        settleTags(id)
         failures.lastFailed = id
         emit(.itemStatusChanged(id, .failed(error)))
         emit(.itemFailed(id, error))
@@ -1079,6 +1108,7 @@ public struct PlayerMachine: Sendable {
                 loadState.ready?.reconnected = nil  // it was of the item before
                 playQueue.setCurrent(nextID)
                 playQueue.update(nextID) { $0.status = .readyToPlay }
+                settleTags(nextID)
                 emit(.currentItemChanged(playQueue.current))
                 emit(.itemStatusChanged(nextID, .readyToPlay))
                 if let snapshot { refreshCapabilities(nextID, snapshot) }
@@ -1137,6 +1167,8 @@ public struct PlayerMachine: Sendable {
         guard let loading = loadState.loading else { return }
         // its playAfterPreroll is done (or dropped) by the engine at this preroll
         loadState = .ready(Ready(pipeline: loading.pipeline, reconnected: loading.reconnect.map { ($0, since: now) }))
+        // the pipeline posts a file's tags before its preroll is done
+        settleTags(id)
         playQueue.update(id) { $0.status = .readyToPlay }
         emit(.itemStatusChanged(id, .readyToPlay))
         if let snapshot {
@@ -1177,6 +1209,7 @@ public struct PlayerMachine: Sendable {
     private mutating func refreshCapabilities(_ id: ItemID, _ snapshot: EngineSnapshot) {
         loadState.pipeline?.streamWakesWhilePaused = snapshot.streamWakesWhilePaused
         setDuration(id, snapshot.duration)
+        if playQueue.item(id)?.duration == nil { setDuration(id, snapshot.durationEstimate) }
         var seekable = snapshot.isSeekable
         if playQueue.item(id)?.isLive == true {
             let window = snapshot.seekableRange.map { $0.end - $0.start } ?? .zero
@@ -1200,8 +1233,14 @@ public struct PlayerMachine: Sendable {
         emit(.capabilitiesChanged(id, isLive: item.isLive, isSeekable: item.isSeekable))
     }
 
+    /// A length once known for an item is never dropped, only replaced by another (issue 37,
+    /// "Metadata never goes back"): a duration query that finds none says nothing new. An MP3
+    /// without a Xing or VBRI header has none at its preroll, nor at the DURATION_CHANGED that
+    /// its parser posts while it prerolls, until it has seen seconds of frames (mpegaudioparse's
+    /// estimate, gst_base_parse_update_duration), and a length its tag read found was dropped
+    /// there: a skip announced Metadata without it, until Play.
     private mutating func setDuration(_ id: ItemID, _ duration: Duration?) {
-        guard let item = playQueue.item(id), item.duration != duration, !(item.isLive && duration != nil && duration! <= .zero)
+        guard let duration, let item = playQueue.item(id), item.duration != duration, !(item.isLive && duration <= .zero)
         else { return }
         playQueue.update(id) { $0.duration = duration }
         emit(.durationChanged(id, duration))
@@ -1276,6 +1315,11 @@ extension PlayerMachine {
         /// Every id asked for (read, being read or waiting), so that none is read twice.
         private var asked: Set<ItemID> = []
         var inFlight = 0
+        /// The ids whose read runs now.
+        private(set) var reading: Set<ItemID> = []
+        /// The ids whose tags are all there is to know: read (whatever came of it), prerolled,
+        /// failed, or restored with what was saved of them (see `awaitsTags`).
+        private(set) var known: Set<ItemID> = []
 
         var canStart: Bool { inFlight < Self.maximumInFlight }
 
@@ -1294,7 +1338,24 @@ extension PlayerMachine {
         }
 
         /// `id` left the queue: asked for again, it is read again.
-        mutating func forget(_ id: ItemID) { asked.remove(id) }
+        mutating func forget(_ id: ItemID) {
+            asked.remove(id)
+            reading.remove(id)
+            known.remove(id)
+        }
+
+        mutating func started(_ id: ItemID) {
+            inFlight += 1
+            reading.insert(id)
+        }
+
+        /// `id`'s read finished (or never will: it failed).
+        mutating func finished(_ id: ItemID) {
+            inFlight = max(inFlight - 1, 0)
+            reading.remove(id)
+        }
+
+        mutating func settle(_ id: ItemID) { known.insert(id) }
 
         /// The FIFO's read part is dropped once it is most of it: amortised O(1) per id.
         mutating func compact() {

@@ -36,7 +36,11 @@ final class EngineWireTests: XCTestCase {
         metadata.coverURL = URL(fileURLWithPath: "/tmp/covers/ab cd.jpg")
         let snapshot = EngineSnapshot(position: sample, duration: .seconds(180), isSeekable: true,
                                       loadedRanges: [TimeRange(start: .zero, end: .seconds(3))], streamWakesWhilePaused: true)
-        for event: EngineEvent in [.stateChanged(.paused, pending: .playing, position: sample), .asyncDone(snapshot), .tags(metadata),
+        // an MP3 without a Xing header at its preroll: no duration, an estimate
+        let estimated = EngineSnapshot(position: sample, duration: nil, isSeekable: true, loadedRanges: [],
+                                       durationEstimate: .nanoseconds(4_693_296_000))
+        for event: EngineEvent in [.stateChanged(.paused, pending: .playing, position: sample), .asyncDone(snapshot), .asyncDone(estimated),
+                                   .tags(metadata),
                                    .failed(ItemError(.network, "HTTP 500", isTransient: true)), .video(.input(.drop(["/a b", "c\nd"]))),
                                    .outputs([OutputDevice(id: "dac", description: "USB DAC", kind: "pulse")]), .endOfStream] {
             try roundTrip(EngineReport.event(Generation(.max), event))

@@ -26,12 +26,24 @@ final class MetadataTests: ServiceTestCase {
 
     private func waitForTitle() throws { try waitForMetadata("xesam:title") }
 
+    /// Waits until the current Metadata's length is within `tolerance` of `length`: an MP3 without
+    /// a Xing header (as lamemp3enc writes them) has its parser's estimate from the first frames
+    /// at its preroll, which the parser refines once it has seen more (DURATION_CHANGED).
+    private func waitForLength(near length: Int64, within tolerance: Int64) throws {
+        func near(_ value: Int64?) -> Bool { value.map { abs($0 - length) <= tolerance } ?? false }
+        let mark = harness.mark()
+        if near(try harness.metadata["mpris:length"]?.int64) { return }
+        try harness.waitForChange(H.player, "Metadata with mpris:length near \(length)", from: mark) {
+            near($0["Metadata"]?.dictionary?["mpris:length"]?.int64)
+        }
+    }
+
     private func assertPlayerctlMetadata(_ format: MediaGenerator.Format, cover: Bool,
                                          file: StaticString = #filePath, line: UInt = #line) throws {
         let media = try self.file(format, cover: cover)
         try harness.startPlaying([media])
         try waitForTitle()
-        try waitForMetadata("mpris:length")
+        try waitForLength(near: 3_000_000, within: 150_000)
         if cover { try waitForMetadata("mpris:artUrl") }
         let fields = try harness.playerctl("metadata", "--format", Self.format).components(separatedBy: "|")
         XCTAssertEqual(fields.count, 7, "playerctl printed \(fields)", file: file, line: line)
