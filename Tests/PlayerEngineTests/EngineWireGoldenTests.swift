@@ -138,7 +138,8 @@ private enum Samples {
     static func snapshot() throws -> EngineSnapshot {
         EngineSnapshot(position: try position(), duration: .seconds(180), isSeekable: true,
                        loadedRanges: [TimeRange(start: .zero, end: .seconds(30))],
-                       seekableRange: TimeRange(start: .seconds(10), end: .seconds(40)), streamWakesWhilePaused: true)
+                       seekableRange: TimeRange(start: .seconds(10), end: .seconds(40)), streamWakesWhilePaused: true,
+                       durationEstimate: .seconds(179))
     }
     static var metadata: Metadata {
         var metadata = Metadata()
