@@ -28,6 +28,11 @@ let package = Package(
         .systemLibrary(
             name: "CSDL2", pkgConfig: "sdl2",
             providers: [.apt(["libsdl2-dev"])]),
+        // libpulse, for the sound server's default sink (the engine only: GStreamer 1.22's pulse
+        // device provider never follows it)
+        .systemLibrary(
+            name: "CPulse", pkgConfig: "libpulse",
+            providers: [.apt(["libpulse-dev"])]),
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
@@ -46,6 +51,7 @@ let package = Package(
         // Thin Swift wrappers: no policy.
         .target(name: "GStreamer", dependencies: ["Basics", "CGStreamer", "CGStreamerCallbacks"]),
         .target(name: "SQLite", dependencies: ["CSQLite"]),
+        .target(name: "PulseAudio", dependencies: ["CPulse"]),
         .target(name: "DBus", dependencies: ["Basics", "CDBus", "CShims", .product(name: "Logging", package: "swift-log")]),
 
         // The player model: pure Swift, no C.
@@ -59,7 +65,7 @@ let package = Package(
         // The GStreamer engine behind the model's engine protocol, in tonearm-engine's process.
         .target(
             name: "PlayerEngine",
-            dependencies: ["Basics", "EngineLink", "GStreamer", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Basics", "EngineLink", "GStreamer", "PlayerModel", "PulseAudio", .product(name: "Logging", package: "swift-log")]),
         // The engine's process: tonearmd starts it when something needs GStreamer (README, "How it runs").
         .executableTarget(
             name: "tonearm-engine",

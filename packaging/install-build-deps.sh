@@ -21,6 +21,9 @@ PACKAGES=(
     libsqlite3-dev
     # the video window (tonearm-video): SDL2 2.26's headers and library (Debian's, through the CSDL2 target)
     libsdl2-dev
+    # the sound server's default sink, which GStreamer 1.22's pulse device provider never follows
+    # (the engine's DefaultSinkWatch, through the CPulse target)
+    libpulse-dev
     # the Swift 6.3 toolchain does not start without it
     libncurses6
     # run: GStreamer plugins and tools (gst-launch-1.0, gst-inspect-1.0, gst-discoverer-1.0)

@@ -10,7 +10,8 @@ public struct Device: Sendable, Hashable {
     public var description: String
     /// The provider's kind, from the device's type: `pulse` (GstPulseDevice), `alsa`, `pipewire`.
     public var kind: String
-    /// The sound server's default device now (the pulse provider's `is-default`).
+    /// The sound server's default device (the pulse provider's `is-default`): now from GStreamer
+    /// 1.24 on; on 1.22, when the provider listed the device (`DefaultSinkWatch` follows it there).
     public var isDefault: Bool
 
     public init(id: String, description: String, kind: String, isDefault: Bool) {
@@ -103,7 +104,14 @@ public final class DeviceMonitor: @unchecked Sendable {
         }
         let name = take(gst_device_get_display_name(device)) ?? ""
         let internalName = tonearm_has_property(device, "internal-name") != 0 ? take(tonearm_get_string(device, "internal-name")) : nil
-        let isDefault = tonearm_has_property(device, "is-default") != 0 && tonearm_get_bool(device, "is-default") != 0
+        // a property from GStreamer 1.24 on; 1.22's pulse device has it only in its properties,
+        // as it was when the device was listed (pulsedeviceprovider.c 1.22.0 gst_pulse_device_new)
+        var isDefault = tonearm_has_property(device, "is-default") != 0 && tonearm_get_bool(device, "is-default") != 0
+        if tonearm_has_property(device, "is-default") == 0, let properties = gst_device_get_properties(device) {
+            var listed: gboolean = 0
+            if gst_structure_get_boolean(properties, "is-default", &listed) != 0 { isDefault = listed != 0 }
+            gst_structure_free(properties)
+        }
         // GstPulseDevice -> pulse (G_OBJECT_TYPE_NAME is a macro: the instance's class's type)
         let instance = UnsafeMutableRawPointer(device).assumingMemoryBound(to: GTypeInstance.self)
         var kind = instance.pointee.g_class.map { String(cString: g_type_name($0.pointee.g_type)) } ?? ""
