@@ -43,6 +43,11 @@ let package = Package(
         // target links Foundation proper, and so neither ICU's data nor FoundationInternationalization.
         .target(name: "Basics", dependencies: ["CShims"]),
 
+        // One reader of command lines, tonearmd's and tonearm-engine's: a table of options, its parse,
+        // its help, completions and man page input (swift-argument-parser's parse cost tonearmd's
+        // start ~5 ms; the CLI keeps swift-argument-parser).
+        .target(name: "CommandLineOptions", dependencies: ["Basics"]),
+
         // Thin Swift wrappers: no policy.
         .target(name: "GStreamer", dependencies: ["Basics", "CGStreamer", "CGStreamerCallbacks"]),
         .target(name: "SQLite", dependencies: ["CSQLite"]),
@@ -126,6 +131,7 @@ let package = Package(
         // Test support: the scripted engine, the media generator, the private bus.
         .target(name: "TestSupport", dependencies: ["PlayerModel"], path: "Tests/TestSupport"),
         .testTarget(name: "BasicsTests", dependencies: ["Basics"]),
+        .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions"]),
         .testTarget(name: "PlayerModelTests", dependencies: ["PlayerModel", "TestSupport"]),
         .testTarget(
             name: "PlayerEngineTests",
