@@ -59,7 +59,7 @@ let package = Package(
         // What tonearmd knows of the engine without GStreamer: its configuration, the formats it
         // plays (and their cache), the checks and walks of local files, the allocator's settings,
         // and the engine's process (tonearm-engine) behind the model's engine protocol.
-        .target(name: "EngineLink", dependencies: ["Basics", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "EngineLink", dependencies: ["Basics", "CommandLineOptions", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
 
         // The GStreamer engine behind the model's engine protocol, in tonearm-engine's process.
         .target(
@@ -116,16 +116,15 @@ let package = Package(
         .target(
             name: "TonearmService",
             dependencies: [
-                "Basics", "DBus", "EngineLink", "MPRIS", "PlayerModel", "Playlists", "Store",
+                "Basics", "CommandLineOptions", "DBus", "EngineLink", "MPRIS", "PlayerModel", "Playlists", "Store",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
         .executableTarget(
             name: "tonearmd",
             dependencies: [
-                "Basics", "DBus", "EngineLink", "PlayerModel", "TonearmClient", "TonearmService",
+                "Basics", "DBus", "EngineLink", "TonearmClient", "TonearmService",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
         // Test support: the scripted engine, the media generator, the private bus.
@@ -143,7 +142,7 @@ let package = Package(
             dependencies: ["TestSupport", "DBus", .product(name: "Logging", package: "swift-log")]),
         // the targets' imports and pointers, held against ARCHITECTURE.md's table (reads the sources)
         .testTarget(name: "ArchitectureTests"),
-        .testTarget(name: "TonearmServiceTests", dependencies: ["TonearmService", "EngineLink", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "TonearmServiceTests", dependencies: ["TonearmService", "CommandLineOptions", "EngineLink", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "PlayerModel", "Playlists", "TestSupport"]),
         .testTarget(name: "PlaylistFileTests", dependencies: ["Playlists", "PlayerModel"]),
         // the built tonearm against a tonearmd on a private bus; TonearmClient for its pure parts (DBus

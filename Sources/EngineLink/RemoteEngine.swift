@@ -61,7 +61,7 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
                 environment: [String: String] = Environment.variables(), logger: Logger) {
         self.configuration = configuration
         self.program = program ?? environment["TONEARM_ENGINE"].flatMap { $0.isEmpty ? nil : $0 } ?? Path.besideThisProgram("tonearm-engine")
-        arguments = ["--log-level", logLevel.rawValue]
+        arguments = EngineOptions(logLevel: logLevel).arguments
         self.environment = environment.map { "\($0.key)=\($0.value)" }
         self.logger = logger
     }
