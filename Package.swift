@@ -48,6 +48,11 @@ let package = Package(
         // target links Foundation proper, and so neither ICU's data nor FoundationInternationalization.
         .target(name: "Basics", dependencies: ["CShims"]),
 
+        // One reader of command lines, tonearmd's and tonearm-engine's: a table of options, its parse,
+        // its help, completions and man page input (swift-argument-parser's parse cost tonearmd's
+        // start ~5 ms; the CLI keeps swift-argument-parser).
+        .target(name: "CommandLineOptions", dependencies: ["Basics"]),
+
         // Thin Swift wrappers: no policy.
         .target(name: "GStreamer", dependencies: ["Basics", "CGStreamer", "CGStreamerCallbacks"]),
         .target(name: "SQLite", dependencies: ["CSQLite"]),
@@ -60,7 +65,7 @@ let package = Package(
         // What tonearmd knows of the engine without GStreamer: its configuration, the formats it
         // plays (and their cache), the checks and walks of local files, the allocator's settings,
         // and the engine's process (tonearm-engine) behind the model's engine protocol.
-        .target(name: "EngineLink", dependencies: ["Basics", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "EngineLink", dependencies: ["Basics", "CommandLineOptions", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
 
         // The GStreamer engine behind the model's engine protocol, in tonearm-engine's process.
         .target(
@@ -117,21 +122,21 @@ let package = Package(
         .target(
             name: "TonearmService",
             dependencies: [
-                "Basics", "DBus", "EngineLink", "MPRIS", "PlayerModel", "Playlists", "Store",
+                "Basics", "CommandLineOptions", "DBus", "EngineLink", "MPRIS", "PlayerModel", "Playlists", "Store",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
         .executableTarget(
             name: "tonearmd",
             dependencies: [
-                "Basics", "DBus", "EngineLink", "PlayerModel", "TonearmClient", "TonearmService",
+                "Basics", "DBus", "EngineLink", "TonearmClient", "TonearmService",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
         // Test support: the scripted engine, the media generator, the private bus.
         .target(name: "TestSupport", dependencies: ["PlayerModel"], path: "Tests/TestSupport"),
         .testTarget(name: "BasicsTests", dependencies: ["Basics"]),
+        .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions"]),
         .testTarget(name: "PlayerModelTests", dependencies: ["PlayerModel", "TestSupport"]),
         .testTarget(
             name: "PlayerEngineTests",
@@ -145,7 +150,7 @@ let package = Package(
             dependencies: ["TestSupport", "DBus", .product(name: "Logging", package: "swift-log")]),
         // the targets' imports and pointers, held against ARCHITECTURE.md's table (reads the sources)
         .testTarget(name: "ArchitectureTests"),
-        .testTarget(name: "TonearmServiceTests", dependencies: ["TonearmService", "EngineLink", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "TonearmServiceTests", dependencies: ["TonearmService", "CommandLineOptions", "EngineLink", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "PlayerModel", "Playlists", "TestSupport"]),
         .testTarget(name: "PlaylistFileTests", dependencies: ["Playlists", "PlayerModel"]),
         // the built tonearm against a tonearmd on a private bus; TonearmClient for its pure parts (DBus

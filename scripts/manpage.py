@@ -3,8 +3,9 @@
 
     scripts/manpage.py EXECUTABLE [--date YYYY-MM-DD] > NAME.1
 
-swift-argument-parser describes every command, option and argument as JSON when the executable is
-run with --experimental-dump-help; this turns that description into a page, so the page says what
+swift-argument-parser (tonearm) and tonearmd's own reader (Sources/CommandLineOptions, which adds
+the environment and the exit statuses) describe every command, option and argument as JSON when the
+executable is run with --experimental-dump-help; this turns that description into a page, so the page says what
 the parser accepts and cannot drift from it. README.md stays the place for the longer story.
 """
 import argparse
@@ -99,6 +100,16 @@ def page(tool, date):
                 out.append(".RS")
                 options_section(arguments, out)
                 out.append(".RE")
+    # two keys of tonearmd's own reader (Sources/CommandLineOptions/HelpDump.swift), which
+    # swift-argument-parser's dump does not have
+    if command.get("environment"):
+        out.append(".SH ENVIRONMENT")
+        for variable in command["environment"]:
+            out += [".TP", "\\fB%s\\fR" % roff(variable["name"]), roff(variable.get("abstract", ""))]
+    if command.get("exitStatuses"):
+        out.append(".SH EXIT STATUS")
+        for status in command["exitStatuses"]:
+            out += [".TP", "\\fB%d\\fR" % status["status"], roff(status.get("abstract", ""))]
     out += [".SH SEE ALSO", ", ".join("\\fB%s\\fR(1)" % n for n in ("tonearm", "tonearmd", "playerctl") if n != name)]
     return "\n".join(out) + "\n"
 

@@ -82,7 +82,7 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
         self.configuration = configuration
         bounds = EngineWatch.Bounds.fromEnvironment(environment)
         self.program = program ?? environment["TONEARM_ENGINE"].flatMap { $0.isEmpty ? nil : $0 } ?? Path.besideThisProgram("tonearm-engine")
-        arguments = ["--log-level", logLevel.rawValue]
+        arguments = EngineOptions(logLevel: logLevel).arguments
         self.environment = environment.map { "\($0.key)=\($0.value)" }
         self.logger = logger
     }

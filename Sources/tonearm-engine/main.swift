@@ -150,8 +150,8 @@ Memory.tuneAllocator(environment: environment)
 // a write to the window program's stdin after it ended fails with EPIPE instead of ending this
 // process (pipe(7)); the end of tonearmd is the end of stdin
 signal(SIGPIPE, SIG_IGN)
-let arguments = CommandLine.arguments
-let level = arguments.firstIndex(of: "--log-level").flatMap { arguments.indices.contains($0 + 1) ? Logger.Level(rawValue: arguments[$0 + 1]) : nil } ?? .info
+// the command line RemoteEngine wrote, read with tonearmd's reader (EngineOptions.command)
+let level = EngineOptions.command.valuesOrExit(Array(CommandLine.arguments.dropFirst()), into: EngineOptions()).logLevel
 LoggingSystem.bootstrap { label in
     var handler = StreamLogHandler.standardError(label: label)
     handler.logLevel = level

@@ -103,23 +103,6 @@ final class ArchitectureTests: XCTestCase {
         }
     }
 
-    /// tonearmd reads an ordinary command line itself (`PlainArguments.swift`, without
-    /// ArgumentParser's slow parse), into the same `Tonearmd` command: every option and flag it
-    /// declares must be set there, or reading the one left out traps at every ordinary start.
-    func testThePlainCommandLineSetsEveryOptionOfTonearmd() throws {
-        let folder = Self.root.appendingPathComponent("Sources/tonearmd")
-        let declared = try String(contentsOf: folder.appendingPathComponent("main.swift"), encoding: .utf8)
-        let plain = try String(contentsOf: folder.appendingPathComponent("PlainArguments.swift"), encoding: .utf8)
-        let property = try NSRegularExpression(pattern: #"@(?:Option|Flag|Argument)\((?:[^()]|\([^()]*(?:\([^()]*\)[^()]*)*\))*\)\s*var\s+(\w+)"#)
-        let names = property.matches(in: declared, range: NSRange(declared.startIndex..., in: declared)).compactMap {
-            Range($0.range(at: 1), in: declared).map { String(declared[$0]) }
-        }
-        XCTAssertGreaterThanOrEqual(names.count, 14, "the options of Sources/tonearmd/main.swift: \(names)")
-        for name in names {
-            XCTAssertTrue(plain.contains("command.\(name) ="), "PlainArguments.swift does not set `\(name)`")
-        }
-    }
-
     /// Pointers and dlsym only where C is wrapped: everywhere else, typed Swift values.
     func testPointersAndDlsymStayInTheWrapperTargets() throws {
         let table = try Self.table()

@@ -54,6 +54,13 @@ final class DocumentationTests: XCTestCase {
         for option in ["audio", "pipeline", "instance", "log", "open"] {
             XCTAssertTrue(tonearmd.stdout.contains(#"\fB\-\-\#(option)"#), "tonearmd.1 lacks --\(option)")
         }
+        // tonearmd's reader also says the variables it reads and the statuses it ends with
+        XCTAssertTrue(tonearmd.stdout.contains("\n.SH ENVIRONMENT\n"), "tonearmd.1 has no ENVIRONMENT")
+        XCTAssertTrue(tonearmd.stdout.contains(#"\fBTONEARM_AUDIO_SINK\fR"#), "tonearmd.1 lacks TONEARM_AUDIO_SINK")
+        XCTAssertTrue(tonearmd.stdout.contains("\n.SH EXIT STATUS\n"), "tonearmd.1 has no EXIT STATUS")
+        for status in [0, 1, 2, 64, 69] {
+            XCTAssertTrue(tonearmd.stdout.contains(#"\fB\#(status)\fR"#), "tonearmd.1 lacks the status \(status)")
+        }
         // man itself renders it (groff reads what we wrote)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-\(UUID().uuidString).1")
         defer { try? FileManager.default.removeItem(at: file) }
