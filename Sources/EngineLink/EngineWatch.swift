@@ -35,11 +35,17 @@ public struct EngineWatch: Sendable {
         /// 1 to 600) when it is set: a slow machine, or a build under a sanitizer.
         public static func fromEnvironment(_ environment: [String: String]) -> Bounds {
             var bounds = Bounds.standard
-            if let text = environment["TONEARM_ENGINE_TIMEOUT"], let seconds = Int(text.trimmingWhitespace()), (1...600).contains(seconds) {
-                bounds.command = .seconds(seconds)
-                bounds.setUp = max(bounds.setUp, .seconds(seconds))
+            if let text = environment["TONEARM_ENGINE_TIMEOUT"], let timeout = parseTimeout(text) {
+                bounds.command = timeout
+                bounds.setUp = max(bounds.setUp, timeout)
             }
             return bounds
+        }
+
+        /// `TONEARM_ENGINE_TIMEOUT`'s value: whole seconds, 1 to 600; nil when `text` is not one.
+        public static func parseTimeout(_ text: String) -> Duration? {
+            guard let seconds = Int(text.trimmingWhitespace()), (1...600).contains(seconds) else { return nil }
+            return .seconds(seconds)
         }
     }
 

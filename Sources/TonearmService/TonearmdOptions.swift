@@ -124,6 +124,16 @@ public struct TonearmdOptions: Sendable {
             EnvironmentVariable("XDG_STATE_HOME", note: "the saved state, in tonearm/",
                                 help: "The saved state (the queue, the position, the settings) is in its tonearm/ folder (default ~/.local/state)."),
             EnvironmentVariable("XDG_MUSIC_DIR", note: "playlists in Playlists/", help: "The playlist files offered are in its Playlists/ folder."),
+            EnvironmentVariable("XDG_CACHE_HOME", note: "downloads while they play",
+                                help: "HTTP files are downloaded into it while they play, as files with no name (default ~/.cache)."),
+            EnvironmentVariable("TONEARM_ENGINE", note: "the engine's program",
+                                help: "The program that runs GStreamer for tonearmd (default: tonearm-engine beside tonearmd)."),
+            EnvironmentVariable("TONEARM_ENGINE_TIMEOUT", note: "seconds the engine may leave a command unanswered",
+                                help: "How long the engine may leave a command unanswered before it is ended and its item fails as EngineStalled: whole seconds, 1-600 (default 5)."),
+            EnvironmentVariable("TONEARM_VIDEO_SINK", note: "the video sink",
+                                help: "auto (the default), glimagesink, software, or a sink that draws into a window it is given (ximagesink)."),
+            EnvironmentVariable("TONEARM_VIDEO_HELPER", note: "the video window's program",
+                                help: "The program that shows video in a window (default: tonearm-video beside tonearmd)."),
         ],
         exitStatuses: [
             ExitStatus(0, "Ended by SIGTERM, SIGINT or a client's Quit; or --open handed the items over."),
@@ -145,6 +155,9 @@ public struct TonearmdOptions: Sendable {
         reconnect = policy
         if let text = environment["TONEARM_NETWORK_TIMEOUT"] { _ = try Self.networkTimeout(text, from: "TONEARM_NETWORK_TIMEOUT") }
         if let text = environment["TONEARM_SNAPCAST"], !text.isEmpty { _ = try Self.snapcast(text, from: "TONEARM_SNAPCAST") }
+        if let text = environment["TONEARM_ENGINE_TIMEOUT"], EngineWatch.Bounds.parseTimeout(text) == nil {
+            throw UsageError("TONEARM_ENGINE_TIMEOUT must be a whole number of seconds from 1 to 600, not '\(text)'")
+        }
     }
 
     private static func networkTimeout(_ text: String, from source: String) throws(UsageError) -> Duration {
