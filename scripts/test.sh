@@ -9,6 +9,8 @@
 #                   the tonearmd the service tests start, which inherits the environment) are
 #                   written to $SWIFT_SCRATCH/sanitizer-reports, emptied first; a run that leaves
 #                   any report fails, and prints them.
+#   TONEARM_TEST_BOUND  seconds a test may run before the watchdog ends it, names it and goes on
+#                   with the rest (default 300; scaled under a sanitizer): scripts/test-runner.py
 set -u
 swift="${SWIFT:-swift}"
 scratch="${SWIFT_SCRATCH:-}"
@@ -56,7 +58,9 @@ if [ -n "$sanitize" ]; then
 fi
 mkdir -p "$(dirname "$log")"
 set -o pipefail
-"$swift" test --skip-build --disable-swift-testing "${options[@]}" 2>&1 | tee "$log"
+# through the watchdog: a test that does not end within its bound is ended and named, and the
+# rest run (scripts/test-runner.py, TONEARM_TEST_BOUND)
+python3 scripts/test-runner.py -- "$swift" test --skip-build --disable-swift-testing "${options[@]}" 2>&1 | tee "$log"
 status=$?
 summary=$(grep -E 'Executed [0-9]+ tests?, with [0-9]+ failures?' "$log" | tail -n 1)
 if [[ $summary =~ Executed\ ([0-9]+)\ tests?,\ with\ ([0-9]+)\ failures? ]]; then
