@@ -375,4 +375,7 @@ class SoundServerTests: ServiceTestCase {
     func testAStreamOpenedAtHalfVolumeIsHeardAtItFromItsFirstSample() throws {
         try checkAStreamOpenedAtHalfVolumeIsHeardAtItFromItsFirstSample()
     }
+    func testAHundredSetsAndSliderMovesAreNeitherUndoneNorMissed() throws {
+        try checkAHundredSetsAndSliderMovesAreNeitherUndoneNorMissed()
+    }
 }
