@@ -335,14 +335,16 @@ final class OutputLevels {
     /// request per property that changes, each remembered as the level the stream has after it.
     private func give(_ level: StreamLevel, to stages: GainStages, force: Bool = false) {
         guard let stream = stages.stream else { return }
-        let expected = force ? nil : stages.echo.expected
-        if let expected, level.isHeard(as: expected) { return }
-        let volumeChanges = expected.map { !StreamLevel.sameVolume($0.volume, level.volume) } ?? true
-        let muteChanges = expected.map { $0.muted != level.muted } ?? true
+        let known = stages.echo.expected
+        if !force, let known, level.isHeard(as: known) { return }
+        let volumeChanges = force || known.map { !StreamLevel.sameVolume($0.volume, level.volume) } ?? true
+        let muteChanges = force || known.map { $0.muted != level.muted } ?? true
         if volumeChanges {
             stream.set("volume", level.volume)
             // the server may tell of the stream between the two requests
-            if muteChanges, let expected { stages.echo.gave(StreamLevel(volume: level.volume, muted: expected.muted)) }
+            if muteChanges, let known, known.muted != level.muted {
+                stages.echo.gave(StreamLevel(volume: level.volume, muted: known.muted))
+            }
         }
         if muteChanges { stream.set("mute", level.muted) }
         stages.echo.gave(level)
