@@ -332,7 +332,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             case .seek(let target, let mode, let rate): seek(target, mode: mode, rate: rate)
             case .setVolume(let volume): levels.setVolume(volume)
             case .setMuted(let muted): levels.setMuted(muted)
-            case .setFade(let level): levels.fade(to: level, over: .zero)
+            case .fade(let target, let length): levels.fade(to: target, over: length)
             case .audio(let command):
                 audio.take(command)
                 pipeline?.stages?.apply(audio)
