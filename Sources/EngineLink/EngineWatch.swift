@@ -252,7 +252,7 @@ public struct EngineWatch: Sendable {
         case .seek: "a seek"
         case .setVolume: "a volume change"
         case .setMuted: "a mute change"
-        case .setFade: "the sleep timer's fade"
+        case .fade: "the sleep timer's fade"
         case .video: "a video window request"
         case .audio: "an audio setting"
         case .setOutput: "an output change"

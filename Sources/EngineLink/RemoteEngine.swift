@@ -185,7 +185,7 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
         switch command {
         case .setVolume: "volume"
         case .setMuted: "muted"
-        case .setFade: "fade"
+        case .fade: "fade"
         case .setOutput: "output"
         case .audio(.replayGain), .audio(.replayGainOff): "replayGain"
         case .audio(.nextAlbumMode): "nextAlbumMode"

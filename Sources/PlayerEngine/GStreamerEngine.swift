@@ -75,10 +75,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// end of the stream is blamed on.
     private var failedResponses: [ErrorMapping.HTTPFailure] = []
     private static let maximumFailedResponses = 8
-    private var volume = 1.0
-    private var muted = false
-    /// The sleep timer's fade (`.setFade`), on a volume element of its own just before the sink.
-    private var fade = 1.0
+    /// Volume, mute, the sleep timer's fade and a crossfade's ramps, on every pipeline's gain
+    /// stages (`OutputLevels.swift`).
+    private lazy var levels = OutputLevels(queue: queue, logger: logger, pipelines: { [unowned self] in
+        (pipeline?.gains, outgoing?.gains, incoming?.pipeline.gains)
+    }, sliderMoved: { [unowned self] level, fading in
+        deliver(.streamLevels(volume: level.volume, muted: level.muted, fading: fading), generation ?? Generation(0))
+    }, crossfadeEnded: { [unowned self] in endFadeOut() })
     /// ReplayGain and the equalizer as the player last asked (`AudioStages.swift`).
     private var audio = EngineAudio()
     /// The output devices and the one chosen (`OutputRouter.swift`); nil unless the sink is the
@@ -140,11 +143,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var sinkFrame: (frame: VideoFrame?, video: VideoSize) = (nil, .zero)
     /// The crossfade (see "Crossfade" below): the next item's pipeline, prepared in READY and silent
     /// with its bus held; once started, the previous item's pipeline fading out beside the current
-    /// one, and the ramp's progress with the timer that steps it while it plays.
+    /// one (its ramps are `levels`').
     private var incoming: (pipeline: Pipeline, uri: MediaURI, generation: Generation)?
     private var outgoing: Pipeline?
-    private var ramp: Ramp?
-    private var rampTimer: (any DispatchSourceTimer)?
     /// The generation of a crossfade's item whose preroll is told as `.streamStarted` (the moment
     /// the player makes it current), not as `.asyncDone`.
     private var announcing: Generation?
@@ -355,11 +356,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 // the load of the next item, if any, was queued with this release and runs first
                 queue.async { [self] in if pipeline == nil { closeWindow() } }
             case .seek(let target, let mode, let rate): seek(target, mode: mode, rate: rate)
-            case .setVolume(let volume): setVolume(volume)
-            case .setMuted(let muted): setMuted(muted)
-            case .setFade(let level):
-                fade = min(max(level, 0), 1)
-                applyFadeLevels()
+            case .setVolume(let volume): levels.setVolume(volume)
+            case .setMuted(let muted): levels.setMuted(muted)
+            case .fade(let target, let length): levels.fade(to: target, over: length)
             case .audio(let command):
                 audio.take(command)
                 pipeline?.stages?.apply(audio)
@@ -391,35 +390,18 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private final class Pipeline: @unchecked Sendable {
         // @unchecked: `nextUp`, `switching` and `awaitedSeek` are guarded by `lock` (streaming
         // threads read them); the rest is immutable after init or confined to the engine's queue
-        // (`volume` is replaced there; the dispose thread, which holds a retired pipeline, never
+        // (`gains` is set there; the dispose thread, which holds a retired pipeline, never
         // touches it).
         let playbin: Element
-        /// Our own `volume` element in the audio filter (a reused pipeline gets a new filter, and
-        /// with it a new one): it carries volume and mute only when `fade` is missing.
-        var volume: Element?
-        /// The `volume` element in front of the sink: volume times the sleep timer's fade, and mute
-        /// (nil: the sink's description would not take it). See `makeSink` for why there.
-        var fade: Element?
+        /// Its volume stages (the stream's, the element in front of the sink, the filter's), which
+        /// only `OutputLevels` sets. See `makeSink` for why in front of the sink.
+        let gains: GainStages
         /// The filter's optional stages (ReplayGain, the equalizer), replaced with the filter.
         var stages: AudioStages?
         /// The pulsesink, when the output is the default path's (see `OutputRouter`).
-        var outputSink: Element?
+        var outputSink: Element? { gains.stream }
         /// Its sink streams to the snapserver (`SnapcastOutput`), not to the configured sink.
         var toSnapcast = false
-        /// The levels last given to `outputSink`'s stream (see `applyLevels`): each setting is a
-        /// request to the sound server, sent only for a change.
-        var streamLevels: (volume: Double, muted: Bool)?
-        /// The volumes given to the stream lately, with when: the server tells of each setting
-        /// after the fact, and a fade's steps come faster than that, so what it tells may be one
-        /// of ours from a step or two ago (see `streamLevelsChanged`).
-        var givenVolumes: [(volume: Double, at: ContinuousClock.Instant)] = []
-        /// The server has told of the stream `outputSink` opened last (see `streamLevelsChanged`):
-        /// until then the levels are also carried by the element in front of the sink.
-        var streamHeard = false
-        /// Its stream opens as it plays (a live source, a crossfade's item started from READY): no
-        /// preroll gives it the levels before it is heard, so the element in front carries them
-        /// until the server has told of it. Otherwise the stream is given them at its preroll.
-        var opensPlaying = false
         let bus: Bus
         let busSource: DispatchSourceRead
         var aboutToFinish: AboutToFinish?
@@ -452,9 +434,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         /// A video looping on itself (see "Video loops"); guarded by the engine's queue.
         var loop = SegmentLoop()
 
-        init(playbin: Element, volume: Element?, bus: Bus, busSource: DispatchSourceRead) {
+        init(playbin: Element, gains: GainStages, bus: Bus, busSource: DispatchSourceRead) {
             self.playbin = playbin
-            self.volume = volume
+            self.gains = gains
             self.bus = bus
             self.busSource = busSource
         }
@@ -500,13 +482,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
         playbin.set("flags", flags: flags)
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
-        let pipeline = Pipeline(playbin: playbin, volume: volumeElement, bus: bus, busSource: source)
-        pipeline.fade = sink.child(named: "tonearm-fade")
-        pipeline.outputSink = sink.child(named: Self.pulseSinkName)
+        let gains = GainStages(stream: sink.child(named: Self.pulseSinkName), front: sink.child(named: "tonearm-fade"),
+                               filter: volumeElement)
+        let pipeline = Pipeline(playbin: playbin, gains: gains, bus: bus, busSource: source)
         pipeline.outputSink?.watchStreamLevels()
         // once the sink is known: the stream gets its levels when it opens (else the server's
         // remembered volume for Tonearm applies, and the levels stay on the element in front)
-        applyLevels(to: pipeline)
+        levels.apply(to: gains)
         pipeline.toSnapcast = sink.child(named: SnapcastOutput.sinkName) != nil
         pipeline.outputSink?.set("latency-time", Self.pulseLatencyTime)
         pipeline.outputSink?.set("buffer-time", Self.pulseBufferTime)
@@ -576,7 +558,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     /// Gives `playbin` a fresh audio filter (scaletempo, the stages turned on, then our volume
-    /// element, at 1 until `applyLevels`) and returns that volume element and the stages.
+    /// element, at 1 until `OutputLevels` sets it) and returns that volume element and the stages.
     private func installFilter(on playbin: Element) throws -> (volume: Element?, stages: AudioStages?) {
         let filter = try Element(binDescription: "scaletempo name=tonearm-tempo ! volume name=tonearm-volume")
         let stages = AudioStages(filter: filter)
@@ -598,10 +580,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // its fresh filter went in when it was kept (see `adopt`); volume and mute may have changed.
         // Its stream was released in READY, and pulsesink gives the server a volume only for the
         // stream it opens next (gst_pulseringbuffer_acquire: else the server's saved one applies)
-        kept.streamLevels = nil
-        kept.streamHeard = false
-        kept.opensPlaying = false
-        applyLevels(to: kept)
+        kept.gains.streamReopens()
+        levels.apply(to: kept.gains)
         outputs?.route(kept.outputSink)
         kept.stages?.apply(audio)
         // a retired pipeline's bus was set flushing for its teardown (see `stop`)
@@ -707,9 +687,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private func adopt(_ kept: Pipeline) {
         dispatchPrecondition(condition: .onQueue(queue))
         if pipeline == nil, warm == nil, kept.toSnapcast == streamsToSnapcast, let filter = try? installFilter(on: kept.playbin) {
-            kept.volume = filter.volume
+            kept.gains.filter = filter.volume
             kept.stages = filter.stages
-            applyLevels(to: kept)
+            levels.apply(to: kept.gains)
             warm = kept
         } else {
             kept.busSource.cancel()
@@ -838,7 +818,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// (PulseAudio 16 protocol-native.c fix_playback_buffer_attr): 100/300 ms wake the player
     /// and the server about 10 times a second for the stream (pulsesink's default 10/200 ms: 100
     /// times), and leave the device 50 ms, which is what a move between devices and a pause on a
-    /// sink that cannot rewind take to be heard. Volume and mute are the stream's (`applyLevels`),
+    /// sink that cannot rewind take to be heard. Volume and mute are the stream's (`OutputLevels`),
     /// applied by the server whatever the buffer; a pause corks the stream, a seek flushes it.
     private static let pulseLatencyTime: UInt64 = 100_000
     private static let pulseBufferTime: UInt64 = 300_000
@@ -923,8 +903,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
         if started == .noPreroll {
             prerolled = true  // a live source: the player asks for PLAYING when told
-            fresh.opensPlaying = true
-            applyLevels(to: fresh)
+            fresh.gains.opensPlaying = true
+            levels.apply(to: fresh.gains)
             deliver(.live, generation)
         } else if uri.isFile {
             watchPreroll(of: fresh, uri, generation, isRetry: isRetry)
@@ -1036,108 +1016,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             deliver(.seekRefused, generation)
         }
         if flags.contains(.segment) { pipeline.loop.seqnum = seqnum }
-    }
-
-    private func setVolume(_ volume: Double) {
-        // the volume element's factor is linear amplitude (as GstStreamVolume's linear format), so
-        // the caller's linear 0...1 goes through unchanged; a cubic UI curve is the client's business.
-        self.volume = volume
-        for each in [pipeline, outgoing, incoming?.pipeline] { if let each { applyLevels(to: each) } }
-    }
-
-    private func setMuted(_ muted: Bool) {
-        self.muted = muted
-        for each in [pipeline, outgoing, incoming?.pipeline] { if let each { applyLevels(to: each) } }
-    }
-
-    /// Volume, mute and fade on the pulsesink's stream; else on the element in front of the sink,
-    /// the filter's volume left at 1; on the filter's when the sink took no element in front of it
-    /// (and then no fade).
-    private func applyLevels(to pipeline: Pipeline) {
-        if let stream = pipeline.outputSink {
-            // the sound server applies the stream's volume at once, not behind the 300 ms it buffers
-            let levels = (volume: volume * fade * rampGain(for: pipeline), muted: muted)
-            // PipeWire 0.3.65 opens a stream at its own level, not the one pulsesink gives it
-            // (START_MUTED and the volume are lost): the stream is given them again at its preroll
-            // (`giveLevelsToOpenedStream`); one that opens playing has them carried by the element
-            // in front until the server has told of it, and `streamLevelsChanged` gives them again
-            let carried = pipeline.opensPlaying && !pipeline.streamHeard
-            pipeline.fade?.set("volume", carried ? levels.volume : 1.0)
-            pipeline.fade?.set("mute", carried ? levels.muted : false)
-            pipeline.volume?.set("volume", 1.0)
-            pipeline.volume?.set("mute", false)
-            guard pipeline.streamLevels.map({ $0 != levels }) ?? true else { return }
-            pipeline.streamLevels = levels
-            let now = ContinuousClock.now
-            pipeline.givenVolumes.removeAll { $0.at < now - Self.echoWindow }
-            pipeline.givenVolumes.append((levels.volume, now))
-            stream.set("volume", levels.volume)
-            stream.set("mute", levels.muted)
-        } else if let front = pipeline.fade {
-            front.set("volume", volume * fade * rampGain(for: pipeline))
-            front.set("mute", muted)
-            pipeline.volume?.set("volume", 1.0)
-            pipeline.volume?.set("mute", false)
-        } else {
-            pipeline.volume?.set("volume", volume)
-            pipeline.volume?.set("mute", muted)
-        }
-    }
-
-    /// The stream exists at the server once its pipeline prerolled, corked: given the levels now,
-    /// before PLAYING uncorks it (the requests go in order on pulsesink's one connection), it is
-    /// heard at them from its first sample on PipeWire too, which dropped those it was opened with.
-    private func giveLevelsToOpenedStream(_ pipeline: Pipeline) {
-        guard pipeline.outputSink != nil, !pipeline.opensPlaying else { return }
-        pipeline.streamLevels = nil
-        applyLevels(to: pipeline)
-    }
-
-    /// The current stream's volume or mute may have changed at the sound server. What the server
-    /// has now (reading pulsesink's properties asks it, after every setting this queue sent) is
-    /// told to the player unless it is what `applyLevels` gave the stream last: a setting of our
-    /// own coming back is no news. Either way it is what the stream has now.
-    private func streamLevelsChanged(_ pipeline: Pipeline) {
-        guard let stream = pipeline.outputSink, let given = pipeline.streamLevels else { return }
-        let now = (volume: stream.double("volume"), muted: stream.bool("mute"))
-        let same = now.muted == given.muted && Self.sameStreamVolume(now.volume, given.volume)
-        if !pipeline.streamHeard {
-            // the first word of a new stream: the server's own start level is nobody's choice
-            pipeline.streamHeard = true
-            if !same {
-                logger.info("the sound server opened the stream at its own level: ours again",
-                            metadata: ["volume": "\(now.volume)", "muted": "\(now.muted)"])
-                pipeline.streamLevels = nil
-            }
-            applyLevels(to: pipeline)
-            return
-        }
-        guard !same else { return }
-        // a step of ours told late, after the next one was given (the sleep timer's last step came
-        // back after its end had set the fade to 1, and was taken as the slider: make test of
-        // a456ed2, SoundServerTests): no news, and the server has our latest setting coming
-        let recent = ContinuousClock.now - Self.echoWindow
-        if now.muted == given.muted,
-           pipeline.givenVolumes.contains(where: { $0.at >= recent && Self.sameStreamVolume(now.volume, $0.volume) }) {
-            return
-        }
-        pipeline.streamLevels = now
-        let fading = fade != 1 || rampGain(for: pipeline) != 1
-        logger.info("the stream's levels were changed at the sound server",
-                    metadata: ["volume": "\(now.volume)", "muted": "\(now.muted)", "fading": "\(fading)"])
-        deliver(.streamLevels(volume: now.volume, muted: now.muted, fading: fading), generation ?? Generation(0))
-    }
-
-    /// Whether two linear volumes are one to the sound server: it keeps a stream's volume as a
-    /// cubic step of 1/65536 (pa_volume_t, pa_sw_volume_from_linear), so a volume given comes back
-    /// rounded to that.
-    /// How long after a setting of ours the server's word of it may come (a round trip to it and
-    /// through pulsesink's thread, tens of ms at worst): a level told that we gave within it is
-    /// ours coming back, not a person's slider, who cannot land on one of our fade's steps then.
-    static let echoWindow: Duration = .milliseconds(500)
-
-    private static func sameStreamVolume(_ a: Double, _ b: Double) -> Bool {
-        abs(cbrt(max(a, 0)) - cbrt(max(b, 0))) * 65536 < 1.5
     }
 
     // MARK: Queries, on the engine's queue
@@ -1282,7 +1160,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                     windows.resize(to: VideoSize(width: size.width, height: size.height))
                     pipeline.videoSink?.reconfigureSink()
                 }
-                giveLevelsToOpenedStream(pipeline)
+                levels.streamOpened(pipeline.gains)
                 // PLAYING before the snapshot's queries and the hop to the player: the sink renders
                 // from the preroll buffer it holds
                 if playsAfterPreroll { pipeline.playbin.setState(.playing) }
@@ -1371,7 +1249,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         case .segmentReached(let seqnum):
             wrapped(pipeline, by: seqnum)
         case .streamLevelsChanged:
-            streamLevelsChanged(pipeline)
+            levels.streamReported(pipeline.gains)
         case .latency, .other:
             break
         }
@@ -1658,22 +1536,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     // MARK: Crossfade
 
-    /// Where a crossfade's equal-power ramps are: `elapsed` of `length`, plus the time since
-    /// `since` while it plays.
-    private struct Ramp {
-        var length: Duration
-        var elapsed: Duration = .zero
-        var since: ContinuousClock.Instant?
-
-        func progress(at now: ContinuousClock.Instant) -> Double {
-            let played = elapsed + (since.map { now - $0 } ?? .zero)
-            return length > .zero ? min(max(played / length, 0), 1) : 1
-        }
-    }
-
-    /// The ramps step this often while a fade plays (50 wake-ups a second for its length only).
-    private static let rampStep = Duration.milliseconds(20)
-
     /// Opens the next item for a crossfade: a pipeline of its own, in READY and silent, its bus held
     /// until it starts (its messages then tell the player about it as the current item). Not
     /// prerolled: a pulsesink prerolled in PAUSED and played a second later was heard as much later
@@ -1685,7 +1547,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// device opened directly does not, so there the item is armed for a gapless switch instead.
     private func prepareCrossfade(_ uri: MediaURI, generation: Generation) {
         dropIncoming()
-        guard let current = pipeline, current.fade != nil, !waitsForDisposal, !current.toSnapcast, LocalFiles.error(for: uri) == nil,
+        guard let current = pipeline, current.gains.front != nil, !waitsForDisposal, !current.toSnapcast, LocalFiles.error(for: uri) == nil,
               current.lock.withLock({ current.switching == nil }),  // about-to-finish switched already: gapless
               let fresh = try? makePipeline() else { return prepareNext(uri, generation: generation) }
         current.lock.withLock { current.nextUp = nil }  // the item plays in its own pipeline, not after this one
@@ -1698,8 +1560,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         fresh.playbin.useSystemClock()
         fresh.playbin.setState(.ready)
         incoming = (fresh, uri, generation)
-        fresh.opensPlaying = true
-        applyLevels(to: fresh)  // silent until it starts
+        fresh.gains.opensPlaying = true
+        levels.apply(to: fresh.gains)  // silent until it starts
     }
 
     /// Starts the prepared item and fades over `length`: it becomes the current pipeline (the
@@ -1729,8 +1591,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         toldPosition = nil
         let (state, pending) = current.playbin.currentState
         let playing = (pending == .voidPending ? state : pending) == .playing
-        ramp = Ramp(length: length, since: playing ? .now : nil)
-        applyFadeLevels()
+        levels.startCrossfade(length: length, playing: playing)
         if playing {
             // running time 0 is now, kept through the preroll (no start time: GstPipeline then keeps
             // the base time at PAUSED->PLAYING); given back once it plays (`handle`, .stateChanged)
@@ -1738,65 +1599,22 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             next.pipeline.playbin.baseTime = Element.systemClockTime
         }
         next.pipeline.playbin.setState(playing ? .playing : .paused)
-        if playing { stepRamp() }
         _ = resumed(next.pipeline)  // what it said while prepared is read now, as the current load's
     }
 
-    /// The fade's pipelines pause and play together, and the ramp with them.
+    /// The fade's pipelines pause and play together, and the ramps with them.
     private func pauseFade(_ paused: Bool, _ outgoing: Pipeline) {
         outgoing.playbin.setState(paused ? .paused : .playing)
-        guard var ramp else { return }
-        let now = ContinuousClock.now
-        if paused, let since = ramp.since {
-            ramp.elapsed += now - since
-            ramp.since = nil
-            rampTimer?.cancel()
-            rampTimer = nil
-        } else if !paused, ramp.since == nil {
-            ramp.since = now
-        }
-        self.ramp = ramp
-        if !paused { stepRamp() }
+        levels.holdCrossfade(paused)
     }
 
-    /// Sets the fade's levels for now, and the timer for the next step while it plays; at the
-    /// end, the previous pipeline goes.
-    private func stepRamp() {
-        guard let ramp else { return }
-        applyFadeLevels()
-        if ramp.progress(at: .now) >= 1 { return endFadeOut() }
-        guard ramp.since != nil, rampTimer == nil else { return }
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.setEventHandler { [weak self] in self?.stepRamp() }
-        timer.schedule(deadline: .now() + .nanoseconds(Int(Self.rampStep.nanoseconds)),
-                       repeating: .nanoseconds(Int(Self.rampStep.nanoseconds)))
-        timer.resume()
-        rampTimer = timer
-    }
-
-    /// The output levels of the fade's two pipelines (see `applyLevels`).
-    private func applyFadeLevels() {
-        for each in [pipeline, outgoing] { if let each { applyLevels(to: each) } }
-    }
-
-    /// A pipeline's equal-power ramp, on top of the volume and the sleep timer's fade: sin for the
-    /// item coming in, cos for the one going out, read half a step ahead so that the levels lead
-    /// no more than they lag; 0 for a prepared one, 1 when no fade runs.
-    private func rampGain(for each: Pipeline) -> Double {
-        if each === incoming?.pipeline { return 0 }
-        guard let ramp, each === pipeline || each === outgoing else { return 1 }
-        let progress = min(ramp.progress(at: .now) + (ramp.since == nil ? 0 : (Self.rampStep / 2) / ramp.length), 1)
-        return each === outgoing ? cos(progress * .pi / 2) : sin(progress * .pi / 2)
-    }
-
-    /// The previous item's pipeline goes (the ramp's end, its end of stream or error, a new load).
+    /// The previous item's pipeline goes (the ramp's end, its end of stream or error, a new load),
+    /// at the level the ramp left it: the ramp ends once it is no longer one of the pipelines.
     private func endFadeOut() {
-        rampTimer?.cancel()
-        rampTimer = nil
-        ramp = nil
-        applyFadeLevels()
-        if let outgoing { letGo(outgoing) }
+        let leaving = outgoing
         outgoing = nil
+        levels.endCrossfade()
+        if let leaving { letGo(leaving) }
     }
 
     private func dropIncoming() {

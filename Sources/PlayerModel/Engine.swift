@@ -82,8 +82,10 @@ public enum EngineCommand: Hashable, Sendable, Codable {
     case seek(SeekTarget, SeekMode, rate: Double)
     case setVolume(Double)
     case setMuted(Bool)
-    /// The output's level on top of the volume, 0...1: the sleep timer's fade (1: none).
-    case setFade(Double)
+    /// The sleep timer's fade: the output's level on top of the volume goes from where it is to
+    /// `to` (0...1; 1: none) over `over`, at once when that is zero. The engine ramps it (the
+    /// square of the time left, on a fade to 0), whether it plays or not.
+    case fade(to: Double, over: Duration)
     /// Asks the video window something (`VideoState.swift`).
     case video(VideoCommand)
     /// ReplayGain and the equalizer (`AudioSettings.swift`).

@@ -12,8 +12,6 @@ public struct SleepTimer: Sendable, Hashable {
     public static let longestFade = Duration.seconds(10)
     /// The longest timer: a day. A longer one is no sleep timer (a client's mistake, refused).
     public static let longest = Duration.seconds(86_400)
-    /// How often the level steps during the fade: 20 times a second, only then.
-    static let fadeStep = Duration.milliseconds(50)
 
     public init(length: Duration, from now: ContinuousClock.Instant) {
         let length = min(max(length, .zero), Self.longest)
@@ -42,8 +40,8 @@ struct Bedtime {
     /// `stopAfterCurrent` (see `withdrawGaplessNext`).
     var withdrawn: Generation?
     var timer: SleepTimer?
-    /// The fade's level the engine was last given.
-    var fadeLevel = 1.0
+    /// The engine was told to fade out (`EngineCommand.fade`), and not yet to come back to 1.
+    var fading = false
 }
 
 extension PlayerMachine {
@@ -108,13 +106,17 @@ extension PlayerMachine {
 
     /// Pauses `length` from `now`, fading out over the last `SleepTimer.longestFade` (or the whole
     /// timer when shorter). Replaces a timer already set; zero or less cancels it. Its timer wakes
-    /// the service once before the fade, then 20 times a second during the fade only.
+    /// the service where the fade begins and at the deadline; the engine ramps the level between.
     public mutating func setSleepTimer(after length: Duration, now: ContinuousClock.Instant) {
         guard length > .zero else { return cancelSleepTimer() }
         let timer = SleepTimer(length: length, from: now)
         bedtime.timer = timer
-        setFadeLevel(timer.level(at: now))
-        append(.startTimer(.sleep, after: now < timer.fadeStart ? timer.fadeStart - now : min(SleepTimer.fadeStep, timer.deadline - now)))
+        endFade()  // a timer replaced during its fade starts again from the full level
+        if now < timer.fadeStart {
+            append(.startTimer(.sleep, after: timer.fadeStart - now))
+        } else {
+            startFade(timer, now: now)
+        }
         emit(.sleepTimerChanged(timer))
     }
 
@@ -122,37 +124,46 @@ extension PlayerMachine {
         guard bedtime.timer != nil else { return }
         bedtime.timer = nil
         append(.cancelTimer(.sleep))
-        setFadeLevel(1)
+        endFade()
         emit(.sleepTimerChanged(nil))
     }
 
-    /// The sleep timer's timer fired: the fade begins or steps on, or the timer is over and
-    /// playback pauses (a pause, not a stop: the next evening's Play goes on where it stopped).
-    /// The level goes back to 1 after the pause, so the user's volume is what the next Play has.
+    /// The sleep timer's timer fired: the fade begins, or the timer is over and playback pauses
+    /// (a pause, not a stop: the next evening's Play goes on where it stopped). The level goes
+    /// back to 1 after the pause, so the user's volume is what the next Play has.
     mutating func sleepDue(now: ContinuousClock.Instant) {
         guard let timer = bedtime.timer else { return }
         guard now < timer.deadline else {
             bedtime.timer = nil
             if transport.intent == .playing { pause() }
-            setFadeLevel(1)
+            endFade()
             emit(.sleepTimerChanged(nil))
             return
         }
         if now < timer.fadeStart {
             append(.startTimer(.sleep, after: timer.fadeStart - now))
-            return
+        } else if !bedtime.fading {
+            startFade(timer, now: now)
+        } else {
+            append(.startTimer(.sleep, after: timer.deadline - now))
         }
-        // Steps from the model, not a GstControlSource ramp on the volume element: a control
-        // binding is keyed by the buffers' stream time (GstBaseTransform's gst_object_sync_values),
-        // which starts again at each gapless track boundary and jumps with a seek, and the fade
-        // must go on over both. Paused during the fade, the steps go on too: at most 10 s of them.
-        setFadeLevel(timer.level(at: now))
-        append(.startTimer(.sleep, after: min(SleepTimer.fadeStep, timer.deadline - now)))
     }
 
-    private mutating func setFadeLevel(_ level: Double) {
-        guard level != bedtime.fadeLevel else { return }
-        bedtime.fadeLevel = level
-        command(.setFade(level))
+    /// The engine fades to silence by the deadline, and the timer wakes there. A target and a
+    /// length, not steps: the engine ramps on its own queue by the wall clock (`OutputLevels`),
+    /// not with a GstControlSource on the volume element, whose binding is keyed by the buffers'
+    /// stream time (GstBaseTransform's gst_object_sync_values), which starts again at each
+    /// gapless track boundary and jumps with a seek; the fade goes on over both, and while paused.
+    private mutating func startFade(_ timer: SleepTimer, now: ContinuousClock.Instant) {
+        bedtime.fading = true
+        command(.fade(to: 0, over: timer.deadline - now))
+        append(.startTimer(.sleep, after: timer.deadline - now))
+    }
+
+    /// The level back to 1 at once, if a fade had it lower.
+    private mutating func endFade() {
+        guard bedtime.fading else { return }
+        bedtime.fading = false
+        command(.fade(to: 1, over: .zero))
     }
 }

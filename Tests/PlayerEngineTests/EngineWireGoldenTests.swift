@@ -226,7 +226,7 @@ private enum ReportKind: CaseIterable {
 }
 
 private enum CommandKind: CaseIterable {
-    case load, prepareNext, setPlaying, playAfterPreroll, release, seek, setVolume, setMuted, setFade, video, audio, setOutput, crossfade
+    case load, prepareNext, setPlaying, playAfterPreroll, release, seek, setVolume, setMuted, fade, video, audio, setOutput, crossfade
     init(_ value: EngineCommand) {
         switch value {
         case .load: self = .load
@@ -237,7 +237,7 @@ private enum CommandKind: CaseIterable {
         case .seek: self = .seek
         case .setVolume: self = .setVolume
         case .setMuted: self = .setMuted
-        case .setFade: self = .setFade
+        case .fade: self = .fade
         case .video: self = .video
         case .audio: self = .audio
         case .setOutput: self = .setOutput
@@ -254,7 +254,7 @@ private enum CommandKind: CaseIterable {
         case .seek: .seek(.position(.milliseconds(1500)), .fast(before: .seconds(1), after: .zero), rate: 1.5)
         case .setVolume: .setVolume(0.25)
         case .setMuted: .setMuted(true)
-        case .setFade: .setFade(0.5)
+        case .fade: .fade(to: 0.25, over: .milliseconds(9_950))
         case .video: .video(.raise)
         case .audio: .audio(.replayGainOff)
         case .setOutput: .setOutput("alsa_output.usb-dac")

@@ -24,6 +24,8 @@ final class EngineWireTests: XCTestCase {
                        "a Latin-1 file name keeps its bytes")
         try roundTrip(EngineRequest.command(1, .seek(.position(.milliseconds(1500)), .fast(before: .seconds(1), after: .zero), rate: 1.5)))
         try roundTrip(EngineRequest.command(1, .audio(.equalizer([-3.5, 0, 12]))))
+        try roundTrip(EngineRequest.command(1, .fade(to: 0, over: .milliseconds(9_950))))
+        try roundTrip(EngineRequest.command(1, .fade(to: 1, over: .zero)))
         try roundTrip(EngineRequest.command(1, .video(.setTitle("a\nline\u{0}feed \u{1F3B5}"))))
         var configuration = EngineConfiguration(pipeline: .playbin3, audioSink: "wavenc ! filesink location=\"out\nput.wav\"")
         configuration.snapcast = SnapcastOutput(host: "::1", port: 4953)

@@ -29,8 +29,9 @@ final class SleepTimerTests: XCTestCase {
         actions.compactMap { if case .startTimer(.sleep, let after) = $0 { after } else { nil } }
     }
 
-    func fades(_ actions: [PlayerAction]) -> [Double] {
-        actions.compactMap { if case .engine(.setFade(let level)) = $0 { level } else { nil } }
+    /// The fades the engine is told: a target and a length each.
+    func fades(_ actions: [PlayerAction]) -> [EngineCommand] {
+        actions.compactMap { if case .engine(let command) = $0, case .fade = command { command } else { nil } }
     }
 
     func engineCommands(_ actions: [PlayerAction]) -> [EngineCommand] {
@@ -39,7 +40,7 @@ final class SleepTimerTests: XCTestCase {
 
     // MARK: The sleep timer
 
-    func testTheTimerWakesOnceBeforeTheFadeThenStepsAndPausesAtTheDeadline() throws {
+    func testTheTimerWakesWhereTheFadeBeginsAndAtTheDeadlineAndTheEngineFades() throws {
         var (m, _) = try playing([a])
         m.machine.setSleepTimer(after: .seconds(60), now: m.now)
         var actions = m.take()
@@ -49,19 +50,14 @@ final class SleepTimerTests: XCTestCase {
 
         m.advance(by: .seconds(50))
         actions = m.fire(.sleep)
-        XCTAssertEqual(sleepTimers(actions), [.milliseconds(50)], "20 steps a second during the fade")
-        m.advance(by: .seconds(5))
-        actions = m.fire(.sleep)
-        XCTAssertEqual(fades(actions), [0.25], "half the fade left: the square of 1/2")
+        XCTAssertEqual(fades(actions), [.fade(to: 0, over: .seconds(10))], "a target and a length: the engine ramps")
+        XCTAssertEqual(sleepTimers(actions), [.seconds(10)], "the next wake-up is the deadline, no steps")
         XCTAssertEqual(m.machine.state.volume, 1, "the user's volume stays")
-        m.advance(by: .milliseconds(4950))
-        actions = m.fire(.sleep)
-        XCTAssertEqual(sleepTimers(actions), [.milliseconds(50)], "the last step ends at the deadline")
 
-        m.advance(by: .milliseconds(50))
+        m.advance(by: .seconds(10))
         actions = m.fire(.sleep)
-        XCTAssertEqual(engineCommands(actions), [.setPlaying(false), .setFade(1)],
-                       "paused first, then the level back, so the next Play has the user's volume")
+        XCTAssertEqual(engineCommands(actions), [.setPlaying(false), .fade(to: 1, over: .zero)],
+                       "paused first, then the level back at once, so the next Play has the user's volume")
         XCTAssertEqual(m.machine.state.intent, .paused)
         XCTAssertTrue(actions.contains(.emit(.sleepTimerChanged(nil))))
         XCTAssertEqual(sleepTimers(actions), [], "no timer once it ran out")
@@ -71,25 +67,38 @@ final class SleepTimerTests: XCTestCase {
     func testAShortTimerFadesOverItsWholeLength() throws {
         var (m, _) = try playing([a])
         m.machine.setSleepTimer(after: .seconds(3), now: m.now)
-        XCTAssertEqual(sleepTimers(m.take()), [.milliseconds(50)], "the fade starts at once")
+        let actions = m.take()
+        XCTAssertEqual(fades(actions), [.fade(to: 0, over: .seconds(3))], "the fade starts at once")
+        XCTAssertEqual(sleepTimers(actions), [.seconds(3)])
         XCTAssertEqual(m.machine.sleepTimer?.fade, .seconds(3))
-        m.advance(by: .milliseconds(1500))
-        XCTAssertEqual(fades(m.fire(.sleep)), [0.25])
-        m.advance(by: .milliseconds(1500))
+        m.advance(by: .seconds(3))
         m.fire(.sleep)
         XCTAssertEqual(m.machine.state.intent, .paused)
+    }
+
+    /// A timer set again during its fade starts from the full level again, as a new timer does.
+    func testATimerReplacedDuringItsFadeStartsAgainFromTheFullLevel() throws {
+        var (m, _) = try playing([a])
+        m.machine.setSleepTimer(after: .seconds(5), now: m.now)
+        _ = m.take()
+        m.advance(by: .seconds(2))
+        m.machine.setSleepTimer(after: .seconds(3), now: m.now)
+        XCTAssertEqual(fades(m.take()), [.fade(to: 1, over: .zero), .fade(to: 0, over: .seconds(3))])
+        m.machine.setSleepTimer(after: .seconds(600), now: m.now)
+        XCTAssertEqual(fades(m.take()), [.fade(to: 1, over: .zero)], "back to the full level until the new fade")
     }
 
     func testCancellingRemovesTheTimerAndTheFade() throws {
         var (m, _) = try playing([a])
         m.machine.setSleepTimer(after: .seconds(20), now: m.now)
         _ = m.take()
-        m.advance(by: .seconds(15))
-        XCTAssertEqual(fades(m.fire(.sleep)), [0.25])
+        m.advance(by: .seconds(10))
+        XCTAssertEqual(fades(m.fire(.sleep)), [.fade(to: 0, over: .seconds(10))])
+        m.advance(by: .seconds(5))
         m.machine.cancelSleepTimer()
         let actions = m.take()
         XCTAssertTrue(actions.contains(.cancelTimer(.sleep)))
-        XCTAssertEqual(fades(actions), [1], "the level comes back at once")
+        XCTAssertEqual(fades(actions), [.fade(to: 1, over: .zero)], "the level comes back at once")
         XCTAssertTrue(actions.contains(.emit(.sleepTimerChanged(nil))))
         m.advance(by: .seconds(5))
         XCTAssertEqual(m.fire(.sleep), [], "a late timer does nothing")
@@ -105,10 +114,13 @@ final class SleepTimerTests: XCTestCase {
         m.machine.pause()
         _ = m.take()
         m.advance(by: .seconds(20))
-        XCTAssertEqual(sleepTimers(m.fire(.sleep)), [.milliseconds(50)])
-        m.advance(by: .seconds(10))
         let actions = m.fire(.sleep)
-        XCTAssertFalse(engineCommands(actions).contains(.setPlaying(true)), "an ended timer never plays")
+        XCTAssertEqual(sleepTimers(actions), [.seconds(10)])
+        XCTAssertEqual(fades(actions), [.fade(to: 0, over: .seconds(10))], "the fade runs while paused too")
+        m.advance(by: .seconds(10))
+        let ended = m.fire(.sleep)
+        XCTAssertFalse(engineCommands(ended).contains(.setPlaying(true)), "an ended timer never plays")
+        XCTAssertEqual(fades(ended), [.fade(to: 1, over: .zero)])
         XCTAssertEqual(m.machine.state.intent, .paused)
         XCTAssertNil(m.machine.sleepTimer)
         m.machine.play()

@@ -325,4 +325,7 @@ class SoundServerTests: SoundServerTestCase {
     func testAStreamOpenedAtHalfVolumeIsHeardAtItFromItsFirstSample() throws {
         try checkAStreamOpenedAtHalfVolumeIsHeardAtItFromItsFirstSample()
     }
+    func testAHundredSetsAndSliderMovesAreNeitherUndoneNorMissed() throws {
+        try checkAHundredSetsAndSliderMovesAreNeitherUndoneNorMissed()
+    }
 }

@@ -18,7 +18,7 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case volume(Double)
         case muted(Bool)
         case video(VideoCommand)
-        case fade(Double)
+        case fade(Double, over: Duration)
         case audio(AudioCommand)
         case output(String)
         case crossfade(CrossfadeCommand)
@@ -110,8 +110,8 @@ public final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
             recorded.append(.volume(volume))
         case .setMuted(let muted):
             recorded.append(.muted(muted))
-        case .setFade(let level):
-            recorded.append(.fade(level))
+        case .fade(let target, let length):
+            recorded.append(.fade(target, over: length))
         case .video(let command):
             recorded.append(.video(command))
         case .audio(let command):
