@@ -2,6 +2,7 @@
 #   make run    installs what is missing, builds, plays a generated demo track and follows it (tonearm watch)
 #   make test   installs what is missing, builds, and runs every test
 #   make test-tsan, make test-asan   the same tests built with the thread / address sanitizer
+#   make test-trixie   every test in a fresh Debian 13 chroot made from this machine (root)
 #   make fuzz   builds tonearmd (release) and runs the hostile-client fuzzer (Tests/Fuzz/fuzz.py)
 #   make soak   builds tonearmd (release) and runs DURATION of ordinary use against it (Tests/Soak/soak.py)
 #   make install PREFIX=/usr/local DESTDIR=   both programs, units, completions, man pages (README, "Installing")
@@ -15,7 +16,7 @@ export SWIFT
 DEMO_DIR := .build/demo
 DEMO := $(DEMO_DIR)/tonearm-demo.ogg
 
-.PHONY: all deps build run test test-tsan test-asan demo fuzz soak bench clean release generated install uninstall install-test deb deb-test
+.PHONY: test-trixie all deps build run test test-tsan test-asan demo fuzz soak bench clean release generated install uninstall install-test deb deb-test
 
 all: build
 
@@ -45,6 +46,12 @@ test: deps
 # The same suites built with a sanitizer, each in its own build directory. The service tests start
 # the tonearmd built there, so it is sanitized too. Any report (Tests/Sanitizers/*.supp hold the
 # libraries' own) fails the run and is printed; reports land in .build/tsan|asan/sanitizer-reports.
+# The whole suite in a fresh Debian 13 (GStreamer 1.26, PipeWire 1.4) from this machine: a chroot
+# made with debootstrap, the committed HEAD cloned in, its packages installed there (root;
+# scripts/suite-in-chroot.sh says how to run part of it, or keep the chroot for a second try).
+test-trixie:
+	bash scripts/suite-in-chroot.sh trixie
+
 test-tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	SWIFT_SCRATCH=.build/tsan SWIFT_SANITIZE=thread bash scripts/test.sh
