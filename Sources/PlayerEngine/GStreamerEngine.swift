@@ -59,28 +59,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// A released pipeline back in NULL (device and file let go of), kept for the next load while
     /// no other pipeline exists; see `retire(keepingWarm:)`.
     private var warm: Pipeline?
-    private var generation: Generation?
-    private var uri: MediaURI?
-    private var missingPlugin: String?
-    /// The current load was reported live (see `.asyncDone` in `handle`).
-    private var reportedLive = false
-    /// The current load's preroll is over (its first ASYNC_DONE, or NO_PREROLL).
-    private var prerolled = false
-    /// The current load goes on to PLAYING at the end of its preroll (`.playAfterPreroll`).
-    private var playsAfterPreroll = false
-    /// The answer to the request of the item's own URI, when it went through souphttpsrc.
-    private var itemResponse: (contentType: String?, contentLength: Int?)?
-    /// HTTP responses of the current load that failed (status 400 and up) and were not answered
-    /// well since, newest last, at most `maximumFailedResponses`: what a network error or an early
-    /// end of the stream is blamed on.
-    private var failedResponses: [ErrorMapping.HTTPFailure] = []
-    private static let maximumFailedResponses = 8
+    /// The state of the current item's load (`Load.swift`): made by `load` and a crossfade's start,
+    /// derived at a gapless switch or a loop's lap, nil once retired; non-nil exactly while
+    /// `pipeline` is.
+    private var load: Load?
     /// Volume, mute, the sleep timer's fade and a crossfade's ramps, on every pipeline's gain
     /// stages (`OutputLevels.swift`).
     private lazy var levels = OutputLevels(queue: queue, logger: logger, pipelines: { [unowned self] in
         (pipeline?.gains, outgoing?.gains, incoming?.pipeline.gains)
     }, sliderMoved: { [unowned self] level, fading in
-        deliver(.streamLevels(volume: level.volume, muted: level.muted, fading: fading), generation ?? Generation(0))
+        deliver(.streamLevels(volume: level.volume, muted: level.muted, fading: fading), load?.generation ?? Generation(0))
     }, crossfadeEnded: { [unowned self] in endFadeOut() })
     /// ReplayGain and the equalizer as the player last asked (`AudioStages.swift`).
     private var audio = EngineAudio()
@@ -120,19 +108,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// The on-screen bar's text (nil: hidden), drawn by the `textoverlay` of the pipeline's video
     /// (see "Video controls" below); kept for a pipeline built while it shows.
     private var controlsText: String?
-    /// The rate the player last asked for with a seek: a redraw of a paused frame keeps it.
-    private var rate = 1.0
-    /// A redraw of the paused frame is under way (`showControls`): its ASYNC_DONE and state
-    /// changes are the engine's own, not the player's.
-    private var redrawing = false
-    /// A redraw was asked while one was under way (the software path scales to a new size after
-    /// the bar's redraw began): it runs again once that one ends.
-    private var redrawAgain = false
-    /// The position the player was last told (a state change's, a seek's, a snapshot's): a redraw
-    /// of the paused frame goes back to it, not to a new query, which can answer otherwise while
-    /// paused (the bin's query takes the furthest sink: the audio sink's clock at the pause, or a
-    /// late video frame's time, as under a sanitizer's slowdown).
-    private var toldPosition: Int64?
     /// How the video fills the window: glimagesink keeps the aspect unless it is `stretch`.
     private var videoGravity = VideoGravity.fit
     /// The sink chosen for each display name (`VideoSinkChoice`: OpenGL probed once, at its first
@@ -146,9 +121,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// one (its ramps are `levels`').
     private var incoming: (pipeline: Pipeline, uri: MediaURI, generation: Generation)?
     private var outgoing: Pipeline?
-    /// The generation of a crossfade's item whose preroll is told as `.streamStarted` (the moment
-    /// the player makes it current), not as `.asyncDone`.
-    private var announcing: Generation?
 
     /// Returns at once: GStreamer's set-up (`gst_init`, which scans every plugin when there is no
     /// registry cache yet, and the choice of the sink) runs first on the engine's queue, so the
@@ -347,10 +319,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                     loadsQueued -= 1
                     return loadsQueued > 0
                 }
-                if superseded { retire() } else { load(uri, generation: generation) }
+                if superseded { retire() } else { self.load(uri, generation: generation) }
             case .prepareNext(let uri, let generation): prepareNext(uri, generation: generation)
             case .setPlaying(let playing): setPlaying(playing)
-            case .playAfterPreroll(let play): playsAfterPreroll = play && pipeline != nil && !prerolled
+            case .playAfterPreroll(let play): if let load { self.load?.playsAfterPreroll = play && pipeline != nil && !load.prerolled }
             case .release:
                 retire(keepingWarm: true)
                 // the load of the next item, if any, was queued with this release and runs first
@@ -732,15 +704,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             letGo(pipeline, keep: keep)
         }
         pipeline = nil
-        generation = nil
-        uri = nil
-        missingPlugin = nil
-        reportedLive = false
-        prerolled = false
-        playsAfterPreroll = false
-        itemResponse = nil
-        failedResponses = []
-        announcing = nil
+        load = nil
     }
 
     /// Takes `pipeline` to NULL on a thread of its own (see `dispose`), counted among the teardowns
@@ -826,7 +790,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Tells the player the output devices: the sound server's, and the snapserver's if one is
     /// configured.
     private func reportDevices(_ devices: [OutputDevice]) {
-        deliver(.outputs(devices + (configuration.snapcast.map { [$0.device] } ?? [])), generation ?? Generation(0))
+        deliver(.outputs(devices + (configuration.snapcast.map { [$0.device] } ?? [])), load?.generation ?? Generation(0))
     }
 
     /// The chosen output is the configured snapserver: pipelines are built with its sink.
@@ -882,12 +846,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             return
         }
         pipeline = fresh
-        self.generation = generation
-        self.uri = uri
-        rate = 1
-        redrawing = false
-        redrawAgain = false
-        toldPosition = nil
+        load = Load(uri, generation)
         // per item: a display found now (the user manager's, when tonearmd has none) shows video
         try? chooseVideo(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)
         fresh.playbin.set("uri", uri.string)
@@ -902,7 +861,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             deliver(.tags(metadata), generation)
         }
         if started == .noPreroll {
-            prerolled = true  // a live source: the player asks for PLAYING when told
+            load?.prerolled = true  // a live source: the player asks for PLAYING when told
             fresh.gains.opensPlaying = true
             levels.apply(to: fresh.gains)
             deliver(.live, generation)
@@ -922,11 +881,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // once, while a cancelled asyncAfter work item still wakes the process when it falls due.
         let watch = DispatchSource.makeTimerSource(queue: queue)
         watch.setEventHandler { [weak self, weak watched] in
-            guard let self, let watched, watched === self.pipeline, generation == self.generation else { return }
+            guard let self, let watched, watched === self.pipeline, generation == self.load?.generation else { return }
             self.prerollWatch?.cancel()
             self.prerollWatch = nil
-            let plays = playsAfterPreroll
-            defer { playsAfterPreroll = plays && pipeline != nil }  // the load again, as asked
+            let plays = load?.playsAfterPreroll ?? false
+            defer { if pipeline != nil { load?.playsAfterPreroll = plays } }  // the load again, as asked
             if isRetry {
                 retire()
                 deliver(.failed(ItemError(.other, "\(uri.displayPath) did not start: GStreamer never finished opening it")), generation)
@@ -956,10 +915,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func setPlaying(_ playing: Bool) {
         if let outgoing { pauseFade(!playing, outgoing) }
-        playsAfterPreroll = false
-        redrawing = false
-        redrawAgain = false
-        guard let pipeline, generation != nil else { return }
+        load?.playsAfterPreroll = false
+        load?.redrawing = false
+        load?.redrawAgain = false
+        guard let pipeline, load != nil else { return }
         // the player's own PLAYING after a preroll that `playAfterPreroll` already took there
         if playing, pipeline.playbin.currentState == (.playing, .voidPending) { return }
         if playing, pipeline.toSnapcast, let pausedAt = pipeline.playbin.startTime, pausedAt > 0 {
@@ -972,11 +931,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     private func seek(_ target: SeekTarget, mode: SeekMode, rate: Double) {
-        guard let pipeline, let generation else { return }
-        self.rate = rate
-        redrawing = false
-        redrawAgain = false
-        toldPosition = nil
+        guard let pipeline, let generation = load?.generation else { return }
+        load?.rate = rate
+        load?.redrawing = false
+        load?.redrawAgain = false
+        load?.toldPosition = nil
         var flags: SeekFlags = [.flush]
         // a seek while a video loops keeps the loop's segment mode (see "Video loops")
         if pipeline.loop.generation != nil { flags.insert(.segment) }
@@ -996,7 +955,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         case .position(let position): start = max(position, .zero).nanoseconds
         case .current: start = pipeline.playbin.queryPosition() ?? 0
         }
-        if reportedLive, let window = pipeline.playbin.querySeeking()?.range {
+        if load?.reportedLive == true, let window = pipeline.playbin.querySeeking()?.range {
             // a live playlist's window slides as it grows: a seek goes to the nearest time still
             // in it, as read now (hlsdemux 1.22.0 moves one before the window to its start, and
             // refuses one past its end: a client asking past the live edge wants the live edge)
@@ -1007,7 +966,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // hop through this queue. Armed before the seek: a flushing seek can preroll before
         // gst_element_seek returns. A rate change (`.current`), a key-unit seek (it lands where the
         // key unit is) and a live window (it slides) go the bus's way, with a snapshot.
-        if mode == .exact, case .position = target, !reportedLive {
+        if mode == .exact, case .position = target, load?.reportedLive != true {
             pipeline.lock.withLock { pipeline.awaitedSeek = (generation, .nanoseconds(start)) }
         }
         let seqnum = pipeline.playbin.numberedSeek(rate: rate, flags: flags, start: start)
@@ -1022,7 +981,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func positionSample() -> PositionSample? {
         guard let position = pipeline?.playbin.queryPosition() else { return nil }
-        toldPosition = position
+        load?.toldPosition = position
         return PositionSample(.nanoseconds(position), at: .now)
     }
 
@@ -1030,7 +989,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func loadedRanges(duration: Duration?) -> [TimeRange] {
         guard let pipeline, let duration, duration > .zero else { return [] }
-        if uri?.isFile == true { return [TimeRange(start: .zero, end: duration)] }
+        if load?.uri.isFile == true { return [TimeRange(start: .zero, end: duration)] }
         // downloadbuffer names an empty range at the end of a file a demuxer only peeked at (the
         // tail of a WAV file): nothing a client can play
         return (pipeline.playbin.queryBufferedRanges() ?? []).filter { $0.upperBound > $0.lowerBound }.map {
@@ -1047,7 +1006,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                               seekableRange: seeking?.range.map { TimeRange(start: .nanoseconds($0.lowerBound), end: .nanoseconds($0.upperBound)) },
                               streamWakesWhilePaused: pipeline?.outputSink != nil && pipeline?.toSnapcast != true,
                               // issue 37: a length by the time it plays, not 0.45 s later at DURATION_CHANGED
-                              durationEstimate: duration == nil && uri?.isFile == true
+                              durationEstimate: duration == nil && load?.uri.isFile == true
                                   ? pipeline?.playbin.audioParserDurationEstimate().map { .nanoseconds($0) } : nil)
     }
 
@@ -1059,8 +1018,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// no Content-Length (Icecast): an MP3 file over HTTP has no length at preroll either, until
     /// mpegaudioparse has seen enough frames.
     private func isLiveStream(_ snapshot: EngineSnapshot) -> Bool {
-        guard let uri, !uri.isFile, snapshot.duration == nil else { return false }
-        guard let itemResponse else { return true }
+        guard let load, !load.uri.isFile, snapshot.duration == nil else { return false }
+        guard let itemResponse = load.itemResponse else { return true }
         return itemResponse.contentLength == nil || itemResponse.contentType?.lowercased().contains("mpegurl") == true
     }
 
@@ -1085,22 +1044,23 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     private func fail(_ error: GStreamerError) {
-        guard let pipeline, let generation else { return }
+        guard let pipeline, let load else { return }
         // an error after about-to-finish switched the uri belongs to the next item, unless it is
         // the output's: the sink still plays the current one
         let pending = pipeline.lock.withLock { pipeline.switching }
-        let current = uri.map { ($0, generation) }
-        guard var target = pending ?? current else { return }
+        let current = (load.uri, load.generation)
+        var target = pending ?? current
+        let (missingPlugin, failedResponses, itemResponse) = (load.missingPlugin, load.failedResponses, load.itemResponse)
         logger.debug("pipeline error", metadata: ["error": "\(error)", "debug": "\(error.debug ?? "")"])
         // the failed response the source saw, or the status a demuxer put in the error (hlsdemux2
         // downloads without souphttpsrc, so no http-headers message tells it)
         let http = failedResponses.last ?? error.httpStatus.map { ErrorMapping.HTTPFailure(uri: error.httpURI ?? target.0.string, status: $0) }
         var itemError = ErrorMapping.itemError(error, uri: target.0, missingPlugin: missingPlugin, http: http)
-        if itemError.kind == .output, pending != nil, let current {
+        if itemError.kind == .output, pending != nil {
             target = current
             itemError = ErrorMapping.itemError(error, uri: current.0, missingPlugin: missingPlugin, http: nil)
         }
-        if itemError.kind == .unsupportedFormat, target.0 == uri, let itemResponse {
+        if itemError.kind == .unsupportedFormat, target.0 == load.uri, let itemResponse {
             // the server answered, with something that is not media: on a network, most often a
             // captive portal's login page or an error page sent with 200
             itemError = ErrorMapping.notMedia(uri: target.0, contentType: itemResponse.contentType)
@@ -1119,7 +1079,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         guard outputs != nil else { return }
         outputs = nil
         outputsLost = true
-        deliver(.outputs([]), generation ?? Generation(0))
+        deliver(.outputs([]), load?.generation ?? Generation(0))
     }
 
     private func deliver(_ event: EngineEvent, _ generation: Generation) {
@@ -1128,10 +1088,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     private func handle(_ message: Message) {
-        guard let pipeline, let generation else { return }
-        if redrawing, endsRedraw(message) {
-            if !redrawing && redrawAgain {
-                redrawAgain = false
+        guard let pipeline, let generation = load?.generation else { return }
+        if load?.redrawing == true, endsRedraw(message) {
+            if load?.redrawing == false && load?.redrawAgain == true {
+                load?.redrawAgain = false
                 redrawPausedFrame(pipeline)
             }
             return
@@ -1150,8 +1110,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         case .asyncDone:
             prerollWatch?.cancel()
             prerollWatch = nil
-            if !prerolled {
-                prerolled = true
+            if load?.prerolled == false {
+                load?.prerolled = true
                 // an item without video after one with it: the window closes; one with video has
                 // its size now (the sink asked for the window before its caps were set)
                 if !pipeline.lock.withLock({ pipeline.showedVideo }) {
@@ -1163,33 +1123,28 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 levels.streamOpened(pipeline.gains)
                 // PLAYING before the snapshot's queries and the hop to the player: the sink renders
                 // from the preroll buffer it holds
-                if playsAfterPreroll { pipeline.playbin.setState(.playing) }
-                playsAfterPreroll = false
-                if announcing == generation {
-                    announcing = nil
+                if load?.playsAfterPreroll == true { pipeline.playbin.setState(.playing) }
+                load?.playsAfterPreroll = false
+                if load?.announcesAtPreroll == true {
+                    load?.announcesAtPreroll = false
                     return deliver(.streamStarted(snapshot()), generation)
                 }
             }
             let snapshot = snapshot()
-            if !reportedLive, isLiveStream(snapshot) {
-                reportedLive = true
+            if load?.reportedLive == false, isLiveStream(snapshot) {
+                load?.reportedLive = true
                 deliver(.live, generation)
             }
             deliver(.asyncDone(snapshot), generation)
         case .streamStart:
-            if announcing == generation { return }  // a crossfade's item is announced at its preroll
+            if load?.announcesAtPreroll == true { return }  // a crossfade's item is announced at its preroll
             // after about-to-finish, STREAM_START is the boundary to the next item (trap 2)
             let next = pipeline.lock.withLock { () -> (uri: MediaURI, generation: Generation)? in
                 defer { pipeline.switching = nil }
                 return pipeline.switching
             }
             if let next {
-                self.generation = next.generation
-                self.uri = next.uri
-                missingPlugin = nil
-                reportedLive = false
-                itemResponse = nil
-                failedResponses = []
+                load = load?.switched(to: next.uri, next.generation)
                 deliver(.streamStarted(snapshot()), next.generation)
             } else {
                 deliver(.streamStarted(snapshot()), generation)
@@ -1198,7 +1153,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             // hlsdemux (1.22.0) gives up on a segment that keeps failing (HTTP 404, 500) with EOS,
             // not an error (gst-launch-1.0 -m playbin on such a stream: four http-headers with the
             // status, then EOS): the stream ended because of it, and the item failed
-            if let failure = failedResponses.last, let uri, !uri.isFile {
+            if let failure = load?.failedResponses.last, let uri = load?.uri, !uri.isFile {
                 logger.info("the stream ended after a failed request", metadata: ["uri": "\(failure.uri)", "status": "\(failure.status)"])
                 retire()
                 deliver(.failed(ErrorMapping.endedByHTTPFailure(failure, uri: uri)), generation)
@@ -1206,12 +1161,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             }
             deliver(.endOfStream, generation)
         case .httpResponse(let responseURI, let status, let contentType, let contentLength):
-            if responseURI == uri?.string, status < 300 { itemResponse = (contentType, contentLength) }
-            failedResponses.removeAll { $0.uri == responseURI }
-            if status >= 400 {
-                failedResponses.append(ErrorMapping.HTTPFailure(uri: responseURI, status: status))
-                if failedResponses.count > Self.maximumFailedResponses { failedResponses.removeFirst() }
-            }
+            load?.heard(response: responseURI, status: status, contentType: contentType, contentLength: contentLength)
         case .error(let error):
             fail(error)
         case .warning(let warning):
@@ -1219,13 +1169,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         case .missingPlugin(let description):
             // playbin3 prerolls without the stream it cannot decode and never errors, so a
             // missing decoder fails the item here; playbin errors after this message anyway
-            missingPlugin = description
+            load?.missingPlugin = description
             fail(GStreamerError(domain: GStreamerError.coreDomain, code: 12, message: description, source: message.source))
         case .tags(let tags):
             deliver(.tags(TagMapping.metadata(tags, covers: covers)), generation)
         case .buffering(let percent):
             // below 100% the player pauses, and plays on at 100% (gstplay.c buffering_cb)
-            if percent < 100 { playsAfterPreroll = false }
+            if percent < 100 { load?.playsAfterPreroll = false }
             deliver(.buffering(percent: percent, loadedRanges: loadedRanges(duration: duration)), generation)
         case .downloaded:
             deliver(.loaded(loadedRanges(duration: duration)), generation)
@@ -1241,7 +1191,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             }
         case .gap(let start, let end):
             logger.warning("a stretch of the stream never came: playing on after it",
-                           metadata: ["uri": "\(uri?.string ?? "")", "at": "\(Duration.nanoseconds(start))",
+                           metadata: ["uri": "\(load?.uri.string ?? "")", "at": "\(Duration.nanoseconds(start))",
                                       "length": "\(Duration.nanoseconds(end - start))"])
             deliver(.gap(at: .nanoseconds(start), length: .nanoseconds(end - start)), generation)
         case .segmentDone(let seqnum):
@@ -1393,7 +1343,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 // an item loaded meanwhile decides at its preroll: its sink takes the window, or one
                 // without video closes it then. Closing now, before its sink asked, closed and opened
                 // the window again between two videos (fullscreen and place lost; VideoLoopTests)
-                if let pipeline, !prerolled || pipeline.lock.withLock({ pipeline.showedVideo }) { return }
+                if let pipeline, load?.prerolled != true || pipeline.lock.withLock({ pipeline.showedVideo }) { return }
                 windows.close(unlessUsedSince: seen)
             }
         }
@@ -1402,7 +1352,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// An event of the window, to the player: `windowOpened` as the load that asked for it, the
     /// others whatever the load (the player takes them whatever the generation).
     private func videoEvent(_ event: VideoEvent) {
-        queue.async { [self] in deliver(.video(event), generation ?? Generation(0)) }
+        queue.async { [self] in deliver(.video(event), load?.generation ?? Generation(0)) }
     }
 
     // MARK: Video controls
@@ -1443,14 +1393,15 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// blended image, and a paused pipeline pushes no other): a flushing seek to where it is
     /// prerolls that frame again through the overlay. The player never hears of it.
     private func redrawPausedFrame(_ pipeline: Pipeline) {
-        if redrawing {
-            redrawAgain = true
+        guard let load else { return }
+        if load.redrawing {
+            self.load?.redrawAgain = true
             return
         }
-        guard prerolled, pipeline.playbin.currentState == (.paused, .voidPending),
-              let position = toldPosition ?? pipeline.playbin.queryPosition() else { return }
-        redrawing = true
-        if !pipeline.playbin.seek(rate: rate, flags: [.flush, .accurate], start: position) { redrawing = false }
+        guard load.prerolled, pipeline.playbin.currentState == (.paused, .voidPending),
+              let position = load.toldPosition ?? pipeline.playbin.queryPosition() else { return }
+        self.load?.redrawing = true
+        if !pipeline.playbin.seek(rate: load.rate, flags: [.flush, .accurate], start: position) { self.load?.redrawing = false }
     }
 
     /// A message of the pipeline while a redraw is under way: true when it is the redraw's own
@@ -1459,7 +1410,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         switch message.kind {
         case .stateChanged: return message.isFromPipeline
         case .asyncDone:
-            redrawing = false
+            load?.redrawing = false
             return true
         default: return false
         }
@@ -1492,7 +1443,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// loops (nothing is armed for about-to-finish).
     private func loopsBySegments(_ pipeline: Pipeline, to nextURI: MediaURI?, generation nextGeneration: Generation?) -> Bool {
         let showsVideo = pipeline.lock.withLock { pipeline.showedVideo }
-        guard let nextURI, let nextGeneration, nextURI == uri, showsVideo else {
+        guard let nextURI, let nextGeneration, nextURI == load?.uri, showsVideo else {
             if pipeline.loop.generation != nil {
                 // out of segment mode, so that its end is an EOS again (and about-to-finish comes):
                 // a flushing seek where it is
@@ -1526,7 +1477,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private func wrapped(_ pipeline: Pipeline, by seqnum: UInt32) {
         guard let (next, sent) = pipeline.loop.wrapping, sent == seqnum else { return }
         pipeline.loop.wrapping = nil
-        generation = next
+        load = load?.lapped(as: next)
         // the lap's start, not the position query's answer: that is the latest of the sinks', and an
         // audio sink whose lap ends a little later (AAC's last frame) still answers from the lap before
         var lap = snapshot()
@@ -1576,19 +1527,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         prerollWatch = nil
         outgoing = current
         pipeline = next.pipeline
-        generation = next.generation
-        uri = next.uri
-        missingPlugin = nil
-        reportedLive = false
-        prerolled = false
-        announcing = next.generation
-        playsAfterPreroll = false
-        itemResponse = nil
-        failedResponses = []
-        rate = 1
-        redrawing = false
-        redrawAgain = false
-        toldPosition = nil
+        load = Load(next.uri, next.generation, announcesAtPreroll: true)
         let (state, pending) = current.playbin.currentState
         let playing = (pending == .voidPending ? state : pending) == .playing
         levels.startCrossfade(length: length, playing: playing)
