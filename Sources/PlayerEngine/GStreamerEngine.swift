@@ -13,7 +13,7 @@ import PlayerModel
 /// bus's file descriptor wakes the same queue; nothing here runs on a timer (rule 7).
 public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     // @unchecked: every mutable field is confined to `queue` (checked with dispatchPrecondition);
-    // `eventHandler` is guarded by `handlerLock`; a Pipeline's about-to-finish state by its lock.
+    // `eventHandler` is guarded by `handlerLock`; an EnginePipeline's about-to-finish state by its lock.
     public let configuration: EngineConfiguration
     /// The configuration's pipeline, else the default for the GStreamer this process runs on.
     public let pipelineKind: EngineConfiguration.PipelineKind
@@ -55,10 +55,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     // Guarded by `queue`.
     /// The pipeline of the current load; nil after a release or a failure.
-    private var pipeline: Pipeline?
+    private var pipeline: EnginePipeline?
     /// A released pipeline back in NULL (device and file let go of), kept for the next load while
     /// no other pipeline exists; see `retire(keepingWarm:)`.
-    private var warm: Pipeline?
+    private var warm: EnginePipeline?
     /// The state of the current item's load (`Load.swift`): made by `load` and a crossfade's start,
     /// derived at a gapless switch or a loop's lap, nil once retired; non-nil exactly while
     /// `pipeline` is.
@@ -119,8 +119,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// The crossfade (see "Crossfade" below): the next item's pipeline, prepared in READY and silent
     /// with its bus held; once started, the previous item's pipeline fading out beside the current
     /// one (its ramps are `levels`').
-    private var incoming: (pipeline: Pipeline, uri: MediaURI, generation: Generation)?
-    private var outgoing: Pipeline?
+    private var incoming: (pipeline: EnginePipeline, uri: MediaURI, generation: Generation)?
+    private var outgoing: EnginePipeline?
 
     /// Returns at once: GStreamer's set-up (`gst_init`, which scans every plugin when there is no
     /// registry cache yet, and the choice of the sink) runs first on the engine's queue, so the
@@ -350,81 +350,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
     }
 
-    // MARK: Pipelines
+    // MARK: Pipelines (each an `EnginePipeline`: EnginePipeline.swift)
 
-    /// One playbin with its bus, the fd source that wakes the queue, and what its about-to-finish
-    /// handler shares with the streaming thread. Every load gets a fresh one (or, after a release,
-    /// the one kept warm: see `retire(keepingWarm:)`), and the old one goes to NULL on a thread of
-    /// its own: that state change waits for streaming threads, and with playbin3 1.22.0 one of
-    /// them can block in a pad probe on a lock the change holds, forever (seen switching items at
-    /// the end of a track). A fresh pipeline also keeps playbin3 1.22.0 from aborting
-    /// (reconfigure_output assertion) when a pipeline that failed is loaded again.
-    private final class Pipeline: @unchecked Sendable {
-        // @unchecked: `nextUp`, `switching` and `awaitedSeek` are guarded by `lock` (streaming
-        // threads read them); the rest is immutable after init or confined to the engine's queue
-        // (`gains` is set there; the dispose thread, which holds a retired pipeline, never
-        // touches it).
-        let playbin: Element
-        /// Its volume stages (the stream's, the element in front of the sink, the filter's), which
-        /// only `OutputLevels` sets. See `makeSink` for why in front of the sink.
-        let gains: GainStages
-        /// The filter's optional stages (ReplayGain, the equalizer), replaced with the filter.
-        var stages: AudioStages?
-        /// The pulsesink, when the output is the default path's (see `OutputRouter`).
-        var outputSink: Element? { gains.stream }
-        /// Its sink streams to the snapserver (`SnapcastOutput`), not to the configured sink.
-        var toSnapcast = false
-        let bus: Bus
-        let busSource: DispatchSourceRead
-        var aboutToFinish: AboutToFinish?
-        var sourceSetup: SourceSetup?
-        let lock = Lock()
-        var nextUp: (uri: MediaURI, generation: Generation)?
-        var switching: (uri: MediaURI, generation: Generation)?
-        /// The exact seek whose ASYNC_DONE is handed straight to the player (see `seek`): the
-        /// generation it belongs to and the position it goes to. Set before the seek is sent,
-        /// taken by the thread that posts the next ASYNC_DONE.
-        var awaitedSeek: (generation: Generation, position: Duration)?
-        /// The display its video goes to (nil: its video is dropped), and whether a sink of it got
-        /// the window (such a pipeline is never kept warm: its sink holds the window's id).
-        var display: VideoDisplay?
-        var showedVideo = false
-        /// The video sink `chooseVideo` gave it, if any; guarded by the engine's queue.
-        var videoSink: Element?
-        /// That sink when it is the software path's (it scales to the window); guarded by `lock`:
-        /// the sync handler reads the video's size from it.
-        var scaledSink: ScaledVideoSink?
-        /// The sink that draws into the window (GstVideoOverlay): the scaled sink's ximagesink.
-        var overlay: Element? { lock.withLock { scaledSink?.sink } ?? videoSink }
-        /// Its video sink is ximagesink or xvimagesink (the software path's included), which open a
-        /// display of their own with MIT-SHM.
-        var drawsWithXShm: Bool { ["ximagesink", "xvimagesink"].contains(overlay?.factoryName ?? "") }
-        /// The display the pipeline's flags and video sink were set for; guarded by the engine's queue.
-        var videoSetFor: VideoDisplay??
-        /// The `textoverlay` that draws the on-screen bar (`makeControls`); guarded by the engine's queue.
-        var controls: Element?
-        /// A video looping on itself (see "Video loops"); guarded by the engine's queue.
-        var loop = SegmentLoop()
-
-        init(playbin: Element, gains: GainStages, bus: Bus, busSource: DispatchSourceRead) {
-            self.playbin = playbin
-            self.gains = gains
-            self.bus = bus
-            self.busSource = busSource
-        }
-
-        /// Runs on a streaming thread: set the next uri synchronously and nothing else (trap 2).
-        func onAboutToFinish() {
-            let next: (uri: MediaURI, generation: Generation)? = lock.withLock {
-                defer { nextUp = nil }
-                if let nextUp { switching = nextUp }
-                return nextUp
-            }
-            if let next { playbin.set("uri", next.uri.string) }
-        }
-    }
-
-    private func makePipeline() throws -> Pipeline {
+    private func makePipeline() throws -> EnginePipeline {
         let playbin = try Element(factory: pipelineKind.rawValue, name: "tonearm", isPipeline: true)
         handlerLock.withLock { built += 1 }
         guard let bus = playbin.bus else { throw GStreamerError(domain: GStreamerError.coreDomain, code: 0, message: "playbin has no bus") }
@@ -456,7 +384,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
         let gains = GainStages(stream: sink.child(named: Self.pulseSinkName), front: sink.child(named: "tonearm-fade"),
                                filter: volumeElement)
-        let pipeline = Pipeline(playbin: playbin, gains: gains, bus: bus, busSource: source)
+        let pipeline = EnginePipeline(playbin: playbin, gains: gains, bus: bus, busSource: source)
         pipeline.outputSink?.watchStreamLevels()
         // once the sink is known: the stream gets its levels when it opens (else the server's
         // remembered volume for Tonearm applies, and the levels stay on the element in front)
@@ -546,7 +474,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     /// The pipeline for a load: the one kept warm since the last release (see `retire`), with a
     /// fresh filter, or a new one.
-    private func pipelineForLoad() throws -> Pipeline {
+    private func pipelineForLoad() throws -> EnginePipeline {
         guard let kept = warm else { return try makePipeline() }
         warm = nil
         // its fresh filter went in when it was kept (see `adopt`); volume and mute may have changed.
@@ -588,8 +516,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// stop, rather than wedging the engine. With `keep`, the pipeline is handed to it once in
     /// NULL, its bus still watched and its signals connected, instead of being freed; a pipeline
     /// that did not reach NULL is freed.
-    private static func dispose(_ pipeline: Pipeline, wait: DispatchTimeInterval?,
-                                logger: Logger? = nil, keep: (@Sendable (Pipeline) -> Void)? = nil,
+    private static func dispose(_ pipeline: EnginePipeline, wait: DispatchTimeInterval?,
+                                logger: Logger? = nil, keep: (@Sendable (EnginePipeline) -> Void)? = nil,
                                 released: (@Sendable () -> Void)? = nil) {
         pipeline.lock.withLock {
             pipeline.nextUp = nil
@@ -613,7 +541,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
     }
 
-    private static func stop(_ held: Held, done: DispatchSemaphore, keep: (@Sendable (Pipeline) -> Void)? = nil) {
+    private static func stop(_ held: Held, done: DispatchSemaphore, keep: (@Sendable (EnginePipeline) -> Void)? = nil) {
         guard let pipeline = held.take() else { return }
         // a pipeline still autoplugging deadlocks on its way to NULL with 1.22.0: the
         // typefind thread waits in decodebin for a lock the state change holds, while the
@@ -645,7 +573,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         done.signal()
     }
 
-    private static func disconnectSignals(of pipeline: Pipeline) {
+    private static func disconnectSignals(of pipeline: EnginePipeline) {
         // in NULL no streaming thread emits about-to-finish any more
         pipeline.aboutToFinish?.disconnect()
         pipeline.sourceSetup?.disconnect()
@@ -656,7 +584,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// A kept one gets the next load's fresh filter now, not on that load's way to its first
     /// buffer, where parsing and linking `scaletempo ! volume` showed (make bench's "OpenUri ->
     /// Position" row).
-    private func adopt(_ kept: Pipeline) {
+    private func adopt(_ kept: EnginePipeline) {
         dispatchPrecondition(condition: .onQueue(queue))
         if pipeline == nil, warm == nil, kept.toSnapcast == streamsToSnapcast, let filter = try? installFilter(on: kept.playbin) {
             kept.gains.filter = filter.volume
@@ -669,22 +597,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
     }
 
-    /// One strong reference, handed over once.
-    private final class Held: @unchecked Sendable {
-        // @unchecked: `value` is guarded by `lock`.
-        private let lock = Lock()
-        private var value: Pipeline?
-        init(_ value: Pipeline) { self.value = value }
-        func take() -> Pipeline? { lock.withLock { defer { value = nil }; return value } }
-    }
-
     /// Lets go of the current pipeline: to NULL on a thread of its own. With `keepingWarm` (a
     /// release: Stop, the end of the queue), a legacy playbin that prerolled comes back to `warm`
     /// once in NULL, and the next load sets its URI instead of building a pipeline: its
     /// uridecodebin and playsink's chain are kept, which halves the time to the first buffer
     /// (make bench's "OpenUri -> Position" row, against Benchmarks/floor/firstbuffer.c). playbin3
     /// gained nothing there, and a reused playbin3 that failed aborts on 1.22.0 (see
-    /// `Pipeline`): it is never kept. A pipeline that failed, or one
+    /// `EnginePipeline`): it is never kept. A pipeline that failed, or one
     /// left for the next item (a load), is never kept either.
     private func retire(keepingWarm: Bool = false) {
         dispatchPrecondition(condition: .onQueue(queue))
@@ -694,7 +613,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         endFadeOut()
         if let pipeline {
             let prerolled = [.paused, .playing].contains(pipeline.playbin.currentState.current)
-            var keep: (@Sendable (Pipeline) -> Void)?
+            var keep: (@Sendable (EnginePipeline) -> Void)?
             if keepingWarm && prerolled && pipelineKind == .playbin && !pipeline.lock.withLock({ pipeline.showedVideo }) {
                 keep = { [weak self] kept in
                     guard let self else { return kept.busSource.cancel() }
@@ -709,7 +628,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     /// Takes `pipeline` to NULL on a thread of its own (see `dispose`), counted among the teardowns
     /// under way: waits for a slot while `maximumTeardowns` are.
-    private func letGo(_ pipeline: Pipeline, keep: (@Sendable (Pipeline) -> Void)? = nil) {
+    private func letGo(_ pipeline: EnginePipeline, keep: (@Sendable (EnginePipeline) -> Void)? = nil) {
         if teardown.withLock({ disposing >= Self.maximumTeardowns }) { tellWaiting("a pipeline's teardown", Self.teardownWait) }
         teardown.withLock {
             let deadline = ContinuousClock.now + .seconds(Self.teardownWait)
@@ -838,7 +757,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             deliver(.failed(error), generation)
             return
         }
-        let fresh: Pipeline
+        let fresh: EnginePipeline
         do {
             fresh = try pipelineForLoad()
         } catch {
@@ -876,7 +795,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// multiqueue threads wait for each other; seen in the engine tests on a busy machine, and
     /// trap 6 of the design brief). It is loaded once more on a fresh pipeline, then failed.
     /// The timer exists only while a preroll is under way; ASYNC_DONE or a retire cancels it.
-    private func watchPreroll(of watched: Pipeline, _ uri: MediaURI, _ generation: Generation, isRetry: Bool) {
+    private func watchPreroll(of watched: EnginePipeline, _ uri: MediaURI, _ generation: Generation, isRetry: Bool) {
         // A timer source, not asyncAfter: a cancelled source leaves libdispatch's timer heap at
         // once, while a cancelled asyncAfter work item still wakes the process when it falls due.
         let watch = DispatchSource.makeTimerSource(queue: queue)
@@ -1025,7 +944,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     // MARK: Bus
 
-    private func drainBus(_ drained: Pipeline) {
+    private func drainBus(_ drained: EnginePipeline) {
         dispatchPrecondition(condition: .onQueue(queue))
         if drained === outgoing { return drainOutgoing(drained) }
         // one failure sends a burst of errors (the source's, then "internal data stream error"
@@ -1209,7 +1128,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     /// Sets `pipeline`'s video flags and sink for `display` (nil: no video), if they are not set
     /// for it already. In NULL only (a fresh or released pipeline).
-    private func chooseVideo(for pipeline: Pipeline, display: VideoDisplay?) throws {
+    private func chooseVideo(for pipeline: EnginePipeline, display: VideoDisplay?) throws {
         pipeline.lock.withLock { pipeline.display = display }
         guard pipeline.videoSetFor != .some(display) else { return }
         var flags = pipeline.playbin.flags("flags")
@@ -1392,7 +1311,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// A paused pipeline's sink holds the frame the overlay drew into before (ximagesink keeps the
     /// blended image, and a paused pipeline pushes no other): a flushing seek to where it is
     /// prerolls that frame again through the overlay. The player never hears of it.
-    private func redrawPausedFrame(_ pipeline: Pipeline) {
+    private func redrawPausedFrame(_ pipeline: EnginePipeline) {
         guard let load else { return }
         if load.redrawing {
             self.load?.redrawAgain = true
@@ -1441,7 +1360,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Loops `pipeline` by segments when `uri` (the item after the current one) is the current
     /// item's own and its video reached the window; leaves a segment loop otherwise. True when it
     /// loops (nothing is armed for about-to-finish).
-    private func loopsBySegments(_ pipeline: Pipeline, to nextURI: MediaURI?, generation nextGeneration: Generation?) -> Bool {
+    private func loopsBySegments(_ pipeline: EnginePipeline, to nextURI: MediaURI?, generation nextGeneration: Generation?) -> Bool {
         let showsVideo = pipeline.lock.withLock { pipeline.showedVideo }
         guard let nextURI, let nextGeneration, nextURI == load?.uri, showsVideo else {
             if pipeline.loop.generation != nil {
@@ -1465,7 +1384,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     /// SEGMENT_DONE: the demuxer sent the lap's last data; the next lap is queued behind it at
     /// once, by a non-flushing segment seek to the start.
-    private func wrap(_ pipeline: Pipeline) {
+    private func wrap(_ pipeline: EnginePipeline) {
         guard let next = pipeline.loop.generation else { return }  // left meanwhile: a flushing seek follows
         pipeline.loop.seqnum = pipeline.playbin.numberedSeek(rate: pipeline.loop.rate, flags: [.segment, .accurate], start: 0)
         pipeline.loop.wrapping = pipeline.loop.seqnum.map { (next, $0) }
@@ -1474,7 +1393,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// The next lap's segment reached the video sink: its last frame of the lap before is on
     /// screen, the position reads from the start, and the player hears of the boundary as of a
     /// gapless switch to the same item (a `Seeked` to 0).
-    private func wrapped(_ pipeline: Pipeline, by seqnum: UInt32) {
+    private func wrapped(_ pipeline: EnginePipeline, by seqnum: UInt32) {
         guard let (next, sent) = pipeline.loop.wrapping, sent == seqnum else { return }
         pipeline.loop.wrapping = nil
         load = load?.lapped(as: next)
@@ -1542,7 +1461,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     /// The fade's pipelines pause and play together, and the ramps with them.
-    private func pauseFade(_ paused: Bool, _ outgoing: Pipeline) {
+    private func pauseFade(_ paused: Bool, _ outgoing: EnginePipeline) {
         outgoing.playbin.setState(paused ? .paused : .playing)
         levels.holdCrossfade(paused)
     }
@@ -1564,14 +1483,14 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     /// A suspended bus source resumed (a source must be resumed before it is cancelled, or its
     /// cancel handler never runs: dispatch_source_cancel(3)).
-    private func resumed(_ held: Pipeline) -> Pipeline {
+    private func resumed(_ held: EnginePipeline) -> EnginePipeline {
         held.busSource.resume()
         return held
     }
 
     /// The fading-out pipeline's messages: nothing for the player (its item is not current); its
     /// end, or an error, ends the fade early.
-    private func drainOutgoing(_ drained: Pipeline) {
+    private func drainOutgoing(_ drained: EnginePipeline) {
         while drained === outgoing, let message = drained.bus.pop() {
             switch message.kind {
             case .endOfStream, .error: endFadeOut()
