@@ -39,19 +39,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var loadsQueued = 0
     /// See `pipelinesBuilt`; guarded by `handlerLock`.
     private var built = 0
-    /// Pipelines on their way to NULL, and what runs when the last of them is freed; guarded by
-    /// `teardown`, which a retire waits on while `maximumTeardowns` are under way.
-    private let teardown = Condition()
-    private var disposing = 0
-    private var whenReleased: (@Sendable () -> Void)?
+    /// Pipelines on their way to NULL, the waits for them, and a kept pipeline's way back
+    /// (`PipelineTeardown.swift`).
+    private let teardown: PipelineTeardown
     /// See `whileVideoShows`; guarded by `handlerLock`.
     private var videoShows: (@Sendable (VideoSize?) -> Void)?
-    /// At most this many retired pipelines go to NULL at once; a retire waits for one of them (on
-    /// the engine queue, at most `teardownWait`). A client switching items faster than pipelines
-    /// stop then has its loads skipped (see `perform`) instead of piling up pipelines, threads and
-    /// buffers (make fuzz's memory check, which skipping through items at full speed exercises).
-    private static let maximumTeardowns = 4
-    private static let teardownWait: TimeInterval = 3
 
     // Guarded by `queue`.
     /// The pipeline of the current load; nil after a release or a failure.
@@ -98,10 +90,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Whether HTTP files are downloaded to a temporary file (playbin's download flag), which
     /// needs a cache directory to write to.
     private var downloads = false
-    /// How long a load waits for the previous pipeline to reach NULL before it goes on without it,
-    /// when the output is an ALSA device that only one pipeline can open; a sound server
-    /// (PulseAudio, PipeWire) or a fake sink takes a second stream at once, so nothing waits.
-    private static let disposalWait = DispatchTimeInterval.seconds(2)
+    /// The output is an ALSA device that only one pipeline can open: a load waits for the previous
+    /// pipeline to let it go (`PipelineTeardown.deviceWait`).
     private var waitsForDisposal = false
     /// The video window (`VideoWindow.swift`); the program behind it runs only while video shows.
     private let windows: VideoWindow
@@ -132,6 +122,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         pipelineKind = configuration.pipeline ?? .recommended
         self.covers = covers
         self.logger = logger
+        teardown = PipelineTeardown(logger: logger)
         queue = DispatchQueue(label: "tonearm.engine", attributes: .initiallyInactive)
         windows = VideoWindow(helper: configuration.videoHelper ?? VideoWindow.helperPath(), logger: logger)
         windows.setEventHandler { [weak self] event in
@@ -182,14 +173,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Runs `body` (on the engine's queue) before the queue waits for something that may take a
     /// while, with what and for how long at most: the commands behind it are not late before then.
     public func whenWaiting(_ body: @escaping @Sendable (_ what: String, _ bound: Duration) -> Void) {
-        handlerLock.withLock { waitingHandler = body }
-    }
-
-    /// See `whenWaiting`; guarded by `handlerLock`.
-    private var waitingHandler: (@Sendable (String, Duration) -> Void)?
-
-    private func tellWaiting(_ what: String, _ seconds: Double) {
-        handlerLock.withLock { waitingHandler }?(what, .milliseconds(Int64(seconds * 1000)))
+        teardown.whenWaiting(body)  // its waits are the only ones (`PipelineTeardown.letGo`)
     }
 
     /// Waits for the set-up and returns what it chose; throws why it failed. For callers that may
@@ -239,10 +223,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }()
 
     deinit {
-        if let pipeline { Self.dispose(pipeline, wait: nil) }
-        if let warm { Self.dispose(warm, wait: nil) }
-        if let outgoing { Self.dispose(outgoing, wait: nil) }
-        if let incoming { Self.dispose(resumed(incoming.pipeline), wait: nil) }
+        if let pipeline { PipelineTeardown.dispose(pipeline, wait: nil) }
+        if let warm { PipelineTeardown.dispose(warm, wait: nil) }
+        if let outgoing { PipelineTeardown.dispose(outgoing, wait: nil) }
+        if let incoming { PipelineTeardown.dispose(resumed(incoming.pipeline), wait: nil) }
     }
 
     /// Decoders that need no library beyond their own, preferred over gst-libav's, which loads
@@ -282,7 +266,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Runs `action` on a teardown thread each time the last retired pipeline has been freed: a
     /// moment when much of the heap was just given back (tonearmd returns the pages to the system).
     public func whenPipelinesReleased(_ action: @escaping @Sendable () -> Void) {
-        teardown.withLock { whenReleased = action }
+        teardown.whenPipelinesReleased(action)
     }
 
     /// Runs `action` with the video's size when a sink gets the video window or the video's size is
@@ -484,7 +468,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         levels.apply(to: kept.gains)
         outputs?.route(kept.outputSink)
         kept.stages?.apply(audio)
-        // a retired pipeline's bus was set flushing for its teardown (see `stop`)
+        // a retired pipeline's bus was set flushing for its teardown (see `PipelineTeardown.dispose`)
         kept.bus.setFlushing(false)
         return kept
     }
@@ -504,79 +488,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     public func waitForDisposals(timeout: TimeInterval) -> Bool {
         guard isStarted else { return true }  // no pipeline was ever built
         queue.sync {}  // the release commands queued so far have run
-        return teardown.withLock {
-            let deadline = ContinuousClock.now + .seconds(timeout)
-            while disposing > 0 && teardown.wait(until: deadline) {}
-            return disposing == 0
-        }
-    }
-
-    /// Stops watching `pipeline`'s bus and takes it to NULL on a thread of its own, waiting at
-    /// most `wait` for that (nil: not at all). Gives up on a pipeline whose streaming threads never
-    /// stop, rather than wedging the engine. With `keep`, the pipeline is handed to it once in
-    /// NULL, its bus still watched and its signals connected, instead of being freed; a pipeline
-    /// that did not reach NULL is freed.
-    private static func dispose(_ pipeline: EnginePipeline, wait: DispatchTimeInterval?,
-                                logger: Logger? = nil, keep: (@Sendable (EnginePipeline) -> Void)? = nil,
-                                released: (@Sendable () -> Void)? = nil) {
-        pipeline.lock.withLock {
-            pipeline.nextUp = nil
-            pipeline.switching = nil
-            pipeline.awaitedSeek = nil
-        }
-        // the messages of its way down are of no one's interest: they are dropped as they are
-        // posted, rather than wake the engine's queue (a kept pipeline's bus stays watched)
-        pipeline.bus.setFlushing(true)
-        if keep == nil { pipeline.busSource.cancel() }
-        let done = DispatchSemaphore(value: 0)
-        // the thread holds the pipeline through a box it empties, so the pipeline is freed before
-        // `released` runs (the bus source's cancel handler, on the engine queue, holds the other)
-        let held = Held(pipeline)
-        detachThread(name: "tonearm.dispose") {
-            stop(held, done: done, keep: keep)  // the pipeline's last reference goes when this returns
-            released?()
-        }
-        if let wait, done.wait(timeout: .now() + wait) == .timedOut {
-            logger?.warning("the previous pipeline did not stop within \(wait); going on without it")
-        }
-    }
-
-    private static func stop(_ held: Held, done: DispatchSemaphore, keep: (@Sendable (EnginePipeline) -> Void)? = nil) {
-        guard let pipeline = held.take() else { return }
-        // a pipeline still autoplugging deadlocks on its way to NULL with 1.22.0: the
-        // typefind thread waits in decodebin for a lock the state change holds, while the
-        // change waits for that thread's stream lock (seen by make fuzz on fast item switches).
-        // Letting the preroll finish (or fail) first avoids it.
-        // The streaming threads are parked first (PAUSED and prerolled: they wait in the sink),
-        // so no buffer is in a playbin pad probe when NULL removes the decoder's pads: with both
-        // playbins on 1.22.0, the pad-removed handler waits for a lock a buffer probe holds while
-        // that probe waits for the lock the state change holds (make fuzz --seed 7, 40,000
-        // calls: five dispose threads stuck for good, with their pipelines).
-        // Only a pipeline that reached PAUSED is asked for PAUSED: one below it (a preroll under
-        // way, or one that an error aborted) is waited for, never asked again. Asking again runs
-        // playbin3's READY_TO_PAUSED a second time, whose gst_play_bin3_start zeroes the active
-        // stream types while the playsink pad of the first preroll is still held; the next decoded
-        // pad then aborts on a multiqueue thread (gstplaybin3.c 1.22.0:2608 reconfigure_output:
-        // assertion failed: (combine->sinkpad == NULL); the same abort in
-        // strawberrymusicplayer/strawberry#1617). Seen when an HLS segment's 404 failed the item
-        // during its preroll: 1 teardown in 6 aborted tonearmd.
-        let (current, _) = pipeline.playbin.currentState
-        if current == .paused || current == .playing { pipeline.playbin.setState(.paused) }
-        pipeline.playbin.waitForState(timeout: .seconds(3))
-        pipeline.playbin.setState(.null)
-        if let keep, pipeline.playbin.currentState.current == .null {
-            keep(pipeline)
-        } else {
-            if keep != nil { pipeline.busSource.cancel() }
-            disconnectSignals(of: pipeline)
-        }
-        done.signal()
-    }
-
-    private static func disconnectSignals(of pipeline: EnginePipeline) {
-        // in NULL no streaming thread emits about-to-finish any more
-        pipeline.aboutToFinish?.disconnect()
-        pipeline.sourceSetup?.disconnect()
+        return teardown.waitForDisposals(timeout: timeout)
     }
 
     /// A released pipeline back in NULL: kept warm for the next load while the engine has no
@@ -592,8 +504,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             levels.apply(to: kept.gains)
             warm = kept
         } else {
-            kept.busSource.cancel()
-            Self.disconnectSignals(of: kept)
+            PipelineTeardown.free(kept)
         }
     }
 
@@ -626,31 +537,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         load = nil
     }
 
-    /// Takes `pipeline` to NULL on a thread of its own (see `dispose`), counted among the teardowns
-    /// under way: waits for a slot while `maximumTeardowns` are.
+    /// Takes `pipeline` to NULL on a thread of its own, counted among the teardowns under way
+    /// (`PipelineTeardown.letGo`).
     private func letGo(_ pipeline: EnginePipeline, keep: (@Sendable (EnginePipeline) -> Void)? = nil) {
-        if teardown.withLock({ disposing >= Self.maximumTeardowns }) { tellWaiting("a pipeline's teardown", Self.teardownWait) }
-        teardown.withLock {
-            let deadline = ContinuousClock.now + .seconds(Self.teardownWait)
-            while disposing >= Self.maximumTeardowns && teardown.wait(until: deadline) {}
-            disposing += 1
-        }
-        // snapserver reads one connection of its TCP source at a time (tcp_stream.cpp accepts the
-        // next when one ends): the next pipeline's would wait behind this one's. An ximagesink
-        // closing its display while the next one opens its own crashed the process in libXext
-        // (XextAddDisplay, MIT-SHM's per-display list, on 1 video switch in 15, either sink): the
-        // next one opens once this one is in NULL
-        let waits = waitsForDisposal || pipeline.toSnapcast || pipeline.drawsWithXShm
-        if waits { tellWaiting("the previous pipeline to let its device go", 2) }
-        Self.dispose(pipeline, wait: waits ? Self.disposalWait : nil, logger: logger, keep: keep) { [weak self] in
-            guard let self else { return }
-            let action = teardown.withLock {
-                disposing -= 1
-                teardown.broadcast()  // a retire waiting for a slot, or waitForDisposals
-                return disposing == 0 ? whenReleased : nil
-            }
-            action?()
-        }
+        teardown.letGo(pipeline, exclusiveDevice: waitsForDisposal, keep: keep)
     }
 
     /// Makes GLib's user cache directory (`$XDG_CACHE_HOME`, else `~/.cache`: where downloadbuffer
@@ -1257,7 +1147,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let seen = windows.uses
         detachThread(name: "tonearm.video-close") { [weak self] in
             guard let self else { return }
-            _ = waitForDisposals(timeout: Self.teardownWait)
+            _ = waitForDisposals(timeout: PipelineTeardown.teardownWait)
             queue.async { [self] in
                 // an item loaded meanwhile decides at its preroll: its sink takes the window, or one
                 // without video closes it then. Closing now, before its sink asked, closed and opened
