@@ -58,10 +58,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Volume, mute, the sleep timer's fade and a crossfade's ramps, on every pipeline's gain
     /// stages (`OutputLevels.swift`).
     private lazy var levels = OutputLevels(queue: queue, logger: logger, pipelines: { [unowned self] in
-        (pipeline?.gains, outgoing?.gains, incoming?.pipeline.gains)
+        (pipeline?.gains, crossfade.outgoing?.gains, crossfade.incoming?.pipeline.gains)
     }, sliderMoved: { [unowned self] level, fading in
         deliver(.streamLevels(volume: level.volume, muted: level.muted, fading: fading), load?.generation ?? Generation(0))
-    }, crossfadeEnded: { [unowned self] in endFadeOut() })
+    }, crossfadeEnded: { [unowned self] in crossfade.endFadeOut() })
     /// ReplayGain and the equalizer as the player last asked (`AudioStages.swift`).
     private var audio = EngineAudio()
     /// The output devices and the one chosen (`OutputRouter.swift`); nil unless the sink is the
@@ -106,11 +106,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Where the sink's window is in the video window (`VideoWindow`'s last "frame"; nil: not
     /// placed yet, or no window), and the video's size then: the software path scales to them.
     private var sinkFrame: (frame: VideoFrame?, video: VideoSize) = (nil, .zero)
-    /// The crossfade (see "Crossfade" below): the next item's pipeline, prepared in READY and silent
+    /// The crossfade (`Crossfade.swift`): the next item's pipeline, prepared in READY and silent
     /// with its bus held; once started, the previous item's pipeline fading out beside the current
     /// one (its ramps are `levels`').
-    private var incoming: (pipeline: EnginePipeline, uri: MediaURI, generation: Generation)?
-    private var outgoing: EnginePipeline?
+    private let crossfade: Crossfade
 
     /// Returns at once: GStreamer's set-up (`gst_init`, which scans every plugin when there is no
     /// registry cache yet, and the choice of the sink) runs first on the engine's queue, so the
@@ -123,6 +122,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         self.covers = covers
         self.logger = logger
         teardown = PipelineTeardown(logger: logger)
+        crossfade = Crossfade(teardown: teardown)
         queue = DispatchQueue(label: "tonearm.engine", attributes: .initiallyInactive)
         windows = VideoWindow(helper: configuration.videoHelper ?? VideoWindow.helperPath(), logger: logger)
         windows.setEventHandler { [weak self] event in
@@ -131,6 +131,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
         windows.setExposeHandler { [weak self] in self?.exposeVideo() }
         windows.setFrameHandler { [weak self] frame, video in self?.sinkPlaced(frame, video: video) }
+        crossfade.use(levels)  // before the queue runs: the first command may fade
         queue.async { [self] in setUp() }
         if startsAtOnce { start() }
     }
@@ -225,8 +226,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     deinit {
         if let pipeline { PipelineTeardown.dispose(pipeline, wait: nil) }
         if let warm { PipelineTeardown.dispose(warm, wait: nil) }
-        if let outgoing { PipelineTeardown.dispose(outgoing, wait: nil) }
-        if let incoming { PipelineTeardown.dispose(resumed(incoming.pipeline), wait: nil) }
+        crossfade.disposeAll()
     }
 
     /// Decoders that need no library beyond their own, preferred over gst-libav's, which loads
@@ -325,7 +325,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 if streamsToSnapcast != wasSnapcast { dropPipelinesForOtherSink() }
             case .crossfade(.prepare(let uri, let generation)): prepareCrossfade(uri, generation: generation)
             case .crossfade(.start(let length)): startCrossfade(length: length)
-            case .crossfade(.cancel): dropIncoming()
+            case .crossfade(.cancel): crossfade.dropIncoming()
             case .video(.controls(let text)): showControls(text)
             case .video(let command):
                 if case .setGravity(let gravity) = command { setGravity(gravity) }
@@ -520,8 +520,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         prerollWatch?.cancel()
         prerollWatch = nil
-        dropIncoming()
-        endFadeOut()
+        crossfade.dropIncoming()
+        crossfade.endFadeOut()
         if let pipeline {
             let prerolled = [.paused, .playing].contains(pipeline.playbin.currentState.current)
             var keep: (@Sendable (EnginePipeline) -> Void)?
@@ -608,7 +608,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// The output moved between the snapserver and the sound server: a pipeline built for the other
     /// sink is no use (the player loads the current item again; `PlayerMachine.setOutput`).
     private func dropPipelinesForOtherSink() {
-        dropIncoming()
+        crossfade.dropIncoming()
         if let kept = warm {
             warm = nil
             letGo(kept)
@@ -723,7 +723,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     private func setPlaying(_ playing: Bool) {
-        if let outgoing { pauseFade(!playing, outgoing) }
+        crossfade.hold(!playing)
         load?.playsAfterPreroll = false
         load?.redrawing = false
         load?.redrawAgain = false
@@ -836,7 +836,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func drainBus(_ drained: EnginePipeline) {
         dispatchPrecondition(condition: .onQueue(queue))
-        if drained === outgoing { return drainOutgoing(drained) }
+        if crossfade.drain(drained) { return }
         // one failure sends a burst of errors (the source's, then "internal data stream error"
         // from those downstream); the root cause is reported, once, after the burst
         var errors: [GStreamerError] = []
@@ -1296,96 +1296,29 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     // MARK: Crossfade
 
-    /// Opens the next item for a crossfade: a pipeline of its own, in READY and silent, its bus held
-    /// until it starts (its messages then tell the player about it as the current item). Not
-    /// prerolled: a pulsesink prerolled in PAUSED and played a second later was heard as much later
-    /// as it had waited, and without its start when the pipeline ran on the system clock: the
-    /// stream's time read as it uncorks is the time it stood corked, and audiobasesink anchors its
-    /// calibration there (GStreamer 1.22, PulseAudio 16 and PipeWire 0.3.65: CrossfadeTests, and
-    /// GST_DEBUG=audioclock:6 shows the jump). It runs on the system clock (`startCrossfade`). Two
+    /// Opens the next item for a crossfade in a pipeline of its own (`Crossfade.prepare`). Two
     /// streams at once need an output that takes two: a sound server does (it mixes them); an ALSA
     /// device opened directly does not, so there the item is armed for a gapless switch instead.
     private func prepareCrossfade(_ uri: MediaURI, generation: Generation) {
-        dropIncoming()
+        crossfade.dropIncoming()
         guard let current = pipeline, current.gains.front != nil, !waitsForDisposal, !current.toSnapcast, LocalFiles.error(for: uri) == nil,
               current.lock.withLock({ current.switching == nil }),  // about-to-finish switched already: gapless
               let fresh = try? makePipeline() else { return prepareNext(uri, generation: generation) }
         current.lock.withLock { current.nextUp = nil }  // the item plays in its own pipeline, not after this one
-        fresh.busSource.suspend()
         // as a load does: a display found now shows its video (the window follows at its preroll)
         try? chooseVideo(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)
-        fresh.playbin.set("uri", uri.string)
-        // pulsesink's clock comes from its stream, which on PipeWire 0.3.65 starts 60-350 ms after the
-        // pipeline plays (the new node is linked late): the system clock runs from the fade's start
-        fresh.playbin.useSystemClock()
-        fresh.playbin.setState(.ready)
-        incoming = (fresh, uri, generation)
-        fresh.gains.opensPlaying = true
-        levels.apply(to: fresh.gains)  // silent until it starts
+        crossfade.prepare(fresh, uri, generation)
     }
 
-    /// Starts the prepared item and fades over `length`: it becomes the current pipeline (the
-    /// player hears `.streamStarted` for it at its preroll and makes its item current; an error
-    /// fails it as the next item that followed), the previous one plays on beside it, fading out,
-    /// until the ramp ends.
+    /// Starts the prepared item and fades over `length` (`Crossfade.start`): it becomes the current
+    /// pipeline, with a fresh load that is announced at its preroll.
     private func startCrossfade(length: Duration) {
-        guard let next = incoming, let current = pipeline else { return }
-        incoming = nil
-        endFadeOut()
-        prerollWatch?.cancel()
-        prerollWatch = nil
-        outgoing = current
-        pipeline = next.pipeline
-        load = Load(next.uri, next.generation, announcesAtPreroll: true)
-        let (state, pending) = current.playbin.currentState
-        let playing = (pending == .voidPending ? state : pending) == .playing
-        levels.startCrossfade(length: length, playing: playing)
-        if playing {
-            // running time 0 is now, kept through the preroll (no start time: GstPipeline then keeps
-            // the base time at PAUSED->PLAYING); given back once it plays (`handle`, .stateChanged)
-            next.pipeline.playbin.startTime = nil
-            next.pipeline.playbin.baseTime = Element.systemClockTime
-        }
-        next.pipeline.playbin.setState(playing ? .playing : .paused)
-        _ = resumed(next.pipeline)  // what it said while prepared is read now, as the current load's
-    }
-
-    /// The fade's pipelines pause and play together, and the ramps with them.
-    private func pauseFade(_ paused: Bool, _ outgoing: EnginePipeline) {
-        outgoing.playbin.setState(paused ? .paused : .playing)
-        levels.holdCrossfade(paused)
-    }
-
-    /// The previous item's pipeline goes (the ramp's end, its end of stream or error, a new load),
-    /// at the level the ramp left it: the ramp ends once it is no longer one of the pipelines.
-    private func endFadeOut() {
-        let leaving = outgoing
-        outgoing = nil
-        levels.endCrossfade()
-        if let leaving { letGo(leaving) }
-    }
-
-    private func dropIncoming() {
-        guard let next = incoming else { return }
-        incoming = nil
-        letGo(resumed(next.pipeline))
-    }
-
-    /// A suspended bus source resumed (a source must be resumed before it is cancelled, or its
-    /// cancel handler never runs: dispatch_source_cancel(3)).
-    private func resumed(_ held: EnginePipeline) -> EnginePipeline {
-        held.busSource.resume()
-        return held
-    }
-
-    /// The fading-out pipeline's messages: nothing for the player (its item is not current); its
-    /// end, or an error, ends the fade early.
-    private func drainOutgoing(_ drained: EnginePipeline) {
-        while drained === outgoing, let message = drained.bus.pop() {
-            switch message.kind {
-            case .endOfStream, .error: endFadeOut()
-            default: break
-            }
+        guard let current = pipeline else { return }
+        crossfade.start(length: length, from: current) { next in
+            prerollWatch?.cancel()
+            prerollWatch = nil
+            pipeline = next.pipeline
+            load = Load(next.uri, next.generation, announcesAtPreroll: true)
         }
     }
 
