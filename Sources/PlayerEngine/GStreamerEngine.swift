@@ -13,7 +13,7 @@ import PlayerModel
 /// bus's file descriptor wakes the same queue; nothing here runs on a timer (rule 7).
 public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     // @unchecked: every mutable field is confined to `queue` (checked with dispatchPrecondition);
-    // `eventHandler` is guarded by `handlerLock`; a Pipeline's about-to-finish state by its lock.
+    // `eventHandler` is guarded by `handlerLock`; an EnginePipeline's about-to-finish state by its lock.
     public let configuration: EngineConfiguration
     /// The configuration's pipeline, else the default for the GStreamer this process runs on.
     public let pipelineKind: EngineConfiguration.PipelineKind
@@ -39,49 +39,29 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var loadsQueued = 0
     /// See `pipelinesBuilt`; guarded by `handlerLock`.
     private var built = 0
-    /// Pipelines on their way to NULL, and what runs when the last of them is freed; guarded by
-    /// `teardown`, which a retire waits on while `maximumTeardowns` are under way.
-    private let teardown = Condition()
-    private var disposing = 0
-    private var whenReleased: (@Sendable () -> Void)?
+    /// Pipelines on their way to NULL, the waits for them, and a kept pipeline's way back
+    /// (`PipelineTeardown.swift`).
+    private let teardown: PipelineTeardown
     /// See `whileVideoShows`; guarded by `handlerLock`.
     private var videoShows: (@Sendable (VideoSize?) -> Void)?
-    /// At most this many retired pipelines go to NULL at once; a retire waits for one of them (on
-    /// the engine queue, at most `teardownWait`). A client switching items faster than pipelines
-    /// stop then has its loads skipped (see `perform`) instead of piling up pipelines, threads and
-    /// buffers (make fuzz's memory check, which skipping through items at full speed exercises).
-    private static let maximumTeardowns = 4
-    private static let teardownWait: TimeInterval = 3
 
     // Guarded by `queue`.
     /// The pipeline of the current load; nil after a release or a failure.
-    private var pipeline: Pipeline?
+    private var pipeline: EnginePipeline?
     /// A released pipeline back in NULL (device and file let go of), kept for the next load while
     /// no other pipeline exists; see `retire(keepingWarm:)`.
-    private var warm: Pipeline?
-    private var generation: Generation?
-    private var uri: MediaURI?
-    private var missingPlugin: String?
-    /// The current load was reported live (see `.asyncDone` in `handle`).
-    private var reportedLive = false
-    /// The current load's preroll is over (its first ASYNC_DONE, or NO_PREROLL).
-    private var prerolled = false
-    /// The current load goes on to PLAYING at the end of its preroll (`.playAfterPreroll`).
-    private var playsAfterPreroll = false
-    /// The answer to the request of the item's own URI, when it went through souphttpsrc.
-    private var itemResponse: (contentType: String?, contentLength: Int?)?
-    /// HTTP responses of the current load that failed (status 400 and up) and were not answered
-    /// well since, newest last, at most `maximumFailedResponses`: what a network error or an early
-    /// end of the stream is blamed on.
-    private var failedResponses: [ErrorMapping.HTTPFailure] = []
-    private static let maximumFailedResponses = 8
+    private var warm: EnginePipeline?
+    /// The state of the current item's load (`Load.swift`): made by `load` and a crossfade's start,
+    /// derived at a gapless switch or a loop's lap, nil once retired; non-nil exactly while
+    /// `pipeline` is.
+    private var load: Load?
     /// Volume, mute, the sleep timer's fade and a crossfade's ramps, on every pipeline's gain
     /// stages (`OutputLevels.swift`).
     private lazy var levels = OutputLevels(queue: queue, logger: logger, pipelines: { [unowned self] in
-        (pipeline?.gains, outgoing?.gains, incoming?.pipeline.gains)
+        (pipeline?.gains, crossfade.outgoing?.gains, crossfade.incoming?.pipeline.gains)
     }, sliderMoved: { [unowned self] level, fading in
-        deliver(.streamLevels(volume: level.volume, muted: level.muted, fading: fading), generation ?? Generation(0))
-    }, crossfadeEnded: { [unowned self] in endFadeOut() })
+        deliver(.streamLevels(volume: level.volume, muted: level.muted, fading: fading), load?.generation ?? Generation(0))
+    }, crossfadeEnded: { [unowned self] in crossfade.endFadeOut() })
     /// ReplayGain and the equalizer as the player last asked (`AudioStages.swift`).
     private var audio = EngineAudio()
     /// The output devices and the one chosen (`OutputRouter.swift`); nil unless the sink is the
@@ -110,29 +90,14 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Whether HTTP files are downloaded to a temporary file (playbin's download flag), which
     /// needs a cache directory to write to.
     private var downloads = false
-    /// How long a load waits for the previous pipeline to reach NULL before it goes on without it,
-    /// when the output is an ALSA device that only one pipeline can open; a sound server
-    /// (PulseAudio, PipeWire) or a fake sink takes a second stream at once, so nothing waits.
-    private static let disposalWait = DispatchTimeInterval.seconds(2)
+    /// The output is an ALSA device that only one pipeline can open: a load waits for the previous
+    /// pipeline to let it go (`PipelineTeardown.deviceWait`).
     private var waitsForDisposal = false
     /// The video window (`VideoWindow.swift`); the program behind it runs only while video shows.
     private let windows: VideoWindow
     /// The on-screen bar's text (nil: hidden), drawn by the `textoverlay` of the pipeline's video
     /// (see "Video controls" below); kept for a pipeline built while it shows.
     private var controlsText: String?
-    /// The rate the player last asked for with a seek: a redraw of a paused frame keeps it.
-    private var rate = 1.0
-    /// A redraw of the paused frame is under way (`showControls`): its ASYNC_DONE and state
-    /// changes are the engine's own, not the player's.
-    private var redrawing = false
-    /// A redraw was asked while one was under way (the software path scales to a new size after
-    /// the bar's redraw began): it runs again once that one ends.
-    private var redrawAgain = false
-    /// The position the player was last told (a state change's, a seek's, a snapshot's): a redraw
-    /// of the paused frame goes back to it, not to a new query, which can answer otherwise while
-    /// paused (the bin's query takes the furthest sink: the audio sink's clock at the pause, or a
-    /// late video frame's time, as under a sanitizer's slowdown).
-    private var toldPosition: Int64?
     /// How the video fills the window: glimagesink keeps the aspect unless it is `stretch`.
     private var videoGravity = VideoGravity.fit
     /// The sink chosen for each display name (`VideoSinkChoice`: OpenGL probed once, at its first
@@ -141,14 +106,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Where the sink's window is in the video window (`VideoWindow`'s last "frame"; nil: not
     /// placed yet, or no window), and the video's size then: the software path scales to them.
     private var sinkFrame: (frame: VideoFrame?, video: VideoSize) = (nil, .zero)
-    /// The crossfade (see "Crossfade" below): the next item's pipeline, prepared in READY and silent
+    /// The crossfade (`Crossfade.swift`): the next item's pipeline, prepared in READY and silent
     /// with its bus held; once started, the previous item's pipeline fading out beside the current
     /// one (its ramps are `levels`').
-    private var incoming: (pipeline: Pipeline, uri: MediaURI, generation: Generation)?
-    private var outgoing: Pipeline?
-    /// The generation of a crossfade's item whose preroll is told as `.streamStarted` (the moment
-    /// the player makes it current), not as `.asyncDone`.
-    private var announcing: Generation?
+    private let crossfade: Crossfade
 
     /// Returns at once: GStreamer's set-up (`gst_init`, which scans every plugin when there is no
     /// registry cache yet, and the choice of the sink) runs first on the engine's queue, so the
@@ -160,6 +121,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         pipelineKind = configuration.pipeline ?? .recommended
         self.covers = covers
         self.logger = logger
+        teardown = PipelineTeardown(logger: logger)
+        crossfade = Crossfade(teardown: teardown)
         queue = DispatchQueue(label: "tonearm.engine", attributes: .initiallyInactive)
         windows = VideoWindow(helper: configuration.videoHelper ?? VideoWindow.helperPath(), logger: logger)
         windows.setEventHandler { [weak self] event in
@@ -168,6 +131,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
         windows.setExposeHandler { [weak self] in self?.exposeVideo() }
         windows.setFrameHandler { [weak self] frame, video in self?.sinkPlaced(frame, video: video) }
+        crossfade.use(levels)  // before the queue runs: the first command may fade
         queue.async { [self] in setUp() }
         if startsAtOnce { start() }
     }
@@ -210,14 +174,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Runs `body` (on the engine's queue) before the queue waits for something that may take a
     /// while, with what and for how long at most: the commands behind it are not late before then.
     public func whenWaiting(_ body: @escaping @Sendable (_ what: String, _ bound: Duration) -> Void) {
-        handlerLock.withLock { waitingHandler = body }
-    }
-
-    /// See `whenWaiting`; guarded by `handlerLock`.
-    private var waitingHandler: (@Sendable (String, Duration) -> Void)?
-
-    private func tellWaiting(_ what: String, _ seconds: Double) {
-        handlerLock.withLock { waitingHandler }?(what, .milliseconds(Int64(seconds * 1000)))
+        teardown.whenWaiting(body)  // its waits are the only ones (`PipelineTeardown.letGo`)
     }
 
     /// Waits for the set-up and returns what it chose; throws why it failed. For callers that may
@@ -267,10 +224,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }()
 
     deinit {
-        if let pipeline { Self.dispose(pipeline, wait: nil) }
-        if let warm { Self.dispose(warm, wait: nil) }
-        if let outgoing { Self.dispose(outgoing, wait: nil) }
-        if let incoming { Self.dispose(resumed(incoming.pipeline), wait: nil) }
+        if let pipeline { PipelineTeardown.dispose(pipeline, wait: nil) }
+        if let warm { PipelineTeardown.dispose(warm, wait: nil) }
+        crossfade.disposeAll()
     }
 
     /// Decoders that need no library beyond their own, preferred over gst-libav's, which loads
@@ -310,7 +266,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Runs `action` on a teardown thread each time the last retired pipeline has been freed: a
     /// moment when much of the heap was just given back (tonearmd returns the pages to the system).
     public func whenPipelinesReleased(_ action: @escaping @Sendable () -> Void) {
-        teardown.withLock { whenReleased = action }
+        teardown.whenPipelinesReleased(action)
     }
 
     /// Runs `action` with the video's size when a sink gets the video window or the video's size is
@@ -347,10 +303,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                     loadsQueued -= 1
                     return loadsQueued > 0
                 }
-                if superseded { retire() } else { load(uri, generation: generation) }
+                if superseded { retire() } else { self.load(uri, generation: generation) }
             case .prepareNext(let uri, let generation): prepareNext(uri, generation: generation)
             case .setPlaying(let playing): setPlaying(playing)
-            case .playAfterPreroll(let play): playsAfterPreroll = play && pipeline != nil && !prerolled
+            case .playAfterPreroll(let play): if let load { self.load?.playsAfterPreroll = play && pipeline != nil && !load.prerolled }
             case .release:
                 retire(keepingWarm: true)
                 // the load of the next item, if any, was queued with this release and runs first
@@ -369,7 +325,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 if streamsToSnapcast != wasSnapcast { dropPipelinesForOtherSink() }
             case .crossfade(.prepare(let uri, let generation)): prepareCrossfade(uri, generation: generation)
             case .crossfade(.start(let length)): startCrossfade(length: length)
-            case .crossfade(.cancel): dropIncoming()
+            case .crossfade(.cancel): crossfade.dropIncoming()
             case .video(.controls(let text)): showControls(text)
             case .video(let command):
                 if case .setGravity(let gravity) = command { setGravity(gravity) }
@@ -378,81 +334,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
     }
 
-    // MARK: Pipelines
+    // MARK: Pipelines (each an `EnginePipeline`: EnginePipeline.swift)
 
-    /// One playbin with its bus, the fd source that wakes the queue, and what its about-to-finish
-    /// handler shares with the streaming thread. Every load gets a fresh one (or, after a release,
-    /// the one kept warm: see `retire(keepingWarm:)`), and the old one goes to NULL on a thread of
-    /// its own: that state change waits for streaming threads, and with playbin3 1.22.0 one of
-    /// them can block in a pad probe on a lock the change holds, forever (seen switching items at
-    /// the end of a track). A fresh pipeline also keeps playbin3 1.22.0 from aborting
-    /// (reconfigure_output assertion) when a pipeline that failed is loaded again.
-    private final class Pipeline: @unchecked Sendable {
-        // @unchecked: `nextUp`, `switching` and `awaitedSeek` are guarded by `lock` (streaming
-        // threads read them); the rest is immutable after init or confined to the engine's queue
-        // (`gains` is set there; the dispose thread, which holds a retired pipeline, never
-        // touches it).
-        let playbin: Element
-        /// Its volume stages (the stream's, the element in front of the sink, the filter's), which
-        /// only `OutputLevels` sets. See `makeSink` for why in front of the sink.
-        let gains: GainStages
-        /// The filter's optional stages (ReplayGain, the equalizer), replaced with the filter.
-        var stages: AudioStages?
-        /// The pulsesink, when the output is the default path's (see `OutputRouter`).
-        var outputSink: Element? { gains.stream }
-        /// Its sink streams to the snapserver (`SnapcastOutput`), not to the configured sink.
-        var toSnapcast = false
-        let bus: Bus
-        let busSource: DispatchSourceRead
-        var aboutToFinish: AboutToFinish?
-        var sourceSetup: SourceSetup?
-        let lock = Lock()
-        var nextUp: (uri: MediaURI, generation: Generation)?
-        var switching: (uri: MediaURI, generation: Generation)?
-        /// The exact seek whose ASYNC_DONE is handed straight to the player (see `seek`): the
-        /// generation it belongs to and the position it goes to. Set before the seek is sent,
-        /// taken by the thread that posts the next ASYNC_DONE.
-        var awaitedSeek: (generation: Generation, position: Duration)?
-        /// The display its video goes to (nil: its video is dropped), and whether a sink of it got
-        /// the window (such a pipeline is never kept warm: its sink holds the window's id).
-        var display: VideoDisplay?
-        var showedVideo = false
-        /// The video sink `chooseVideo` gave it, if any; guarded by the engine's queue.
-        var videoSink: Element?
-        /// That sink when it is the software path's (it scales to the window); guarded by `lock`:
-        /// the sync handler reads the video's size from it.
-        var scaledSink: ScaledVideoSink?
-        /// The sink that draws into the window (GstVideoOverlay): the scaled sink's ximagesink.
-        var overlay: Element? { lock.withLock { scaledSink?.sink } ?? videoSink }
-        /// Its video sink is ximagesink or xvimagesink (the software path's included), which open a
-        /// display of their own with MIT-SHM.
-        var drawsWithXShm: Bool { ["ximagesink", "xvimagesink"].contains(overlay?.factoryName ?? "") }
-        /// The display the pipeline's flags and video sink were set for; guarded by the engine's queue.
-        var videoSetFor: VideoDisplay??
-        /// The `textoverlay` that draws the on-screen bar (`makeControls`); guarded by the engine's queue.
-        var controls: Element?
-        /// A video looping on itself (see "Video loops"); guarded by the engine's queue.
-        var loop = SegmentLoop()
-
-        init(playbin: Element, gains: GainStages, bus: Bus, busSource: DispatchSourceRead) {
-            self.playbin = playbin
-            self.gains = gains
-            self.bus = bus
-            self.busSource = busSource
-        }
-
-        /// Runs on a streaming thread: set the next uri synchronously and nothing else (trap 2).
-        func onAboutToFinish() {
-            let next: (uri: MediaURI, generation: Generation)? = lock.withLock {
-                defer { nextUp = nil }
-                if let nextUp { switching = nextUp }
-                return nextUp
-            }
-            if let next { playbin.set("uri", next.uri.string) }
-        }
-    }
-
-    private func makePipeline() throws -> Pipeline {
+    private func makePipeline() throws -> EnginePipeline {
         let playbin = try Element(factory: pipelineKind.rawValue, name: "tonearm", isPipeline: true)
         handlerLock.withLock { built += 1 }
         guard let bus = playbin.bus else { throw GStreamerError(domain: GStreamerError.coreDomain, code: 0, message: "playbin has no bus") }
@@ -484,7 +368,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
         let gains = GainStages(stream: sink.child(named: Self.pulseSinkName), front: sink.child(named: "tonearm-fade"),
                                filter: volumeElement)
-        let pipeline = Pipeline(playbin: playbin, gains: gains, bus: bus, busSource: source)
+        let pipeline = EnginePipeline(playbin: playbin, gains: gains, bus: bus, busSource: source)
         pipeline.outputSink?.watchStreamLevels()
         // once the sink is known: the stream gets its levels when it opens (else the server's
         // remembered volume for Tonearm applies, and the levels stay on the element in front)
@@ -574,7 +458,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     /// The pipeline for a load: the one kept warm since the last release (see `retire`), with a
     /// fresh filter, or a new one.
-    private func pipelineForLoad() throws -> Pipeline {
+    private func pipelineForLoad() throws -> EnginePipeline {
         guard let kept = warm else { return try makePipeline() }
         warm = nil
         // its fresh filter went in when it was kept (see `adopt`); volume and mute may have changed.
@@ -584,7 +468,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         levels.apply(to: kept.gains)
         outputs?.route(kept.outputSink)
         kept.stages?.apply(audio)
-        // a retired pipeline's bus was set flushing for its teardown (see `stop`)
+        // a retired pipeline's bus was set flushing for its teardown (see `PipelineTeardown.dispose`)
         kept.bus.setFlushing(false)
         return kept
     }
@@ -604,79 +488,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     public func waitForDisposals(timeout: TimeInterval) -> Bool {
         guard isStarted else { return true }  // no pipeline was ever built
         queue.sync {}  // the release commands queued so far have run
-        return teardown.withLock {
-            let deadline = ContinuousClock.now + .seconds(timeout)
-            while disposing > 0 && teardown.wait(until: deadline) {}
-            return disposing == 0
-        }
-    }
-
-    /// Stops watching `pipeline`'s bus and takes it to NULL on a thread of its own, waiting at
-    /// most `wait` for that (nil: not at all). Gives up on a pipeline whose streaming threads never
-    /// stop, rather than wedging the engine. With `keep`, the pipeline is handed to it once in
-    /// NULL, its bus still watched and its signals connected, instead of being freed; a pipeline
-    /// that did not reach NULL is freed.
-    private static func dispose(_ pipeline: Pipeline, wait: DispatchTimeInterval?,
-                                logger: Logger? = nil, keep: (@Sendable (Pipeline) -> Void)? = nil,
-                                released: (@Sendable () -> Void)? = nil) {
-        pipeline.lock.withLock {
-            pipeline.nextUp = nil
-            pipeline.switching = nil
-            pipeline.awaitedSeek = nil
-        }
-        // the messages of its way down are of no one's interest: they are dropped as they are
-        // posted, rather than wake the engine's queue (a kept pipeline's bus stays watched)
-        pipeline.bus.setFlushing(true)
-        if keep == nil { pipeline.busSource.cancel() }
-        let done = DispatchSemaphore(value: 0)
-        // the thread holds the pipeline through a box it empties, so the pipeline is freed before
-        // `released` runs (the bus source's cancel handler, on the engine queue, holds the other)
-        let held = Held(pipeline)
-        detachThread(name: "tonearm.dispose") {
-            stop(held, done: done, keep: keep)  // the pipeline's last reference goes when this returns
-            released?()
-        }
-        if let wait, done.wait(timeout: .now() + wait) == .timedOut {
-            logger?.warning("the previous pipeline did not stop within \(wait); going on without it")
-        }
-    }
-
-    private static func stop(_ held: Held, done: DispatchSemaphore, keep: (@Sendable (Pipeline) -> Void)? = nil) {
-        guard let pipeline = held.take() else { return }
-        // a pipeline still autoplugging deadlocks on its way to NULL with 1.22.0: the
-        // typefind thread waits in decodebin for a lock the state change holds, while the
-        // change waits for that thread's stream lock (seen by make fuzz on fast item switches).
-        // Letting the preroll finish (or fail) first avoids it.
-        // The streaming threads are parked first (PAUSED and prerolled: they wait in the sink),
-        // so no buffer is in a playbin pad probe when NULL removes the decoder's pads: with both
-        // playbins on 1.22.0, the pad-removed handler waits for a lock a buffer probe holds while
-        // that probe waits for the lock the state change holds (make fuzz --seed 7, 40,000
-        // calls: five dispose threads stuck for good, with their pipelines).
-        // Only a pipeline that reached PAUSED is asked for PAUSED: one below it (a preroll under
-        // way, or one that an error aborted) is waited for, never asked again. Asking again runs
-        // playbin3's READY_TO_PAUSED a second time, whose gst_play_bin3_start zeroes the active
-        // stream types while the playsink pad of the first preroll is still held; the next decoded
-        // pad then aborts on a multiqueue thread (gstplaybin3.c 1.22.0:2608 reconfigure_output:
-        // assertion failed: (combine->sinkpad == NULL); the same abort in
-        // strawberrymusicplayer/strawberry#1617). Seen when an HLS segment's 404 failed the item
-        // during its preroll: 1 teardown in 6 aborted tonearmd.
-        let (current, _) = pipeline.playbin.currentState
-        if current == .paused || current == .playing { pipeline.playbin.setState(.paused) }
-        pipeline.playbin.waitForState(timeout: .seconds(3))
-        pipeline.playbin.setState(.null)
-        if let keep, pipeline.playbin.currentState.current == .null {
-            keep(pipeline)
-        } else {
-            if keep != nil { pipeline.busSource.cancel() }
-            disconnectSignals(of: pipeline)
-        }
-        done.signal()
-    }
-
-    private static func disconnectSignals(of pipeline: Pipeline) {
-        // in NULL no streaming thread emits about-to-finish any more
-        pipeline.aboutToFinish?.disconnect()
-        pipeline.sourceSetup?.disconnect()
+        return teardown.waitForDisposals(timeout: timeout)
     }
 
     /// A released pipeline back in NULL: kept warm for the next load while the engine has no
@@ -684,7 +496,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// A kept one gets the next load's fresh filter now, not on that load's way to its first
     /// buffer, where parsing and linking `scaletempo ! volume` showed (make bench's "OpenUri ->
     /// Position" row).
-    private func adopt(_ kept: Pipeline) {
+    private func adopt(_ kept: EnginePipeline) {
         dispatchPrecondition(condition: .onQueue(queue))
         if pipeline == nil, warm == nil, kept.toSnapcast == streamsToSnapcast, let filter = try? installFilter(on: kept.playbin) {
             kept.gains.filter = filter.volume
@@ -692,18 +504,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             levels.apply(to: kept.gains)
             warm = kept
         } else {
-            kept.busSource.cancel()
-            Self.disconnectSignals(of: kept)
+            PipelineTeardown.free(kept)
         }
-    }
-
-    /// One strong reference, handed over once.
-    private final class Held: @unchecked Sendable {
-        // @unchecked: `value` is guarded by `lock`.
-        private let lock = Lock()
-        private var value: Pipeline?
-        init(_ value: Pipeline) { self.value = value }
-        func take() -> Pipeline? { lock.withLock { defer { value = nil }; return value } }
     }
 
     /// Lets go of the current pipeline: to NULL on a thread of its own. With `keepingWarm` (a
@@ -712,17 +514,17 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// uridecodebin and playsink's chain are kept, which halves the time to the first buffer
     /// (make bench's "OpenUri -> Position" row, against Benchmarks/floor/firstbuffer.c). playbin3
     /// gained nothing there, and a reused playbin3 that failed aborts on 1.22.0 (see
-    /// `Pipeline`): it is never kept. A pipeline that failed, or one
+    /// `EnginePipeline`): it is never kept. A pipeline that failed, or one
     /// left for the next item (a load), is never kept either.
     private func retire(keepingWarm: Bool = false) {
         dispatchPrecondition(condition: .onQueue(queue))
         prerollWatch?.cancel()
         prerollWatch = nil
-        dropIncoming()
-        endFadeOut()
+        crossfade.dropIncoming()
+        crossfade.endFadeOut()
         if let pipeline {
             let prerolled = [.paused, .playing].contains(pipeline.playbin.currentState.current)
-            var keep: (@Sendable (Pipeline) -> Void)?
+            var keep: (@Sendable (EnginePipeline) -> Void)?
             if keepingWarm && prerolled && pipelineKind == .playbin && !pipeline.lock.withLock({ pipeline.showedVideo }) {
                 keep = { [weak self] kept in
                     guard let self else { return kept.busSource.cancel() }
@@ -732,42 +534,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             letGo(pipeline, keep: keep)
         }
         pipeline = nil
-        generation = nil
-        uri = nil
-        missingPlugin = nil
-        reportedLive = false
-        prerolled = false
-        playsAfterPreroll = false
-        itemResponse = nil
-        failedResponses = []
-        announcing = nil
+        load = nil
     }
 
-    /// Takes `pipeline` to NULL on a thread of its own (see `dispose`), counted among the teardowns
-    /// under way: waits for a slot while `maximumTeardowns` are.
-    private func letGo(_ pipeline: Pipeline, keep: (@Sendable (Pipeline) -> Void)? = nil) {
-        if teardown.withLock({ disposing >= Self.maximumTeardowns }) { tellWaiting("a pipeline's teardown", Self.teardownWait) }
-        teardown.withLock {
-            let deadline = ContinuousClock.now + .seconds(Self.teardownWait)
-            while disposing >= Self.maximumTeardowns && teardown.wait(until: deadline) {}
-            disposing += 1
-        }
-        // snapserver reads one connection of its TCP source at a time (tcp_stream.cpp accepts the
-        // next when one ends): the next pipeline's would wait behind this one's. An ximagesink
-        // closing its display while the next one opens its own crashed the process in libXext
-        // (XextAddDisplay, MIT-SHM's per-display list, on 1 video switch in 15, either sink): the
-        // next one opens once this one is in NULL
-        let waits = waitsForDisposal || pipeline.toSnapcast || pipeline.drawsWithXShm
-        if waits { tellWaiting("the previous pipeline to let its device go", 2) }
-        Self.dispose(pipeline, wait: waits ? Self.disposalWait : nil, logger: logger, keep: keep) { [weak self] in
-            guard let self else { return }
-            let action = teardown.withLock {
-                disposing -= 1
-                teardown.broadcast()  // a retire waiting for a slot, or waitForDisposals
-                return disposing == 0 ? whenReleased : nil
-            }
-            action?()
-        }
+    /// Takes `pipeline` to NULL on a thread of its own, counted among the teardowns under way
+    /// (`PipelineTeardown.letGo`).
+    private func letGo(_ pipeline: EnginePipeline, keep: (@Sendable (EnginePipeline) -> Void)? = nil) {
+        teardown.letGo(pipeline, exclusiveDevice: waitsForDisposal, keep: keep)
     }
 
     /// Makes GLib's user cache directory (`$XDG_CACHE_HOME`, else `~/.cache`: where downloadbuffer
@@ -826,7 +599,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Tells the player the output devices: the sound server's, and the snapserver's if one is
     /// configured.
     private func reportDevices(_ devices: [OutputDevice]) {
-        deliver(.outputs(devices + (configuration.snapcast.map { [$0.device] } ?? [])), generation ?? Generation(0))
+        deliver(.outputs(devices + (configuration.snapcast.map { [$0.device] } ?? [])), load?.generation ?? Generation(0))
     }
 
     /// The chosen output is the configured snapserver: pipelines are built with its sink.
@@ -835,7 +608,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// The output moved between the snapserver and the sound server: a pipeline built for the other
     /// sink is no use (the player loads the current item again; `PlayerMachine.setOutput`).
     private func dropPipelinesForOtherSink() {
-        dropIncoming()
+        crossfade.dropIncoming()
         if let kept = warm {
             warm = nil
             letGo(kept)
@@ -874,7 +647,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             deliver(.failed(error), generation)
             return
         }
-        let fresh: Pipeline
+        let fresh: EnginePipeline
         do {
             fresh = try pipelineForLoad()
         } catch {
@@ -882,12 +655,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             return
         }
         pipeline = fresh
-        self.generation = generation
-        self.uri = uri
-        rate = 1
-        redrawing = false
-        redrawAgain = false
-        toldPosition = nil
+        load = Load(uri, generation)
         // per item: a display found now (the user manager's, when tonearmd has none) shows video
         try? chooseVideo(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)
         fresh.playbin.set("uri", uri.string)
@@ -902,7 +670,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             deliver(.tags(metadata), generation)
         }
         if started == .noPreroll {
-            prerolled = true  // a live source: the player asks for PLAYING when told
+            load?.prerolled = true  // a live source: the player asks for PLAYING when told
             fresh.gains.opensPlaying = true
             levels.apply(to: fresh.gains)
             deliver(.live, generation)
@@ -917,16 +685,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// multiqueue threads wait for each other; seen in the engine tests on a busy machine, and
     /// trap 6 of the design brief). It is loaded once more on a fresh pipeline, then failed.
     /// The timer exists only while a preroll is under way; ASYNC_DONE or a retire cancels it.
-    private func watchPreroll(of watched: Pipeline, _ uri: MediaURI, _ generation: Generation, isRetry: Bool) {
+    private func watchPreroll(of watched: EnginePipeline, _ uri: MediaURI, _ generation: Generation, isRetry: Bool) {
         // A timer source, not asyncAfter: a cancelled source leaves libdispatch's timer heap at
         // once, while a cancelled asyncAfter work item still wakes the process when it falls due.
         let watch = DispatchSource.makeTimerSource(queue: queue)
         watch.setEventHandler { [weak self, weak watched] in
-            guard let self, let watched, watched === self.pipeline, generation == self.generation else { return }
+            guard let self, let watched, watched === self.pipeline, generation == self.load?.generation else { return }
             self.prerollWatch?.cancel()
             self.prerollWatch = nil
-            let plays = playsAfterPreroll
-            defer { playsAfterPreroll = plays && pipeline != nil }  // the load again, as asked
+            let plays = load?.playsAfterPreroll ?? false
+            defer { if pipeline != nil { load?.playsAfterPreroll = plays } }  // the load again, as asked
             if isRetry {
                 retire()
                 deliver(.failed(ItemError(.other, "\(uri.displayPath) did not start: GStreamer never finished opening it")), generation)
@@ -955,11 +723,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     private func setPlaying(_ playing: Bool) {
-        if let outgoing { pauseFade(!playing, outgoing) }
-        playsAfterPreroll = false
-        redrawing = false
-        redrawAgain = false
-        guard let pipeline, generation != nil else { return }
+        crossfade.hold(!playing)
+        load?.playsAfterPreroll = false
+        load?.redrawing = false
+        load?.redrawAgain = false
+        guard let pipeline, load != nil else { return }
         // the player's own PLAYING after a preroll that `playAfterPreroll` already took there
         if playing, pipeline.playbin.currentState == (.playing, .voidPending) { return }
         if playing, pipeline.toSnapcast, let pausedAt = pipeline.playbin.startTime, pausedAt > 0 {
@@ -972,11 +740,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     private func seek(_ target: SeekTarget, mode: SeekMode, rate: Double) {
-        guard let pipeline, let generation else { return }
-        self.rate = rate
-        redrawing = false
-        redrawAgain = false
-        toldPosition = nil
+        guard let pipeline, let generation = load?.generation else { return }
+        load?.rate = rate
+        load?.redrawing = false
+        load?.redrawAgain = false
+        load?.toldPosition = nil
         var flags: SeekFlags = [.flush]
         // a seek while a video loops keeps the loop's segment mode (see "Video loops")
         if pipeline.loop.generation != nil { flags.insert(.segment) }
@@ -996,7 +764,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         case .position(let position): start = max(position, .zero).nanoseconds
         case .current: start = pipeline.playbin.queryPosition() ?? 0
         }
-        if reportedLive, let window = pipeline.playbin.querySeeking()?.range {
+        if load?.reportedLive == true, let window = pipeline.playbin.querySeeking()?.range {
             // a live playlist's window slides as it grows: a seek goes to the nearest time still
             // in it, as read now (hlsdemux 1.22.0 moves one before the window to its start, and
             // refuses one past its end: a client asking past the live edge wants the live edge)
@@ -1007,7 +775,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // hop through this queue. Armed before the seek: a flushing seek can preroll before
         // gst_element_seek returns. A rate change (`.current`), a key-unit seek (it lands where the
         // key unit is) and a live window (it slides) go the bus's way, with a snapshot.
-        if mode == .exact, case .position = target, !reportedLive {
+        if mode == .exact, case .position = target, load?.reportedLive != true {
             pipeline.lock.withLock { pipeline.awaitedSeek = (generation, .nanoseconds(start)) }
         }
         let seqnum = pipeline.playbin.numberedSeek(rate: rate, flags: flags, start: start)
@@ -1022,7 +790,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func positionSample() -> PositionSample? {
         guard let position = pipeline?.playbin.queryPosition() else { return nil }
-        toldPosition = position
+        load?.toldPosition = position
         return PositionSample(.nanoseconds(position), at: .now)
     }
 
@@ -1030,7 +798,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func loadedRanges(duration: Duration?) -> [TimeRange] {
         guard let pipeline, let duration, duration > .zero else { return [] }
-        if uri?.isFile == true { return [TimeRange(start: .zero, end: duration)] }
+        if load?.uri.isFile == true { return [TimeRange(start: .zero, end: duration)] }
         // downloadbuffer names an empty range at the end of a file a demuxer only peeked at (the
         // tail of a WAV file): nothing a client can play
         return (pipeline.playbin.queryBufferedRanges() ?? []).filter { $0.upperBound > $0.lowerBound }.map {
@@ -1047,7 +815,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                               seekableRange: seeking?.range.map { TimeRange(start: .nanoseconds($0.lowerBound), end: .nanoseconds($0.upperBound)) },
                               streamWakesWhilePaused: pipeline?.outputSink != nil && pipeline?.toSnapcast != true,
                               // issue 37: a length by the time it plays, not 0.45 s later at DURATION_CHANGED
-                              durationEstimate: duration == nil && uri?.isFile == true
+                              durationEstimate: duration == nil && load?.uri.isFile == true
                                   ? pipeline?.playbin.audioParserDurationEstimate().map { .nanoseconds($0) } : nil)
     }
 
@@ -1059,16 +827,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// no Content-Length (Icecast): an MP3 file over HTTP has no length at preroll either, until
     /// mpegaudioparse has seen enough frames.
     private func isLiveStream(_ snapshot: EngineSnapshot) -> Bool {
-        guard let uri, !uri.isFile, snapshot.duration == nil else { return false }
-        guard let itemResponse else { return true }
+        guard let load, !load.uri.isFile, snapshot.duration == nil else { return false }
+        guard let itemResponse = load.itemResponse else { return true }
         return itemResponse.contentLength == nil || itemResponse.contentType?.lowercased().contains("mpegurl") == true
     }
 
     // MARK: Bus
 
-    private func drainBus(_ drained: Pipeline) {
+    private func drainBus(_ drained: EnginePipeline) {
         dispatchPrecondition(condition: .onQueue(queue))
-        if drained === outgoing { return drainOutgoing(drained) }
+        if crossfade.drain(drained) { return }
         // one failure sends a burst of errors (the source's, then "internal data stream error"
         // from those downstream); the root cause is reported, once, after the burst
         var errors: [GStreamerError] = []
@@ -1085,22 +853,23 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     private func fail(_ error: GStreamerError) {
-        guard let pipeline, let generation else { return }
+        guard let pipeline, let load else { return }
         // an error after about-to-finish switched the uri belongs to the next item, unless it is
         // the output's: the sink still plays the current one
         let pending = pipeline.lock.withLock { pipeline.switching }
-        let current = uri.map { ($0, generation) }
-        guard var target = pending ?? current else { return }
+        let current = (load.uri, load.generation)
+        var target = pending ?? current
+        let (missingPlugin, failedResponses, itemResponse) = (load.missingPlugin, load.failedResponses, load.itemResponse)
         logger.debug("pipeline error", metadata: ["error": "\(error)", "debug": "\(error.debug ?? "")"])
         // the failed response the source saw, or the status a demuxer put in the error (hlsdemux2
         // downloads without souphttpsrc, so no http-headers message tells it)
         let http = failedResponses.last ?? error.httpStatus.map { ErrorMapping.HTTPFailure(uri: error.httpURI ?? target.0.string, status: $0) }
         var itemError = ErrorMapping.itemError(error, uri: target.0, missingPlugin: missingPlugin, http: http)
-        if itemError.kind == .output, pending != nil, let current {
+        if itemError.kind == .output, pending != nil {
             target = current
             itemError = ErrorMapping.itemError(error, uri: current.0, missingPlugin: missingPlugin, http: nil)
         }
-        if itemError.kind == .unsupportedFormat, target.0 == uri, let itemResponse {
+        if itemError.kind == .unsupportedFormat, target.0 == load.uri, let itemResponse {
             // the server answered, with something that is not media: on a network, most often a
             // captive portal's login page or an error page sent with 200
             itemError = ErrorMapping.notMedia(uri: target.0, contentType: itemResponse.contentType)
@@ -1119,7 +888,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         guard outputs != nil else { return }
         outputs = nil
         outputsLost = true
-        deliver(.outputs([]), generation ?? Generation(0))
+        deliver(.outputs([]), load?.generation ?? Generation(0))
     }
 
     private func deliver(_ event: EngineEvent, _ generation: Generation) {
@@ -1128,10 +897,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     private func handle(_ message: Message) {
-        guard let pipeline, let generation else { return }
-        if redrawing, endsRedraw(message) {
-            if !redrawing && redrawAgain {
-                redrawAgain = false
+        guard let pipeline, let generation = load?.generation else { return }
+        if load?.redrawing == true, endsRedraw(message) {
+            if load?.redrawing == false && load?.redrawAgain == true {
+                load?.redrawAgain = false
                 redrawPausedFrame(pipeline)
             }
             return
@@ -1150,8 +919,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         case .asyncDone:
             prerollWatch?.cancel()
             prerollWatch = nil
-            if !prerolled {
-                prerolled = true
+            if load?.prerolled == false {
+                load?.prerolled = true
                 // an item without video after one with it: the window closes; one with video has
                 // its size now (the sink asked for the window before its caps were set)
                 if !pipeline.lock.withLock({ pipeline.showedVideo }) {
@@ -1163,33 +932,28 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 levels.streamOpened(pipeline.gains)
                 // PLAYING before the snapshot's queries and the hop to the player: the sink renders
                 // from the preroll buffer it holds
-                if playsAfterPreroll { pipeline.playbin.setState(.playing) }
-                playsAfterPreroll = false
-                if announcing == generation {
-                    announcing = nil
+                if load?.playsAfterPreroll == true { pipeline.playbin.setState(.playing) }
+                load?.playsAfterPreroll = false
+                if load?.announcesAtPreroll == true {
+                    load?.announcesAtPreroll = false
                     return deliver(.streamStarted(snapshot()), generation)
                 }
             }
             let snapshot = snapshot()
-            if !reportedLive, isLiveStream(snapshot) {
-                reportedLive = true
+            if load?.reportedLive == false, isLiveStream(snapshot) {
+                load?.reportedLive = true
                 deliver(.live, generation)
             }
             deliver(.asyncDone(snapshot), generation)
         case .streamStart:
-            if announcing == generation { return }  // a crossfade's item is announced at its preroll
+            if load?.announcesAtPreroll == true { return }  // a crossfade's item is announced at its preroll
             // after about-to-finish, STREAM_START is the boundary to the next item (trap 2)
             let next = pipeline.lock.withLock { () -> (uri: MediaURI, generation: Generation)? in
                 defer { pipeline.switching = nil }
                 return pipeline.switching
             }
             if let next {
-                self.generation = next.generation
-                self.uri = next.uri
-                missingPlugin = nil
-                reportedLive = false
-                itemResponse = nil
-                failedResponses = []
+                load = load?.switched(to: next.uri, next.generation)
                 deliver(.streamStarted(snapshot()), next.generation)
             } else {
                 deliver(.streamStarted(snapshot()), generation)
@@ -1198,7 +962,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             // hlsdemux (1.22.0) gives up on a segment that keeps failing (HTTP 404, 500) with EOS,
             // not an error (gst-launch-1.0 -m playbin on such a stream: four http-headers with the
             // status, then EOS): the stream ended because of it, and the item failed
-            if let failure = failedResponses.last, let uri, !uri.isFile {
+            if let failure = load?.failedResponses.last, let uri = load?.uri, !uri.isFile {
                 logger.info("the stream ended after a failed request", metadata: ["uri": "\(failure.uri)", "status": "\(failure.status)"])
                 retire()
                 deliver(.failed(ErrorMapping.endedByHTTPFailure(failure, uri: uri)), generation)
@@ -1206,12 +970,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             }
             deliver(.endOfStream, generation)
         case .httpResponse(let responseURI, let status, let contentType, let contentLength):
-            if responseURI == uri?.string, status < 300 { itemResponse = (contentType, contentLength) }
-            failedResponses.removeAll { $0.uri == responseURI }
-            if status >= 400 {
-                failedResponses.append(ErrorMapping.HTTPFailure(uri: responseURI, status: status))
-                if failedResponses.count > Self.maximumFailedResponses { failedResponses.removeFirst() }
-            }
+            load?.heard(response: responseURI, status: status, contentType: contentType, contentLength: contentLength)
         case .error(let error):
             fail(error)
         case .warning(let warning):
@@ -1219,13 +978,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         case .missingPlugin(let description):
             // playbin3 prerolls without the stream it cannot decode and never errors, so a
             // missing decoder fails the item here; playbin errors after this message anyway
-            missingPlugin = description
+            load?.missingPlugin = description
             fail(GStreamerError(domain: GStreamerError.coreDomain, code: 12, message: description, source: message.source))
         case .tags(let tags):
             deliver(.tags(TagMapping.metadata(tags, covers: covers)), generation)
         case .buffering(let percent):
             // below 100% the player pauses, and plays on at 100% (gstplay.c buffering_cb)
-            if percent < 100 { playsAfterPreroll = false }
+            if percent < 100 { load?.playsAfterPreroll = false }
             deliver(.buffering(percent: percent, loadedRanges: loadedRanges(duration: duration)), generation)
         case .downloaded:
             deliver(.loaded(loadedRanges(duration: duration)), generation)
@@ -1241,7 +1000,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             }
         case .gap(let start, let end):
             logger.warning("a stretch of the stream never came: playing on after it",
-                           metadata: ["uri": "\(uri?.string ?? "")", "at": "\(Duration.nanoseconds(start))",
+                           metadata: ["uri": "\(load?.uri.string ?? "")", "at": "\(Duration.nanoseconds(start))",
                                       "length": "\(Duration.nanoseconds(end - start))"])
             deliver(.gap(at: .nanoseconds(start), length: .nanoseconds(end - start)), generation)
         case .segmentDone(let seqnum):
@@ -1259,7 +1018,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     /// Sets `pipeline`'s video flags and sink for `display` (nil: no video), if they are not set
     /// for it already. In NULL only (a fresh or released pipeline).
-    private func chooseVideo(for pipeline: Pipeline, display: VideoDisplay?) throws {
+    private func chooseVideo(for pipeline: EnginePipeline, display: VideoDisplay?) throws {
         pipeline.lock.withLock { pipeline.display = display }
         guard pipeline.videoSetFor != .some(display) else { return }
         var flags = pipeline.playbin.flags("flags")
@@ -1388,12 +1147,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let seen = windows.uses
         detachThread(name: "tonearm.video-close") { [weak self] in
             guard let self else { return }
-            _ = waitForDisposals(timeout: Self.teardownWait)
+            _ = waitForDisposals(timeout: PipelineTeardown.teardownWait)
             queue.async { [self] in
                 // an item loaded meanwhile decides at its preroll: its sink takes the window, or one
                 // without video closes it then. Closing now, before its sink asked, closed and opened
                 // the window again between two videos (fullscreen and place lost; VideoLoopTests)
-                if let pipeline, !prerolled || pipeline.lock.withLock({ pipeline.showedVideo }) { return }
+                if let pipeline, load?.prerolled != true || pipeline.lock.withLock({ pipeline.showedVideo }) { return }
                 windows.close(unlessUsedSince: seen)
             }
         }
@@ -1402,7 +1161,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// An event of the window, to the player: `windowOpened` as the load that asked for it, the
     /// others whatever the load (the player takes them whatever the generation).
     private func videoEvent(_ event: VideoEvent) {
-        queue.async { [self] in deliver(.video(event), generation ?? Generation(0)) }
+        queue.async { [self] in deliver(.video(event), load?.generation ?? Generation(0)) }
     }
 
     // MARK: Video controls
@@ -1442,15 +1201,16 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// A paused pipeline's sink holds the frame the overlay drew into before (ximagesink keeps the
     /// blended image, and a paused pipeline pushes no other): a flushing seek to where it is
     /// prerolls that frame again through the overlay. The player never hears of it.
-    private func redrawPausedFrame(_ pipeline: Pipeline) {
-        if redrawing {
-            redrawAgain = true
+    private func redrawPausedFrame(_ pipeline: EnginePipeline) {
+        guard let load else { return }
+        if load.redrawing {
+            self.load?.redrawAgain = true
             return
         }
-        guard prerolled, pipeline.playbin.currentState == (.paused, .voidPending),
-              let position = toldPosition ?? pipeline.playbin.queryPosition() else { return }
-        redrawing = true
-        if !pipeline.playbin.seek(rate: rate, flags: [.flush, .accurate], start: position) { redrawing = false }
+        guard load.prerolled, pipeline.playbin.currentState == (.paused, .voidPending),
+              let position = load.toldPosition ?? pipeline.playbin.queryPosition() else { return }
+        self.load?.redrawing = true
+        if !pipeline.playbin.seek(rate: load.rate, flags: [.flush, .accurate], start: position) { self.load?.redrawing = false }
     }
 
     /// A message of the pipeline while a redraw is under way: true when it is the redraw's own
@@ -1459,7 +1219,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         switch message.kind {
         case .stateChanged: return message.isFromPipeline
         case .asyncDone:
-            redrawing = false
+            load?.redrawing = false
             return true
         default: return false
         }
@@ -1490,9 +1250,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Loops `pipeline` by segments when `uri` (the item after the current one) is the current
     /// item's own and its video reached the window; leaves a segment loop otherwise. True when it
     /// loops (nothing is armed for about-to-finish).
-    private func loopsBySegments(_ pipeline: Pipeline, to nextURI: MediaURI?, generation nextGeneration: Generation?) -> Bool {
+    private func loopsBySegments(_ pipeline: EnginePipeline, to nextURI: MediaURI?, generation nextGeneration: Generation?) -> Bool {
         let showsVideo = pipeline.lock.withLock { pipeline.showedVideo }
-        guard let nextURI, let nextGeneration, nextURI == uri, showsVideo else {
+        guard let nextURI, let nextGeneration, nextURI == load?.uri, showsVideo else {
             if pipeline.loop.generation != nil {
                 // out of segment mode, so that its end is an EOS again (and about-to-finish comes):
                 // a flushing seek where it is
@@ -1514,7 +1274,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     /// SEGMENT_DONE: the demuxer sent the lap's last data; the next lap is queued behind it at
     /// once, by a non-flushing segment seek to the start.
-    private func wrap(_ pipeline: Pipeline) {
+    private func wrap(_ pipeline: EnginePipeline) {
         guard let next = pipeline.loop.generation else { return }  // left meanwhile: a flushing seek follows
         pipeline.loop.seqnum = pipeline.playbin.numberedSeek(rate: pipeline.loop.rate, flags: [.segment, .accurate], start: 0)
         pipeline.loop.wrapping = pipeline.loop.seqnum.map { (next, $0) }
@@ -1523,10 +1283,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// The next lap's segment reached the video sink: its last frame of the lap before is on
     /// screen, the position reads from the start, and the player hears of the boundary as of a
     /// gapless switch to the same item (a `Seeked` to 0).
-    private func wrapped(_ pipeline: Pipeline, by seqnum: UInt32) {
+    private func wrapped(_ pipeline: EnginePipeline, by seqnum: UInt32) {
         guard let (next, sent) = pipeline.loop.wrapping, sent == seqnum else { return }
         pipeline.loop.wrapping = nil
-        generation = next
+        load = load?.lapped(as: next)
         // the lap's start, not the position query's answer: that is the latest of the sinks', and an
         // audio sink whose lap ends a little later (AAC's last frame) still answers from the lap before
         var lap = snapshot()
@@ -1536,108 +1296,29 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     // MARK: Crossfade
 
-    /// Opens the next item for a crossfade: a pipeline of its own, in READY and silent, its bus held
-    /// until it starts (its messages then tell the player about it as the current item). Not
-    /// prerolled: a pulsesink prerolled in PAUSED and played a second later was heard as much later
-    /// as it had waited, and without its start when the pipeline ran on the system clock: the
-    /// stream's time read as it uncorks is the time it stood corked, and audiobasesink anchors its
-    /// calibration there (GStreamer 1.22, PulseAudio 16 and PipeWire 0.3.65: CrossfadeTests, and
-    /// GST_DEBUG=audioclock:6 shows the jump). It runs on the system clock (`startCrossfade`). Two
+    /// Opens the next item for a crossfade in a pipeline of its own (`Crossfade.prepare`). Two
     /// streams at once need an output that takes two: a sound server does (it mixes them); an ALSA
     /// device opened directly does not, so there the item is armed for a gapless switch instead.
     private func prepareCrossfade(_ uri: MediaURI, generation: Generation) {
-        dropIncoming()
+        crossfade.dropIncoming()
         guard let current = pipeline, current.gains.front != nil, !waitsForDisposal, !current.toSnapcast, LocalFiles.error(for: uri) == nil,
               current.lock.withLock({ current.switching == nil }),  // about-to-finish switched already: gapless
               let fresh = try? makePipeline() else { return prepareNext(uri, generation: generation) }
         current.lock.withLock { current.nextUp = nil }  // the item plays in its own pipeline, not after this one
-        fresh.busSource.suspend()
         // as a load does: a display found now shows its video (the window follows at its preroll)
         try? chooseVideo(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)
-        fresh.playbin.set("uri", uri.string)
-        // pulsesink's clock comes from its stream, which on PipeWire 0.3.65 starts 60-350 ms after the
-        // pipeline plays (the new node is linked late): the system clock runs from the fade's start
-        fresh.playbin.useSystemClock()
-        fresh.playbin.setState(.ready)
-        incoming = (fresh, uri, generation)
-        fresh.gains.opensPlaying = true
-        levels.apply(to: fresh.gains)  // silent until it starts
+        crossfade.prepare(fresh, uri, generation)
     }
 
-    /// Starts the prepared item and fades over `length`: it becomes the current pipeline (the
-    /// player hears `.streamStarted` for it at its preroll and makes its item current; an error
-    /// fails it as the next item that followed), the previous one plays on beside it, fading out,
-    /// until the ramp ends.
+    /// Starts the prepared item and fades over `length` (`Crossfade.start`): it becomes the current
+    /// pipeline, with a fresh load that is announced at its preroll.
     private func startCrossfade(length: Duration) {
-        guard let next = incoming, let current = pipeline else { return }
-        incoming = nil
-        endFadeOut()
-        prerollWatch?.cancel()
-        prerollWatch = nil
-        outgoing = current
-        pipeline = next.pipeline
-        generation = next.generation
-        uri = next.uri
-        missingPlugin = nil
-        reportedLive = false
-        prerolled = false
-        announcing = next.generation
-        playsAfterPreroll = false
-        itemResponse = nil
-        failedResponses = []
-        rate = 1
-        redrawing = false
-        redrawAgain = false
-        toldPosition = nil
-        let (state, pending) = current.playbin.currentState
-        let playing = (pending == .voidPending ? state : pending) == .playing
-        levels.startCrossfade(length: length, playing: playing)
-        if playing {
-            // running time 0 is now, kept through the preroll (no start time: GstPipeline then keeps
-            // the base time at PAUSED->PLAYING); given back once it plays (`handle`, .stateChanged)
-            next.pipeline.playbin.startTime = nil
-            next.pipeline.playbin.baseTime = Element.systemClockTime
-        }
-        next.pipeline.playbin.setState(playing ? .playing : .paused)
-        _ = resumed(next.pipeline)  // what it said while prepared is read now, as the current load's
-    }
-
-    /// The fade's pipelines pause and play together, and the ramps with them.
-    private func pauseFade(_ paused: Bool, _ outgoing: Pipeline) {
-        outgoing.playbin.setState(paused ? .paused : .playing)
-        levels.holdCrossfade(paused)
-    }
-
-    /// The previous item's pipeline goes (the ramp's end, its end of stream or error, a new load),
-    /// at the level the ramp left it: the ramp ends once it is no longer one of the pipelines.
-    private func endFadeOut() {
-        let leaving = outgoing
-        outgoing = nil
-        levels.endCrossfade()
-        if let leaving { letGo(leaving) }
-    }
-
-    private func dropIncoming() {
-        guard let next = incoming else { return }
-        incoming = nil
-        letGo(resumed(next.pipeline))
-    }
-
-    /// A suspended bus source resumed (a source must be resumed before it is cancelled, or its
-    /// cancel handler never runs: dispatch_source_cancel(3)).
-    private func resumed(_ held: Pipeline) -> Pipeline {
-        held.busSource.resume()
-        return held
-    }
-
-    /// The fading-out pipeline's messages: nothing for the player (its item is not current); its
-    /// end, or an error, ends the fade early.
-    private func drainOutgoing(_ drained: Pipeline) {
-        while drained === outgoing, let message = drained.bus.pop() {
-            switch message.kind {
-            case .endOfStream, .error: endFadeOut()
-            default: break
-            }
+        guard let current = pipeline else { return }
+        crossfade.start(length: length, from: current) { next in
+            prerollWatch?.cancel()
+            prerollWatch = nil
+            pipeline = next.pipeline
+            load = Load(next.uri, next.generation, announcesAtPreroll: true)
         }
     }
 
