@@ -437,7 +437,7 @@ public final class MPRISService: @unchecked Sendable {
             // deadlock: the service queue never waits on the resolve queue, it only queues to it.
             // As a dispatch pass: what the call caused that wakes a thread waits for its reply.
             queue.sync {
-                connection.answering {
+                connection.pass {
                     guard let self, call.outcome == nil else { return }  // cancelled: answered already
                     call.outcome = resolved
                     self.answerInOrder(sender)

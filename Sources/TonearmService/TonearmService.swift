@@ -145,7 +145,8 @@ public final class TonearmService: @unchecked Sendable {
         }
         // engine commands, timers, state writes and log lines wait until the reply and the
         // PropertiesChanged of the call that caused them have left (make bench: PlayPause)
-        player.deferUntilAnswered { [connection] body in connection.afterDispatchPass(body) }
+        let afterAnswer = AfterAnswer(connection: connection)
+        player.deferUntilAnswered(with: afterAnswer.putOff)
         recorder.start(rewrite: store.loaded != nil && resume == .none)
         // the cached lists are the ones registered: nothing to announce
         if let cachedFormats { engineStarted(.success(cachedFormats)) }
