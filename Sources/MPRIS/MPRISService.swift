@@ -14,7 +14,8 @@ import Playlists
 /// Each interface's table, and which of its properties each player event changes, is in a file of
 /// its own (`RootInterface.swift`, `PlayerInterface.swift`, `TrackListInterface.swift`,
 /// `PlaylistsInterface.swift`, `TonearmInterface.swift`); this file keeps what they share, the
-/// event handling, and start and shutdown. The active playlist's rules are `ActivePlaylistTracker`'s.
+/// event handling, start and shutdown, and the calls that queue URIs from their table entry to
+/// their answer (`queueURIs`). The active playlist's rules are `ActivePlaylistTracker`'s.
 ///
 /// Lives on the player's queue, which is also the connection's.
 public final class MPRISService: @unchecked Sendable {
@@ -400,7 +401,7 @@ public final class MPRISService: @unchecked Sendable {
     }
 
     private func queueURIs(_ texts: [String], _ request: QueueingRequest, from sender: String, cancellingOthers reason: String? = nil,
-                       _ answer: @escaping (Result<[ItemID], any Error>) -> Void) throws {
+                           _ answer: @escaping (Result<[ItemID], any Error>) -> Void) throws {
         let uris = try Self.parse(texts)
         // a newer OpenUri is what the user wants now: walks still under way are not
         if let reason { cancelQueueing(because: reason) }
