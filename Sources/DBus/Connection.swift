@@ -52,10 +52,8 @@ public final class Connection: @unchecked Sendable {
     private var handlers: [(id: Int, handler: (Message) -> Bool)] = []
     private var nextHandlerID = 0
     private var isDispatching = false
-    /// True while `answering` runs its body.
-    private var isAnswering = false
-    /// Work to do once the current dispatch pass is over (`afterDispatchPass`).
-    private var afterPass: [() -> Void] = []
+    /// Called, in the order added, each time a pass ends (`onPassEnded`).
+    private var passEndedHooks: [() -> Void] = []
     /// Completions of calls in flight, failed by `close()` (libdbus would drop them silently).
     private var pendingCalls: [ObjectIdentifier: PendingBox] = [:]
 
@@ -339,51 +337,51 @@ public final class Connection: @unchecked Sendable {
         onDisconnect?(error)
     }
 
-    /// Runs `body` on the queue right after the dispatch pass under way, outside libdbus, before
-    /// the queue takes anything else; false (and `body` not kept) when no pass is under way. What a
-    /// handler's call changed is announced then, on the thread that read the call, instead of on
-    /// the next turn of the queue, which wakes another thread for it (make bench: PlayPause).
-    public func afterDispatchPass(_ body: @escaping () -> Void) -> Bool {
+    /// True while a dispatch pass runs: `dispatchQueued` handing libdbus's queued messages to the
+    /// handlers, or a block given to `pass`. What a handler does during one is part of answering
+    /// the calls of that pass. Read on the queue.
+    public private(set) var isInPass = false
+
+    /// Adds `hook`, called on the queue each time a pass ends: outside libdbus, with `isInPass`
+    /// false again, before the queue takes anything else. Hooks run in the order they were added.
+    /// The connection only says that a pass ended; what to do then (announce what the pass
+    /// changed, run work it put off) is the hook owner's.
+    public func onPassEnded(_ hook: @escaping () -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard isDispatching || isAnswering else { return false }
-        afterPass.append(body)
-        return true
+        passEndedHooks.append(hook)
     }
 
-    /// Runs `body` now, on the queue, as a dispatch pass: what it gives `afterDispatchPass` runs
-    /// once it returns. For a block that sends a deferred reply outside a pass (a call answered
-    /// after its URIs were resolved on another queue): the state write and the log line its call
-    /// caused otherwise woke their threads before the reply left, on a machine of two cores
-    /// (make bench: AddTrack).
-    public func answering(_ body: () -> Void) {
+    /// Runs `body` now, on the queue, as a dispatch pass: `isInPass` is true while it runs, and the
+    /// `onPassEnded` hooks run once it returns. For a block that sends a deferred reply outside a
+    /// pass (a call answered after its URIs were resolved on another queue), so that it is answered
+    /// as a call dispatched from the socket is. Inside a pass, `body` just runs.
+    public func pass(_ body: () -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !isDispatching, !isAnswering else { return body() }
-        isAnswering = true
+        guard !isInPass else { return body() }
+        isInPass = true
         body()
-        isAnswering = false
-        runAfterPass()
+        isInPass = false
+        passEnded()
     }
 
-    /// Runs what the pass put off. The bus daemon, woken by the pass's writes with the kernel's
-    /// sync hint for a Unix socket, waits on this core for this thread to sleep rather than taking
-    /// the other: a yield lets it route the reply and signal first, not after the after-pass work
-    /// (perf sched, make bench: PlayPause -> PropertiesChanged waited 0.25-0.3 ms for it).
-    private func runAfterPass() {
-        guard !afterPass.isEmpty else { return }
-        let after = afterPass
-        afterPass = []
-        sched_yield()
-        after.forEach { $0() }
+    private func passEnded() {
+        for hook in passEndedHooks { hook() }
     }
 
     /// Dispatches queued incoming messages (`dbus_connection_dispatch`). Called on the queue after I/O,
     /// never from inside libdbus. Yields after a batch so that one busy client cannot starve the queue.
     func dispatchQueued() {
         guard let raw, !isDispatching else { return }
+        // inside a `pass` (a handler's block): its end runs the hooks
+        let startsPass = !isInPass
         isDispatching = true
+        isInPass = true
         defer {
             isDispatching = false
-            runAfterPass()
+            if startsPass {
+                isInPass = false
+                passEnded()
+            }
         }
         var budget = 64
         while dbus_connection_get_dispatch_status(raw) == DBUS_DISPATCH_DATA_REMAINS {

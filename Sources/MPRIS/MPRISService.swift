@@ -14,7 +14,8 @@ import Playlists
 /// Each interface's table, and which of its properties each player event changes, is in a file of
 /// its own (`RootInterface.swift`, `PlayerInterface.swift`, `TrackListInterface.swift`,
 /// `PlaylistsInterface.swift`, `TonearmInterface.swift`); this file keeps what they share, the
-/// event handling, and start and shutdown. The active playlist's rules are `ActivePlaylistTracker`'s.
+/// event handling, start and shutdown, and the calls that queue URIs from their table entry to
+/// their answer (`queueURIs`). The active playlist's rules are `ActivePlaylistTracker`'s.
 ///
 /// Lives on the player's queue, which is also the connection's.
 public final class MPRISService: @unchecked Sendable {
@@ -213,13 +214,10 @@ public final class MPRISService: @unchecked Sendable {
     /// never on the queue that answers D-Bus, and queued back on it; `completion` then runs there
     /// with the error of the first that cannot be played (nothing is queued then), or nil.
     public func open(_ texts: [String], completion: @escaping @Sendable ((any Error)?) -> Void) throws {
-        let uris = try Self.parse(texts)
-        resolving(uris, from: "") { [player] resolved in
-            do {
-                try player.open(try resolved.get())
-                completion(nil)
-            } catch {
-                completion(ServiceError(error))
+        try queueURIs(texts, .open, from: "") { applied in
+            switch applied {
+            case .success: completion(nil)
+            case .failure(let error): completion(error)
             }
         }
     }
@@ -365,12 +363,68 @@ public final class MPRISService: @unchecked Sendable {
         return uris.flatMap { resolved[$0] ?? [] }
     }
 
-    /// Answers a call that queues URIs (parsed already): resolves them on the resolve queue
-    /// (a missing file, a directory to walk), then runs `body` with them back on the service
-    /// queue and sends its reply (or its error).
-    func queueing<R>(_ uris: [MediaURI], _ reply: Reply<R>, _ body: @escaping @Sendable ([MediaURI]) throws -> R) {
-        resolving(uris, from: reply.sender ?? "") { resolved in
-            do { reply.succeed(try body(try resolved.get())) } catch { reply.fail(error) }
+    /// What a call that queues URIs does with them once they are resolved.
+    enum QueueingRequest: Sendable {
+        /// OpenUri, the command line, a drop on the video window: after the current item, and the
+        /// first of them plays (`Player.open`).
+        case open
+        /// Enqueue: at the end, or opened as `open` when `playNow`.
+        case enqueue(playNow: Bool)
+        /// Insert and AddTrack: at `placement` (its anchor checked again: the queue may have
+        /// changed during the walk); AddTrack's SetAsCurrent makes the first of them current.
+        case insert(Placement, setAsCurrent: Bool)
+    }
+
+    /// A call that queues URIs, answered with `reply` once they are in the queue (or with why
+    /// not). This file owns the whole of it (issue 37: OpenUri went back and forth between the
+    /// interface's table and here): the URIs are parsed here (InvalidArgs for a malformed one),
+    /// the walks of older calls stopped when `cancellingOthers` says why, the URIs resolved on the
+    /// resolve queue (a missing file, a directory to walk) after `sender`'s earlier calls, and
+    /// applied to the player back on the service queue.
+    func queueURIs(_ texts: [String], _ request: QueueingRequest, reply: Reply<Void>, cancellingOthers reason: String? = nil) throws {
+        try queueURIs(texts, request, from: reply.sender ?? "", cancellingOthers: reason) { applied in
+            switch applied {
+            case .success: reply.succeed()
+            case .failure(let error): reply.fail(error)
+            }
+        }
+    }
+
+    /// As `queueURIs(_:_:reply:cancellingOthers:)`, answered with the new tracks' ids.
+    func queueURIs(_ texts: [String], _ request: QueueingRequest, reply: Reply<ObjectPathList>) throws {
+        try queueURIs(texts, request, from: reply.sender ?? "") { applied in
+            switch applied {
+            case .success(let ids): reply.succeed(TrackIDs.paths(ids))
+            case .failure(let error): reply.fail(error)
+            }
+        }
+    }
+
+    private func queueURIs(_ texts: [String], _ request: QueueingRequest, from sender: String, cancellingOthers reason: String? = nil,
+                           _ answer: @escaping (Result<[ItemID], any Error>) -> Void) throws {
+        let uris = try Self.parse(texts)
+        // a newer OpenUri is what the user wants now: walks still under way are not
+        if let reason { cancelQueueing(because: reason) }
+        resolving(uris, from: sender) { [player] resolved in
+            answer(Result { try Self.apply(request, try resolved.get(), to: player) })
+        }
+    }
+
+    /// Puts resolved URIs in the queue as `request` says; the new items' ids, or a ServiceError.
+    private static func apply(_ request: QueueingRequest, _ uris: [MediaURI], to player: Player) throws -> [ItemID] {
+        do {
+            switch request {
+            case .open:
+                return try player.open(uris)
+            case .enqueue(let playNow):
+                return playNow ? try player.open(uris) : try player.enqueue(uris)
+            case .insert(let placement, let setAsCurrent):
+                let ids = try player.enqueue(uris, at: placement)
+                if setAsCurrent, let first = ids.first { try player.jump(to: first) }
+                return ids
+            }
+        } catch {
+            throw ServiceError(error)
         }
     }
 
@@ -437,7 +491,7 @@ public final class MPRISService: @unchecked Sendable {
             // deadlock: the service queue never waits on the resolve queue, it only queues to it.
             // As a dispatch pass: what the call caused that wakes a thread waits for its reply.
             queue.sync {
-                connection.answering {
+                connection.pass {
                     guard let self, call.outcome == nil else { return }  // cancelled: answered already
                     call.outcome = resolved
                     self.answerInOrder(sender)

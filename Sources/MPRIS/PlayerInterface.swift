@@ -31,12 +31,9 @@ extension MPRISService {
                     player.seek(to: .saturating(microseconds: position))
                 },
                 .deferred("OpenUri", arguments: ["Uri"]) { [unowned self] (text: String, reply: Reply<Void>) in
-                    // a newer OpenUri is what the user wants now: walks still under way are not
-                    let uris = try Self.parse([text])
-                    cancelQueueing(because: "OpenUri was called\(Self.by(reply.sender))")
-                    queueing(uris, reply) { [player] uris in
-                        do { try player.open(uris) } catch { throw ServiceError(error) }
-                    }
+                    // parsed, resolved, opened and answered by MPRISService.queueURIs; a newer
+                    // OpenUri is what the user wants now: walks still under way are not
+                    try queueURIs([text], .open, reply: reply, cancellingOthers: "OpenUri was called\(Self.by(reply.sender))")
                 },
             ],
             properties: [

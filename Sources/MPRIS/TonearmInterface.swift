@@ -60,25 +60,12 @@ extension MPRISService {
                 },
                 .deferred("Enqueue", arguments: ["uris", "playNow"], returning: ObjectPathList.self) { [unowned self]
                     (texts: [String], playNow: Bool, reply) in
-                    queueing(try Self.parse(texts), reply) { [player] uris in
-                        do {
-                            return TrackIDs.paths(playNow ? try player.open(uris) : try player.enqueue(uris))
-                        } catch {
-                            throw ServiceError(error)
-                        }
-                    }
+                    try queueURIs(texts, .enqueue(playNow: playNow), reply: reply)
                 },
                 .deferred("Insert", arguments: ["uris", "afterTrack"], returning: ObjectPathList.self) { [unowned self]
                     (texts: [String], afterTrack: ObjectPath, reply) in
-                    let after = try placement(after: afterTrack)
-                    queueing(try Self.parse(texts), reply) { [player] uris in
-                        do {
-                            // the anchor is checked again here: the queue may have changed during the walk
-                            return TrackIDs.paths(try player.enqueue(uris, at: after))
-                        } catch {
-                            throw ServiceError(error)
-                        }
-                    }
+                    // the anchor is checked now, and again once resolved: the queue may change during the walk
+                    try queueURIs(texts, .insert(try placement(after: afterTrack), setAsCurrent: false), reply: reply)
                 },
                 .typed("Move", arguments: ["trackid", "afterTrack"]) { [unowned self] (track: ObjectPath, afterTrack: ObjectPath, _) in
                     guard let id = TrackIDs.item(track) else {

@@ -23,15 +23,8 @@ extension MPRISService {
                     } else {
                         throw DBusError.invalidArgs("no track \(afterPath) in the track list")
                     }
-                    queueing(try Self.parse([text]), reply) { [player] uris in
-                        do {
-                            // AfterTrack NoTrack inserts at the start (spec)
-                            let ids = try player.enqueue(uris, at: after.map { .after($0) } ?? .start)
-                            if setAsCurrent, let first = ids.first { try player.jump(to: first) }
-                        } catch {
-                            throw ServiceError(error)
-                        }
-                    }
+                    // AfterTrack NoTrack inserts at the start (spec)
+                    try queueURIs([text], .insert(after.map { .after($0) } ?? .start, setAsCurrent: setAsCurrent), reply: reply)
                 },
                 .typed("RemoveTrack", arguments: ["TrackId"]) { [player] (path: ObjectPath, _) in
                     // a track that is not in the list: no effect (spec)

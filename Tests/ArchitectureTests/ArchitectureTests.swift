@@ -127,6 +127,121 @@ final class ArchitectureTests: XCTestCase {
     }
 }
 
+/// ARCHITECTURE.md's "One call" route, held to the code (issue 37: it named files the call does
+/// not go through and missed two it does): every `Path/File.swift` it names, followed by
+/// backticked function names, is a file under Sources/ that declares each of them; the route's
+/// rows never name one file twice in a row (a row is a hop into another file); and the count it
+/// states is the table's.
+final class RouteTests: XCTestCase {
+    /// A file named in the section and the names that follow it, as written.
+    struct Named: CustomStringConvertible {
+        let file: String
+        let names: [String]
+        var description: String { "`\(file)` \(names.map { "`\($0)`" }.joined(separator: ", "))" }
+    }
+
+    static func architecture() throws -> String {
+        try String(contentsOf: ArchitectureTests.root.appendingPathComponent("ARCHITECTURE.md"), encoding: .utf8)
+    }
+
+    /// The text of the section that begins with `heading`, up to the next `## ` heading.
+    static func section(_ heading: String, of text: String) throws -> Substring {
+        guard let start = text.range(of: heading) else { throw TestError("ARCHITECTURE.md has no section \(heading)") }
+        let rest = text[start.upperBound...]
+        return rest[..<(rest.range(of: "\n## ")?.lowerBound ?? rest.endIndex)]
+    }
+
+    /// The rows of the table between `<!-- NAME: ...` and `<!-- end of the NAME -->`, as cells.
+    static func rows(_ name: String, in text: Substring) throws -> [[String]] {
+        guard let start = text.range(of: "<!-- \(name):"), let end = text.range(of: "<!-- end of the \(name) -->") else {
+            throw TestError("ARCHITECTURE.md has no table between <!-- \(name): and <!-- end of the \(name) -->")
+        }
+        return text[start.upperBound..<end.lowerBound].split(separator: "\n").filter { $0.hasPrefix("| ") }.map { line in
+            line.split(separator: "|", omittingEmptySubsequences: false).dropFirst().dropLast().map { $0.trimmingCharacters(in: .whitespaces) }
+        }.filter { $0.first.map { Int($0) != nil } ?? false }
+    }
+
+    /// Every `Path/File.swift` in `text` with the backticked names right after it (separated by
+    /// commas or spaces only).
+    static func named(in text: some StringProtocol) throws -> [Named] {
+        let pattern = try NSRegularExpression(pattern: #"`([A-Za-z0-9_+/-]+\.swift)`((?:[ ,]*`[A-Za-z_][A-Za-z0-9_.]*`)*)"#)
+        let names = try NSRegularExpression(pattern: #"`([A-Za-z_][A-Za-z0-9_.]*)`"#)
+        let string = String(text)
+        return pattern.matches(in: string, range: NSRange(string.startIndex..., in: string)).map { match in
+            let file = String(string[Range(match.range(at: 1), in: string)!])
+            let tail = String(string[Range(match.range(at: 2), in: string)!])
+            let found = names.matches(in: tail, range: NSRange(tail.startIndex..., in: tail)).map { String(tail[Range($0.range(at: 1), in: tail)!]) }
+            return Named(file: file, names: found)
+        }
+    }
+
+    /// Whether `source` declares `name`: a function, an initializer, a type, or a D-Bus method
+    /// of a table (`"OpenUri"`). `Type.name` also needs `Type` declared or extended.
+    static func declares(_ source: String, _ name: String) -> Bool {
+        let parts = name.split(separator: ".").map(String.init)
+        if parts.count == 2 {
+            return declares(source, parts[0]) && (parts[1] == "init" ? source.contains("init(") || source.contains("init?(") : declares(source, parts[1]))
+        }
+        let escaped = NSRegularExpression.escapedPattern(for: name)
+        let patterns = [#"\bfunc\s+"# + escaped + #"\s*[(<]"#, #"\b(class|struct|enum|protocol|extension|actor)\s+"# + escaped + #"\b"#,
+                        #"\(""# + escaped + #"""#]
+        if name == "init" { return source.contains("init(") || source.contains("init?(") }
+        return patterns.contains { source.range(of: $0, options: .regularExpression) != nil }
+    }
+
+    static let heading = "## One call, from the bus to the pipeline: `OpenUri`"
+
+    /// What the section names: in a table's row, the file of its second cell with the functions
+    /// of its third, and the pairs in its other cells; outside the tables, the pairs in the text.
+    static func everythingNamed(in section: Substring) throws -> [Named] {
+        var named: [Named] = []
+        for table in ["OpenUri route", "OpenUri way back"] {
+            let rows = try rows(table, in: section)
+            XCTAssertFalse(rows.isEmpty, "ARCHITECTURE.md's \(table) has no rows")
+            for row in rows {
+                guard row.count == 5, let file = try Self.named(in: row[1]).first?.file else {
+                    XCTFail("\(table), row \(row.first ?? "?"): five cells, the second a `Path/File.swift`")
+                    continue
+                }
+                let functions = try Self.named(in: "`\(file)` " + row[2]).first?.names ?? []
+                XCTAssertFalse(functions.isEmpty, "\(table), row \(row[0]): its third cell names the functions of \(file)")
+                named.append(Named(file: file, names: functions))
+                named += try Self.named(in: row[3]) + Self.named(in: row[4])
+            }
+        }
+        let prose = section.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("| ") }.joined(separator: "\n")
+        return named + (try Self.named(in: prose))
+    }
+
+    func testEveryFileAndFunctionTheRouteNamesIsThere() throws {
+        let section = try Self.section(Self.heading, of: try Self.architecture())
+        let named = try Self.everythingNamed(in: section)
+        XCTAssertGreaterThan(named.count, 30, "the route names its files and functions as `Path/File.swift` `function`")
+        for entry in named {
+            let url = ArchitectureTests.root.appendingPathComponent("Sources").appendingPathComponent(entry.file)
+            guard let source = try? String(contentsOf: url, encoding: .utf8) else {
+                XCTFail("ARCHITECTURE.md's route names \(entry.file), which is not under Sources/")
+                continue
+            }
+            for name in entry.names where !Self.declares(source, name) {
+                XCTFail("ARCHITECTURE.md's route names \(name) in \(entry.file), which declares no such function (\(entry))")
+            }
+        }
+    }
+
+    func testTheHopCountIsTheTables() throws {
+        let section = try Self.section(Self.heading, of: try Self.architecture())
+        let rows = try Self.rows("OpenUri route", in: section)
+        let files = rows.map { $0.count > 1 ? $0[1] : "" }
+        XCTAssertEqual(rows.map { Int($0[0]) }, Array(0..<rows.count).map { Optional($0) }, "the route's hops are numbered from 0")
+        for (previous, next) in zip(files, files.dropFirst()) where previous == next {
+            XCTFail("the route names \(next) twice in a row: one row, not a hop")
+        }
+        let claim = "**\(rows.count - 1) hops through \(Set(files).count) files**"
+        XCTAssertTrue(section.contains(claim), "ARCHITECTURE.md's route should say \(claim)")
+    }
+}
+
 struct TestError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }

@@ -241,4 +241,49 @@ final class ConnectionTests: XCTestCase {
         wait(for: [failedCall], timeout: 10)
         queue.sync { connection.close() }
     }
+
+    /// The connection says when a pass ends and holds nothing else of it (issue 37): a block
+    /// given to `pass`, and the dispatch of what comes from the socket, each end by calling the
+    /// hooks in the order they were added, with `isInPass` false again; a pass inside a pass is
+    /// part of it.
+    func testAPassEndsByCallingItsHooksInOrder() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let queue = DispatchQueue(label: "test.pass")
+        let connection = try queue.sync { try Connection(address: bus.address, queue: queue, logger: .test) }
+        let sender = try queue.sync { try Connection(address: bus.address, queue: queue, logger: .test) }
+        defer { queue.sync { connection.close(); sender.close() } }
+        var log: [String] = []
+        let dispatched = expectation(description: "the signal's pass ended")
+        dispatched.assertForOverFulfill = false
+        queue.sync {
+            connection.onPassEnded { log.append("first, in a pass: \(connection.isInPass)") }
+            connection.onPassEnded { log.append("second") }
+            XCTAssertFalse(connection.isInPass)
+            connection.pass {
+                XCTAssertTrue(connection.isInPass)
+                connection.pass { log.append("inner") }
+                log.append("outer")
+            }
+            XCTAssertFalse(connection.isInPass)
+            XCTAssertEqual(log, ["inner", "outer", "first, in a pass: false", "second"])
+            log = []
+            connection.addHandler { message in
+                guard message.isSignal(interface: "test.Pass", member: "Ping") else { return false }
+                log.append("handled, in a pass: \(connection.isInPass)")
+                return true
+            }
+            connection.onPassEnded { if log.contains(where: { $0.hasPrefix("handled") }) { dispatched.fulfill() } }
+            do {
+                try sender.send(try Message.signal(path: "/test", interface: "test.Pass", member: "Ping", destination: connection.uniqueName))
+            } catch {
+                XCTFail("\(error)")
+            }
+        }
+        wait(for: [dispatched], timeout: 10)
+        queue.sync {
+            XCTAssertEqual(log.filter { !$0.hasPrefix("first") && $0 != "second" }, ["handled, in a pass: true"])
+            XCTAssertEqual(Array(log.suffix(2)), ["first, in a pass: false", "second"], "the hooks run once the pass that dispatched it ended")
+        }
+    }
 }
