@@ -537,7 +537,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // while is_buffering): the source's own bytes tell when more was downloaded
         pipeline.sourceSetup = SourceSetup.connect(playbin, unsignedProperties: [
             ("timeout", UInt32(clamping: configuration.networkTimeout.components.seconds)),
-        ], downloadSteps: downloads ? Self.downloadSteps : 0)
+        ], signedProperties: GStreamerQuirks.sourceSignedProperties, downloadSteps: downloads ? Self.downloadSteps : 0)
         return pipeline
     }
 
