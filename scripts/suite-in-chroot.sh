@@ -51,7 +51,9 @@ enter() {  # proc, dev, sys, name resolution and this suite's apt source
         "$MIRROR" "$SUITE" "$SUITE" >"$root/etc/apt/sources.list.d/debian.sources"
 }
 
-if [ ! -x "$BASE/usr/bin/git" ]; then
+# a REUSE run has its own copy, packages and all: no base is needed (one was made anew, minutes
+# of debootstrap, when CHROOT_BASE was not given again)
+if [ -z "${REUSE:-}" ] && [ ! -x "$BASE/usr/bin/git" ]; then
     command -v debootstrap >/dev/null || apt-get install -y debootstrap >/dev/null || { echo "no debootstrap"; exit 2; }
     echo "suite-in-chroot: making the $SUITE base in $BASE (a few minutes, once)"
     debootstrap --variant=minbase "$SUITE" "$BASE" "$MIRROR" >"$LOG.debootstrap" 2>&1 || { echo "debootstrap failed: $LOG.debootstrap"; exit 2; }
