@@ -46,7 +46,8 @@ enter() {  # proc, dev, sys, name resolution and this suite's apt source
     bind /dev "$root/dev"
     bind /sys "$root/sys"
     cp /etc/resolv.conf "$root/etc/resolv.conf"
-    rm -f "$root"/etc/apt/sources.list.d/*.sources
+    # debootstrap's sources.list names the suite too: apt warned of every target configured twice
+    rm -f "$root"/etc/apt/sources.list.d/*.sources "$root/etc/apt/sources.list"
     printf 'Types: deb\nURIs: %s\nSuites: %s %s-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
         "$MIRROR" "$SUITE" "$SUITE" >"$root/etc/apt/sources.list.d/debian.sources"
 }
