@@ -455,6 +455,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private func makePipeline() throws -> Pipeline {
         let playbin = try Element(factory: pipelineKind.rawValue, name: "tonearm", isPipeline: true)
         handlerLock.withLock { built += 1 }
+        if pipelineKind == .playbin3 { GStreamerQuirks.configure(playbin3: playbin) }
         guard let bus = playbin.bus else { throw GStreamerError(domain: GStreamerError.coreDomain, code: 0, message: "playbin has no bus") }
         let sink = try makeSink()
         playbin.set("audio-sink", sink)

@@ -16,4 +16,18 @@ enum GStreamerQuirks {
     /// attempts at a server that is down became four requests (ReconnectServiceTests: 9 requests
     /// for 2 attempts, where 1.22.0 made 3). At 0 both versions ask once per attempt.
     static let sourceSignedProperties: [(name: String, value: Int32)] = [("retries", 0)]
+
+    /// What a new `playbin3` is given so that it buffers as legacy `playbin` does.
+    ///
+    /// `buffer-duration` at 2 s. Legacy playbin (uridecodebin) leaves an HTTP file's downloadbuffer
+    /// at its own 2 s (gsturidecodebin.c: max-size-time only when buffer-duration is set;
+    /// gstdownloadbuffer.c DEFAULT_MAX_SIZE_TIME), and that is how long playing waits at the start
+    /// and after a seek on Debian 12, where legacy playbin is the default. playbin3's urisourcebin
+    /// sets 5 s when buffer-duration is -1 (gsturisourcebin.c 1.26.2 ACTUAL_DEFAULT_BUFFER_DURATION,
+    /// update_queue_values), so on Debian 13, where playbin3 is the default, a WAV over HTTP arriving
+    /// a little faster than it plays was still buffering (at 65%) 5 s in, when the test's server
+    /// dropped it, and resumed at 0 (ReconnectServiceTests).
+    static func configure(playbin3 playbin: Element) {
+        playbin.set("buffer-duration", parsing: "2000000000")
+    }
 }
