@@ -4,6 +4,18 @@ import GStreamer
 /// differently for network streams, and what the engine does about it: said here once, with the
 /// GStreamer source that behaves so, so that what a person sees when a stream fails, stalls or
 /// seeks is the same on both.
+///
+/// Not evened out yet (playbin3's hlsdemux2 on 1.26.2, the default there; legacy hlsdemux cannot
+/// run under playbin3 on 1.26: urisourcebin refuses it, "Adaptive demuxer is not streams-aware"):
+/// - a segment that fails is not named: hlsdemux2 downloads without souphttpsrc (no http-headers
+///   message) and its error's details hold only `http-status-code`; the `uri` beside it is the
+///   playlist's (gstadaptivedemux-stream.c gst_adaptive_demux2_stream_error). The item's error
+///   says the status and the playlist's URL.
+/// - a VOD segment answering 5xx ends the stream with EOS after `max-retries` (3) requests, not an
+///   error (gstadaptivedemux-stream.c on_download_error, "Converting error of live stream to
+///   EOS"): the item is played to its end there, with nothing said of the failure.
+/// - a segment that is not media stops the stream with "Internal data stream error"
+///   (gst_adaptive_demux2_stream_parse_buffer): no gap to skip.
 enum GStreamerQuirks {
     /// Signed properties for every source element playbin makes (`SourceSetup`).
     ///
