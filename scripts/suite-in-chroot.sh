@@ -46,12 +46,15 @@ enter() {  # proc, dev, sys, name resolution and this suite's apt source
     bind /dev "$root/dev"
     bind /sys "$root/sys"
     cp /etc/resolv.conf "$root/etc/resolv.conf"
-    rm -f "$root"/etc/apt/sources.list.d/*.sources
+    # debootstrap's sources.list names the suite too: apt warned of every target configured twice
+    rm -f "$root"/etc/apt/sources.list.d/*.sources "$root/etc/apt/sources.list"
     printf 'Types: deb\nURIs: %s\nSuites: %s %s-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
         "$MIRROR" "$SUITE" "$SUITE" >"$root/etc/apt/sources.list.d/debian.sources"
 }
 
-if [ ! -x "$BASE/usr/bin/git" ]; then
+# a REUSE run has its own copy, packages and all: no base is needed (one was made anew, minutes
+# of debootstrap, when CHROOT_BASE was not given again)
+if [ -z "${REUSE:-}" ] && [ ! -x "$BASE/usr/bin/git" ]; then
     command -v debootstrap >/dev/null || apt-get install -y debootstrap >/dev/null || { echo "no debootstrap"; exit 2; }
     echo "suite-in-chroot: making the $SUITE base in $BASE (a few minutes, once)"
     debootstrap --variant=minbase "$SUITE" "$BASE" "$MIRROR" >"$LOG.debootstrap" 2>&1 || { echo "debootstrap failed: $LOG.debootstrap"; exit 2; }

@@ -449,25 +449,29 @@ public final class AboutToFinish: SignalConnection, @unchecked Sendable {
     }
 }
 
-/// Sets unsigned integer properties on each source element playbin makes, where the source has
-/// them (`source-setup`): souphttpsrc's `timeout` for one. With `downloadSteps` above 0, an HTTP
+/// Sets unsigned and signed integer properties on each source element playbin makes, where the
+/// source has them (`source-setup`): souphttpsrc's `timeout` and `retries` for two. With `downloadSteps` above 0, an HTTP
 /// source of a known size posts a `downloaded` message (`Message.Kind.downloaded`) each time its
 /// download passes the next of that many equal parts, and at its end (a buffer probe in C,
 /// `tonearm_watch_download`). Like `AboutToFinish`, the returned object must outlive the
 /// connection; `disconnect()` once the element is in NULL.
 public final class SourceSetup: SignalConnection, @unchecked Sendable {
-    // @unchecked: `values` and `downloadSteps` are immutable.
+    // @unchecked: `values`, `signedValues` and `downloadSteps` are immutable.
     private let values: [(name: String, value: UInt32)]
+    private let signedValues: [(name: String, value: Int32)]
     private let downloadSteps: UInt32
-    private init(_ element: Element, _ values: [(name: String, value: UInt32)], downloadSteps: UInt32) {
+    private init(_ element: Element, _ values: [(name: String, value: UInt32)], _ signedValues: [(name: String, value: Int32)],
+                 downloadSteps: UInt32) {
         self.values = values
+        self.signedValues = signedValues
         self.downloadSteps = downloadSteps
         super.init(element)
     }
 
     public static func connect(_ playbin: Element, unsignedProperties values: [(name: String, value: UInt32)],
+                               signedProperties signedValues: [(name: String, value: Int32)] = [],
                                downloadSteps: UInt32 = 0) -> SourceSetup {
-        let box = SourceSetup(playbin, values, downloadSteps: downloadSteps)
+        let box = SourceSetup(playbin, values, signedValues, downloadSteps: downloadSteps)
         // source-setup runs on whichever thread builds the source (a state change, a streaming
         // thread): it only sets properties on the new element, which nothing else uses yet
         let callback: @convention(c) (UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { _, source, data in
@@ -475,6 +479,9 @@ public final class SourceSetup: SignalConnection, @unchecked Sendable {
             let box = Unmanaged<SourceSetup>.fromOpaque(data).takeUnretainedValue()
             for (name, value) in box.values where tonearm_has_property(source, name) != 0 {
                 tonearm_set_uint(source, name, guint(value))
+            }
+            for (name, value) in box.signedValues where tonearm_has_property(source, name) != 0 {
+                tonearm_set_int(source, name, gint(value))
             }
             tonearm_watch_download(source, guint(box.downloadSteps))
         }

@@ -339,6 +339,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private func makePipeline() throws -> EnginePipeline {
         let playbin = try Element(factory: pipelineKind.rawValue, name: "tonearm", isPipeline: true)
         handlerLock.withLock { built += 1 }
+        if pipelineKind == .playbin3 { GStreamerQuirks.configure(playbin3: playbin) }
         guard let bus = playbin.bus else { throw GStreamerError(domain: GStreamerError.coreDomain, code: 0, message: "playbin has no bus") }
         let sink = try makeSink()
         playbin.set("audio-sink", sink)
@@ -421,7 +422,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // while is_buffering): the source's own bytes tell when more was downloaded
         pipeline.sourceSetup = SourceSetup.connect(playbin, unsignedProperties: [
             ("timeout", UInt32(clamping: configuration.networkTimeout.components.seconds)),
-        ], downloadSteps: downloads ? Self.downloadSteps : 0)
+        ], signedProperties: GStreamerQuirks.sourceSignedProperties, downloadSteps: downloads ? Self.downloadSteps : 0)
         return pipeline
     }
 

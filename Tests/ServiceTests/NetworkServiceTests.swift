@@ -476,7 +476,8 @@ final class ReconnectServiceTests: ServiceTestCase {
         XCTAssertTrue(message.contains("HTTP 503 (Service Unavailable) for \(server.url(path))"), message)
         XCTAssertEqual(values(of: "WaitingReason", from: mark).filter { $0 == "reconnecting" }.count, 1,
                        "one wait for reconnecting, through both attempts")
-        // souphttpsrc's own retry after the drop, then our two attempts
+        // the request for the rest after the drop, then our two attempts, one request each:
+        // souphttpsrc asks no 503 again itself (GStreamerQuirks: 1.26 asked each three times more)
         XCTAssertEqual(server.requests.filter { $0.status == 503 }.count, 3, "\(server.requests)")
         try harness.waitForStatus("Stopped")
         for method in ["Play", "Stop"] {
