@@ -55,7 +55,13 @@ final class CrossfadeTests: XCTestCase {
         try onBothServersAndPipelines { server, kind in
             let heard = try record(kind, on: server, seconds: 2, items: [a, b])
             let bands = Bands(heard)
-            XCTAssertEqual(bands.overlap(Self.low, Self.high), 2, accuracy: 0.05, "both tones sound together for 2 s on \(kind), \(server)")
+            // PipeWire links the new stream 60-100 ms after it plays: that much of the fade's start is
+            // not heard. The previous item's last buffered audio used to be raised back to full gain
+            // as the fade ended (a burst at the very end, which made up for it in this measure);
+            // OutputLevels leaves it at the ramp's end, silent (issue 37)
+            let (overlap, accuracy) = server == .pipewire ? (1.95, 0.075) : (2.0, 0.05)
+            XCTAssertEqual(bands.overlap(Self.low, Self.high), overlap, accuracy: accuracy,
+                           "both tones sound together for 2 s (less PipeWire's link) on \(kind), \(server)")
             XCTAssertGreaterThan(bands.presence(Self.low), 1.8, "the first tone before the fade")
             XCTAssertGreaterThan(bands.presence(Self.high), 3.8, "the second tone, whole")
             XCTAssertLessThanOrEqual(Bands.longestSilence(heard), 0.010, "no silence over 10 ms from the first sound to the last")
