@@ -87,9 +87,6 @@ public struct EngineWatch: Sendable {
         since = now
     }
 
-    /// Whether `number` (or an earlier one) is still unanswered.
-    public var isWaiting: Bool { !unanswered.isEmpty }
-
     // MARK: Inputs
 
     /// A command went to the engine with `number`.

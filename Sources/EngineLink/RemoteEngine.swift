@@ -63,8 +63,8 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
     /// once (a file that wedges GStreamer every time fails the second time).
     private var replayed: Set<Generation> = []
     /// The running process has not said yet whether GStreamer set itself up (the first gst_init
-    /// with no registry cache takes seconds): it is not idle before.
-    private var settingUp = false
+    /// with no registry cache takes seconds): it is not idle before. Its watch knows.
+    private var settingUp: Bool { watch?.settingUp ?? false }
     private var nextRead: UInt64 = 0
     private var idleTimer: (any DispatchSourceTimer)?
 
@@ -172,6 +172,7 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
             idleTimer?.cancel()
             idleTimer = nil
             stopWatching()
+            watch = nil
             defer { process = nil }
             process?.closeInput()
             return process
@@ -212,7 +213,6 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
             }
             started.send(.hello(version: EngineWire.version))
             started.send(.configure(configuration))
-            settingUp = true
             process = started
             unanswered = []
             watch = EngineWatch(bounds: bounds, at: .now)
@@ -242,6 +242,8 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
             logger.debug("engine process idle: ending it", metadata: ["pid": "\(process.pid)"])
             process.closeInput()  // it releases what it holds and exits; its end is reported as asked
             self.process = nil
+            watch = nil
+            stopWatching()
         }
         idleTimer = timer
         timer.activate()
@@ -305,7 +307,6 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
     private func setUpEnded(by reporting: EngineProcess) {
         queue.async { [self] in
             guard process === reporting else { return }
-            settingUp = false
             watch?.setUpEnded(at: .now)
             rearmWatch()
             armIdleTimer()
@@ -366,7 +367,6 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
         process = nil
         watch = nil
         stopWatching()
-        settingUp = false
         stalledProcess.kill()
         let left = unanswered
         unanswered = []
@@ -395,8 +395,7 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
             let unasked = process === ended
             if unasked {
                 process = nil
-                settingUp = false
-                idleTimer?.cancel()
+                    idleTimer?.cancel()
                 idleTimer = nil
                 watch = nil
                 unanswered = []
@@ -449,10 +448,7 @@ final class EngineProcess: @unchecked Sendable {
     /// It said whether GStreamer set itself up.
     private var readyHeard = false
     /// Why its link broke, if it did (it is killed then), and whether before it said it was set up.
-    private(set) var breakage: (reason: String, beforeReady: Bool)? {
-        get { condition.withLock { broken } }
-        set { condition.withLock { broken = newValue } }
-    }
+    var breakage: (reason: String, beforeReady: Bool)? { condition.withLock { broken } }
     private var broken: (reason: String, beforeReady: Bool)?
     var pid: pid_t { child.pid }
 
