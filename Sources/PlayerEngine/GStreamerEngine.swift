@@ -686,7 +686,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func prepareNext(_ uri: MediaURI?, generation: Generation?) {
         guard let pipeline else { return }
-        if loopsBySegments(pipeline, to: uri, generation: generation) { return }
+        // a video followed by itself loops by segment seeks (`SegmentLoop`), once its video
+        // reached the window; anything else leaves a loop
+        let lap = uri != nil && uri == load?.uri && pipeline.lock.withLock({ pipeline.showedVideo }) ? generation : nil
+        if lap != nil { pipeline.lock.withLock { pipeline.nextUp = nil } }
+        if pipeline.loop.follow(pipeline.playbin, lap: lap) { return }
         // a next file that is missing is not switched to: the current one ends with EOS, and the
         // player's load of the next one fails with its own error
         var next = uri.flatMap { uri in generation.flatMap { LocalFiles.error(for: uri) == nil ? (uri, $0) : nil } }
@@ -719,11 +723,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         load?.redrawing = false
         load?.redrawAgain = false
         load?.toldPosition = nil
-        var flags: SeekFlags = [.flush]
-        // a seek while a video loops keeps the loop's segment mode (see "Video loops")
-        if pipeline.loop.generation != nil { flags.insert(.segment) }
-        pipeline.loop.rate = rate
-        pipeline.loop.wrapping = nil  // a flushing seek drops the wrap on its way to the sink
+        // a seek while a video loops keeps the loop's segment mode (`SegmentLoop`)
+        var flags: SeekFlags = pipeline.loop.clientSeeks(rate: rate).union(.flush)
         switch mode {
         case .exact:
             flags.insert(.accurate)
@@ -757,7 +758,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             pipeline.lock.withLock { pipeline.awaitedSeek = nil }
             deliver(.seekRefused, generation)
         }
-        if flags.contains(.segment) { pipeline.loop.seqnum = seqnum }
+        pipeline.loop.clientSeekSent(seqnum)
     }
 
     // MARK: Queries, on the engine's queue
@@ -965,9 +966,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                                       "length": "\(Duration.nanoseconds(end - start))"])
             deliver(.gap(at: .nanoseconds(start), length: .nanoseconds(end - start)), generation)
         case .segmentDone(let seqnum):
-            if seqnum == pipeline.loop.seqnum { wrap(pipeline) }
+            pipeline.loop.wrap(pipeline.playbin, done: seqnum)
         case .segmentReached(let seqnum):
-            wrapped(pipeline, by: seqnum)
+            if let lap = pipeline.loop.wrapped(by: seqnum) { lapped(as: lap) }
         case .streamLevelsChanged:
             levels.streamReported(pipeline.gains)
         case .latency, .other:
@@ -977,65 +978,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     // MARK: Video loops
 
-    /// A video item followed by itself (MPRIS `LoopStatus` `Track`) loops by segment seeks, not
-    /// by about-to-finish: a flushing SEGMENT seek where it is puts the pipeline in segment mode,
-    /// its end is then a SEGMENT_DONE instead of EOS, and a non-flushing SEGMENT seek to 0 there
-    /// goes on with no flush, no new decoders and no re-preroll (GStreamer's documented way to
-    /// loop seamlessly, GstSeekFlags GST_SEEK_FLAG_SEGMENT). About-to-finish with the same URI
-    /// deadlocks legacy playbin 1.22.0 on a file with audio and video (the drained handler's
-    /// deactivate_group waits for a pad's stream lock that streamsynchronizer holds: gdb on a
-    /// looping H.264+AAC MP4), and switches decoders at every lap.
-    struct SegmentLoop {
-        /// The generation the next lap is for, while looping.
-        var generation: Generation?
-        /// The lap whose segment seek (this seqnum) was sent: told to the player once that seek's
-        /// segment reaches the video sink (a client's flushing seek sent just before sends one too).
-        var wrapping: (generation: Generation, seqnum: UInt32)?
-        var rate = 1.0
-        /// The latest segment seek's sequence number: a SEGMENT_DONE of an earlier one (read from
-        /// the bus after a client's seek went) is stale.
-        var seqnum: UInt32?
-    }
-
-    /// Loops `pipeline` by segments when `uri` (the item after the current one) is the current
-    /// item's own and its video reached the window; leaves a segment loop otherwise. True when it
-    /// loops (nothing is armed for about-to-finish).
-    private func loopsBySegments(_ pipeline: EnginePipeline, to nextURI: MediaURI?, generation nextGeneration: Generation?) -> Bool {
-        let showsVideo = pipeline.lock.withLock { pipeline.showedVideo }
-        guard let nextURI, let nextGeneration, nextURI == load?.uri, showsVideo else {
-            if pipeline.loop.generation != nil {
-                // out of segment mode, so that its end is an EOS again (and about-to-finish comes):
-                // a flushing seek where it is
-                pipeline.loop = SegmentLoop(rate: pipeline.loop.rate)
-                _ = pipeline.playbin.seek(rate: pipeline.loop.rate, flags: [.flush, .accurate], start: pipeline.playbin.queryPosition() ?? 0)
-            }
-            return false
-        }
-        pipeline.lock.withLock { pipeline.nextUp = nil }
-        let entering = pipeline.loop.generation == nil
-        pipeline.loop.generation = nextGeneration
-        if entering {
-            // at the preroll this re-prerolls the same frame; while playing it is one short hitch
-            pipeline.loop.seqnum = pipeline.playbin.numberedSeek(rate: pipeline.loop.rate, flags: [.flush, .accurate, .segment],
-                                                                 start: pipeline.playbin.queryPosition() ?? 0)
-        }
-        return true
-    }
-
-    /// SEGMENT_DONE: the demuxer sent the lap's last data; the next lap is queued behind it at
-    /// once, by a non-flushing segment seek to the start.
-    private func wrap(_ pipeline: EnginePipeline) {
-        guard let next = pipeline.loop.generation else { return }  // left meanwhile: a flushing seek follows
-        pipeline.loop.seqnum = pipeline.playbin.numberedSeek(rate: pipeline.loop.rate, flags: [.segment, .accurate], start: 0)
-        pipeline.loop.wrapping = pipeline.loop.seqnum.map { (next, $0) }
-    }
-
-    /// The next lap's segment reached the video sink: its last frame of the lap before is on
-    /// screen, the position reads from the start, and the player hears of the boundary as of a
-    /// gapless switch to the same item (a `Seeked` to 0).
-    private func wrapped(_ pipeline: EnginePipeline, by seqnum: UInt32) {
-        guard let (next, sent) = pipeline.loop.wrapping, sent == seqnum else { return }
-        pipeline.loop.wrapping = nil
+    /// A video looping on itself started its next lap (`SegmentLoop.wrapped`): the player hears of
+    /// the boundary as of a gapless switch to the same item (a `Seeked` to 0).
+    private func lapped(as next: Generation) {
         load = load?.lapped(as: next)
         // the lap's start, not the position query's answer: that is the latest of the sinks', and an
         // audio sink whose lap ends a little later (AAC's last frame) still answers from the lap before

@@ -89,15 +89,6 @@ final class VideoOutputTests: XCTestCase {
 
     func isOn(_ flag: UInt32, _ pipeline: EnginePipeline) -> Bool { pipeline.playbin.flags("flags") & flag != 0 }
 
-    /// Waits on `queue` until `done`, at most 5 s.
-    func wait(_ what: String, until done: () -> Bool) {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while !queue.sync(execute: done) {
-            guard ContinuousClock.now < deadline else { return XCTFail("timed out waiting for \(what)") }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-    }
-
     func testADisplayGetsItsSinkTheBarAndTheVideoFlagsAndNoDisplayDropsThem() throws {
         let pipeline = try pipeline()
         try queue.sync { try video.choose(for: pipeline, display: display) }
@@ -157,22 +148,28 @@ final class VideoOutputTests: XCTestCase {
         teardown.letGo(next, exclusiveDevice: false)
     }
 
-    /// A paused video redraws its frame through the bar when the bar changes: a flushing seek to
-    /// where it is, whose state changes and ASYNC_DONE the player never hears (no flicker of
-    /// `PlaybackStatus`, no `Seeked`); one asked during a redraw runs once that one ends.
-    func testAPausedFrameIsDrawnAgainUnheardAndOnceMoreWhenAskedMeanwhile() throws {
+    /// The clip, current, its video chosen for the display but drawn into a fakesink (the bar's
+    /// overlay stays; no X server is needed), taken to `state` and prerolled.
+    func prerolledClip(_ state: ElementState) throws -> EnginePipeline {
         let pipeline = try pipeline()
         let uri = try Self.media.get().1
         try queue.sync {
             try video.choose(for: pipeline, display: display)
-            // the bar's overlay stays; the frames go to a sink that needs no X server
             pipeline.playbin.set("video-sink", try Element(binDescription: "fakesink sync=true"))
             current = pipeline
             load = Load(try MediaURI(uri.absoluteString), Generation(1))
             pipeline.playbin.set("uri", uri.absoluteString)
-            pipeline.playbin.setState(.paused)
+            pipeline.playbin.setState(state)
         }
-        wait("the preroll") { load?.prerolled == true }
+        wait(on: queue, "the preroll") { load?.prerolled == true }
+        return pipeline
+    }
+
+    /// A paused video redraws its frame through the bar when the bar changes: a flushing seek to
+    /// where it is, whose state changes and ASYNC_DONE the player never hears (no flicker of
+    /// `PlaybackStatus`, no `Seeked`); one asked during a redraw runs once that one ends.
+    func testAPausedFrameIsDrawnAgainUnheardAndOnceMoreWhenAskedMeanwhile() throws {
+        let pipeline = try prerolledClip(.paused)
         let position = try XCTUnwrap(pipeline.playbin.queryPosition())
         let heardBefore = queue.sync { heard.count }
         queue.sync {
@@ -182,7 +179,7 @@ final class VideoOutputTests: XCTestCase {
             video.perform(.controls("paused, 0:00"))
             XCTAssertEqual(load?.redrawAgain, true, "asked during the redraw: runs after it")
         }
-        wait("both redraws") { redrawsDone == 2 && load?.redrawing == false }
+        wait(on: queue, "both redraws") { redrawsDone == 2 && load?.redrawing == false }
         queue.sync {
             XCTAssertEqual(load?.redrawAgain, false)
             XCTAssertEqual(heard.count, heardBefore, "the player hears nothing of a redraw: \(heard[heardBefore...])")
@@ -193,17 +190,7 @@ final class VideoOutputTests: XCTestCase {
     }
 
     func testAPlayingVideoIsNotRedrawn() throws {
-        let pipeline = try pipeline()
-        let uri = try Self.media.get().1
-        try queue.sync {
-            try video.choose(for: pipeline, display: display)
-            pipeline.playbin.set("video-sink", try Element(binDescription: "fakesink sync=true"))
-            current = pipeline
-            load = Load(try MediaURI(uri.absoluteString), Generation(1))
-            pipeline.playbin.set("uri", uri.absoluteString)
-            pipeline.playbin.setState(.playing)
-        }
-        wait("the preroll") { load?.prerolled == true }
+        let pipeline = try prerolledClip(.playing)
         XCTAssertEqual(pipeline.playbin.waitForState(timeout: .seconds(5)), .success)
         queue.sync {
             video.perform(.controls("playing"))
