@@ -61,8 +61,8 @@ final class EnginePipeline: @unchecked Sendable {
     var videoSetFor: VideoDisplay??
     /// The `textoverlay` that draws the on-screen bar (`makeControls`); guarded by the engine's queue.
     var controls: Element?
-    /// A video looping on itself (see "Video loops"); guarded by the engine's queue.
-    var loop = GStreamerEngine.SegmentLoop()
+    /// A video looping on itself (`SegmentLoop`); guarded by the engine's queue.
+    var loop = SegmentLoop()
 
     // MARK: Derived
 

@@ -42,8 +42,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Pipelines on their way to NULL, the waits for them, and a kept pipeline's way back
     /// (`PipelineTeardown.swift`).
     private let teardown: PipelineTeardown
-    /// See `whileVideoShows`; guarded by `handlerLock`.
-    private var videoShows: (@Sendable (VideoSize?) -> Void)?
 
     // Guarded by `queue`.
     /// The pipeline of the current load; nil after a release or a failure.
@@ -79,10 +77,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// frames are 20-30 ms; a segment is seconds).
     private static let gapThreshold = Duration.milliseconds(500)
 
-    // GstPlayFlags is not public (gst/playback/gstplay-enum.h): VIDEO 0x1, AUDIO 0x2, TEXT 0x4.
-    private static let flagVideo: UInt32 = 0x1, flagText: UInt32 = 0x4, flagSoftVolume: UInt32 = 0x10
-    /// NATIVE_VIDEO 0x40: playsink puts no converter or scaler of its own in front of the video sink.
-    private static let flagNativeVideo: UInt32 = 0x40
+    // GstPlayFlags is not public (gst/playback/gstplay-enum.h): SOFT_VOLUME 0x10 (the video's are
+    // `VideoOutput`'s).
+    private static let flagSoftVolume: UInt32 = 0x10
     private static let flagDownload: UInt32 = 0x80
     /// An HTTP file's `LoadedRanges` are told each time its download passes another twentieth of
     /// it (and at its end): as coarse as `BufferingPercent`'s steps of 5.
@@ -93,19 +90,17 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// The output is an ALSA device that only one pipeline can open: a load waits for the previous
     /// pipeline to let it go (`PipelineTeardown.deviceWait`).
     private var waitsForDisposal = false
-    /// The video window (`VideoWindow.swift`); the program behind it runs only while video shows.
-    private let windows: VideoWindow
-    /// The on-screen bar's text (nil: hidden), drawn by the `textoverlay` of the pipeline's video
-    /// (see "Video controls" below); kept for a pipeline built while it shows.
-    private var controlsText: String?
-    /// How the video fills the window: glimagesink keeps the aspect unless it is `stretch`.
-    private var videoGravity = VideoGravity.fit
-    /// The sink chosen for each display name (`VideoSinkChoice`: OpenGL probed once, at its first
-    /// video sink there).
-    private var videoSinks: [String: VideoSinkChoice] = [:]
-    /// Where the sink's window is in the video window (`VideoWindow`'s last "frame"; nil: not
-    /// placed yet, or no window), and the video's size then: the software path scales to them.
-    private var sinkFrame: (frame: VideoFrame?, video: VideoSize) = (nil, .zero)
+    /// The video sinks, the window, the gravity, the on-screen bar and the redraw of a paused frame
+    /// (`VideoOutput.swift`), lent the current pipeline and its load.
+    private lazy var video = VideoOutput(queue: queue, logger: logger, configuredSink: configuration.videoSink,
+                                         helper: configuration.videoHelper ?? VideoWindow.helperPath(), teardown: teardown,
+                                         current: { [weak self] body in
+        guard let self, let pipeline, load != nil else { return }
+        body(pipeline, &load!)
+    }, tell: { [weak self] event in
+        guard let self else { return }
+        deliver(.video(event), load?.generation ?? Generation(0))
+    })
     /// The crossfade (`Crossfade.swift`): the next item's pipeline, prepared in READY and silent
     /// with its bus held; once started, the previous item's pipeline fading out beside the current
     /// one (its ramps are `levels`').
@@ -124,14 +119,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         teardown = PipelineTeardown(logger: logger)
         crossfade = Crossfade(teardown: teardown)
         queue = DispatchQueue(label: "tonearm.engine", attributes: .initiallyInactive)
-        windows = VideoWindow(helper: configuration.videoHelper ?? VideoWindow.helperPath(), logger: logger)
-        windows.setEventHandler { [weak self] event in
-            self?.tellVideoShows(event)
-            self?.videoEvent(event)
-        }
-        windows.setExposeHandler { [weak self] in self?.exposeVideo() }
-        windows.setFrameHandler { [weak self] frame, video in self?.sinkPlaced(frame, video: video) }
         crossfade.use(levels)  // before the queue runs: the first command may fade
+        _ = video  // made here: the window's threads and the bus's sync handler reach it from theirs
         queue.async { [self] in setUp() }
         if startsAtOnce { start() }
     }
@@ -273,15 +262,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// known (on the thread that asked), and with nil once the window program ended (on its reader
     /// thread): while a video shows.
     public func whileVideoShows(_ action: @escaping @Sendable (VideoSize?) -> Void) {
-        handlerLock.withLock { videoShows = action }
-    }
-
-    private func tellVideoShows(_ event: VideoEvent) {
-        switch event {
-        case .windowOpened(let size): handlerLock.withLock { videoShows }?(size)
-        case .windowGone: handlerLock.withLock { videoShows }?(nil)
-        default: break
-        }
+        video.whileShows(action)
     }
 
     public func perform(_ command: EngineCommand) {
@@ -310,7 +291,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             case .release:
                 retire(keepingWarm: true)
                 // the load of the next item, if any, was queued with this release and runs first
-                queue.async { [self] in if pipeline == nil { closeWindow() } }
+                queue.async { [self] in if pipeline == nil { video.closeWindow() } }
             case .seek(let target, let mode, let rate): seek(target, mode: mode, rate: rate)
             case .setVolume(let volume): levels.setVolume(volume)
             case .setMuted(let muted): levels.setMuted(muted)
@@ -326,10 +307,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             case .crossfade(.prepare(let uri, let generation)): prepareCrossfade(uri, generation: generation)
             case .crossfade(.start(let length)): startCrossfade(length: length)
             case .crossfade(.cancel): crossfade.dropIncoming()
-            case .video(.controls(let text)): showControls(text)
-            case .video(let command):
-                if case .setGravity(let gravity) = command { setGravity(gravity) }
-                windows.perform(command)
+            case .video(let command): video.perform(command)
             }
         }
     }
@@ -380,8 +358,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         if outputsLost, pipeline.outputSink != nil { watchOutputs() }
         outputs?.route(pipeline.outputSink)
         pipeline.stages = stages
-        // the video flags and sink are chosen per load (`chooseVideo`); until then, none
-        try chooseVideo(for: pipeline, display: nil)
+        // the video flags and sink are chosen per load (`VideoOutput.choose`); until then, none
+        try video.choose(for: pipeline, display: nil)
         // The ASYNC_DONE that ends an exact seek goes from the thread that posts it to the player,
         // not through the bus's fd and this queue (make bench, SetPosition -> Seeked: two thread
         // wake-ups and the snapshot's queries less); see `seek`. The children's state changes and
@@ -391,13 +369,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // more, all read and copied into Swift here before the pipeline's own state change.
         bus.takeAsyncDone(dropping: [.childStateChanges, .streamStatus], windowFor: { [weak self, weak pipeline] width, height in
             // a streaming thread, in the sync handler: the sink draws into our window (trap 12)
-            guard let self, let pipeline, let (display, scaled) = pipeline.lock.withLock({ pipeline.display.map { ($0, pipeline.scaledSink) } })
-            else { return nil }
-            // the software path's ximagesink sees the scaled size: the video's is what enters its bin
-            let size = scaled?.bin.sinkVideoSize ?? (width, height)
-            let window = windows.window(for: VideoSize(width: size.width, height: size.height), display: display)
-            if window != nil { pipeline.lock.withLock { pipeline.showedVideo = true } }
-            return window
+            guard let self, let pipeline else { return nil }
+            return video.window(for: pipeline, width: width, height: height)
         }) { [weak self, weak pipeline] in
             guard let self, let pipeline else { return false }
             let awaited: (generation: Generation, position: Duration)? = pipeline.lock.withLock {
@@ -658,7 +631,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         pipeline = fresh
         load = Load(uri, generation)
         // per item: a display found now (the user manager's, when tonearmd has none) shows video
-        try? chooseVideo(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)
+        try? video.choose(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)
         fresh.playbin.set("uri", uri.string)
         let started = fresh.playbin.setState(.paused)
         // an image beside the file is the cover until (unless) the file's own tags bring one: those
@@ -713,7 +686,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func prepareNext(_ uri: MediaURI?, generation: Generation?) {
         guard let pipeline else { return }
-        if loopsBySegments(pipeline, to: uri, generation: generation) { return }
+        // a video followed by itself loops by segment seeks (`SegmentLoop`), once its video
+        // reached the window; anything else leaves a loop
+        let lap = uri != nil && uri == load?.uri && pipeline.lock.withLock({ pipeline.showedVideo }) ? generation : nil
+        if lap != nil { pipeline.lock.withLock { pipeline.nextUp = nil } }
+        if pipeline.loop.follow(pipeline.playbin, lap: lap) { return }
         // a next file that is missing is not switched to: the current one ends with EOS, and the
         // player's load of the next one fails with its own error
         var next = uri.flatMap { uri in generation.flatMap { LocalFiles.error(for: uri) == nil ? (uri, $0) : nil } }
@@ -746,11 +723,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         load?.redrawing = false
         load?.redrawAgain = false
         load?.toldPosition = nil
-        var flags: SeekFlags = [.flush]
-        // a seek while a video loops keeps the loop's segment mode (see "Video loops")
-        if pipeline.loop.generation != nil { flags.insert(.segment) }
-        pipeline.loop.rate = rate
-        pipeline.loop.wrapping = nil  // a flushing seek drops the wrap on its way to the sink
+        // a seek while a video loops keeps the loop's segment mode (`SegmentLoop`)
+        var flags: SeekFlags = pipeline.loop.clientSeeks(rate: rate).union(.flush)
         switch mode {
         case .exact:
             flags.insert(.accurate)
@@ -784,7 +758,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             pipeline.lock.withLock { pipeline.awaitedSeek = nil }
             deliver(.seekRefused, generation)
         }
-        if flags.contains(.segment) { pipeline.loop.seqnum = seqnum }
+        pipeline.loop.clientSeekSent(seqnum)
     }
 
     // MARK: Queries, on the engine's queue
@@ -899,13 +873,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     private func handle(_ message: Message) {
         guard let pipeline, let generation = load?.generation else { return }
-        if load?.redrawing == true, endsRedraw(message) {
-            if load?.redrawing == false && load?.redrawAgain == true {
-                load?.redrawAgain = false
-                redrawPausedFrame(pipeline)
-            }
-            return
-        }
+        if video.endsRedraw(message) { return }  // a redraw of the paused frame is the video's own
         switch message.kind {
         case .stateChanged(let old, let new, let pending):
             // only the pipeline's own state changes count (trap 4)
@@ -922,14 +890,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             prerollWatch = nil
             if load?.prerolled == false {
                 load?.prerolled = true
-                // an item without video after one with it: the window closes; one with video has
-                // its size now (the sink asked for the window before its caps were set)
-                if !pipeline.lock.withLock({ pipeline.showedVideo }) {
-                    closeWindow()
-                } else if let size = pipeline.playbin.playbinVideoSize {
-                    windows.resize(to: VideoSize(width: size.width, height: size.height))
-                    pipeline.videoSink?.reconfigureSink()
-                }
+                video.prerolled(pipeline)  // the window closes, or takes the video's size
                 levels.streamOpened(pipeline.gains)
                 // PLAYING before the snapshot's queries and the hop to the player: the sink renders
                 // from the preroll buffer it holds
@@ -1005,9 +966,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                                       "length": "\(Duration.nanoseconds(end - start))"])
             deliver(.gap(at: .nanoseconds(start), length: .nanoseconds(end - start)), generation)
         case .segmentDone(let seqnum):
-            if seqnum == pipeline.loop.seqnum { wrap(pipeline) }
+            pipeline.loop.wrap(pipeline.playbin, done: seqnum)
         case .segmentReached(let seqnum):
-            wrapped(pipeline, by: seqnum)
+            if let lap = pipeline.loop.wrapped(by: seqnum) { lapped(as: lap) }
         case .streamLevelsChanged:
             levels.streamReported(pipeline.gains)
         case .latency, .other:
@@ -1015,278 +976,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
     }
 
-    // MARK: Video
-
-    /// Sets `pipeline`'s video flags and sink for `display` (nil: no video), if they are not set
-    /// for it already. In NULL only (a fresh or released pipeline).
-    private func chooseVideo(for pipeline: EnginePipeline, display: VideoDisplay?) throws {
-        pipeline.lock.withLock { pipeline.display = display }
-        guard pipeline.videoSetFor != .some(display) else { return }
-        var flags = pipeline.playbin.flags("flags")
-        if let display {
-            flags |= Self.flagVideo | Self.flagText
-            // glimagesink scales on a GPU, the software path on the CPU, ximagesink renders
-            // anywhere X does, where xvimagesink finds no Xv port; each draws into the window it is
-            // given (GstVideoOverlay); named, so autovideosink never tries kmssink (trap 12)
-            let (sink, scaled) = try makeVideoSink(for: display)
-            // when a loop's wrap reaches the window (see "Video loops"): the sink that draws it
-            (scaled?.sink ?? sink).watchForSegments()
-            pipeline.playbin.set("video-sink", sink)
-            pipeline.videoSink = sink
-            pipeline.lock.withLock { pipeline.scaledSink = scaled }
-            // the software path scales itself: playsink's own videoscale, in front of it, would
-            // otherwise do it (a basetransform offers the caps downstream wants first, so the first
-            // scaler upstream takes the frame's size), always with borders, stretch or not
-            if scaled != nil { flags |= Self.flagNativeVideo } else { flags &= ~Self.flagNativeVideo }
-            pipeline.controls = makeControls()
-            if let controls = pipeline.controls { pipeline.playbin.set("video-filter", controls) }
-        } else {
-            flags &= ~(Self.flagVideo | Self.flagText | Self.flagNativeVideo)
-            // legacy playbin still tries real video sinks while autoplugging a video stream, and
-            // plugins-bad's dfbvideosink crashes in libdirectfb without a display: name a fakesink
-            pipeline.playbin.set("video-sink", try Element(factory: "fakesink"))
-            pipeline.videoSink = nil
-            pipeline.lock.withLock { pipeline.scaledSink = nil }
-        }
-        pipeline.playbin.set("flags", flags: flags)
-        pipeline.videoSetFor = .some(display)
-    }
-
-    /// The sink for a video on `display` (`VideoSinkChoice`): glimagesink where OpenGL opens on a
-    /// GPU, else the software path, which scales on the CPU (`ScaledVideoSink`, with it); a factory
-    /// `TONEARM_VIDEO_SINK` names as it is. Its events are left to our window, whose program takes
-    /// the pointer.
-    private func makeVideoSink(for display: VideoDisplay) throws -> (Element, ScaledVideoSink?) {
-        let configured = configuration.videoSink
-        var choice = videoSinks[display.name] ?? VideoSinkChoice.choose(configured, opens: false, renderer: nil)
-        if VideoSinkChoice.probesOpenGL(configured), videoSinks[display.name] != .scaled {
-            // made first: its plugin loads libgstgl, where the probe finds GstGL (dlsym)
-            if let sink = try? Element(factory: "glimagesink") {
-                let probing = videoSinks[display.name] == nil
-                let (opens, renderer) = sink.useGLDisplay(display.name, probe: probing)
-                if probing {
-                    choice = VideoSinkChoice.choose(configured, opens: opens, renderer: renderer)
-                    if opens {
-                        let kind = VideoSinkChoice.isSoftwareRenderer(renderer) ? "software" : "hardware"
-                        logger.info("OpenGL on \(display.name): \(renderer ?? "renderer unknown") (\(kind))")
-                    } else {
-                        logger.warning("OpenGL does not open on \(display.name)")
-                    }
-                }
-                if choice == .openGL && opens {
-                    if probing { tellChoice(choice, display) }
-                    configure(sink)
-                    return (sink, nil)
-                }
-            }
-            choice = .scaled
-        }
-        if videoSinks[display.name] == nil { tellChoice(choice, display) }
-        guard case .factory(let factory) = choice else {
-            // the software path (glimagesink, when chosen, was returned above)
-            let scaled = try ScaledVideoSink(display: display.name)
-            scaled.scale(to: sinkFrame.frame, video: sinkFrame.video)
-            return (scaled.bin, scaled)
-        }
-        let sink = try Element(factory: factory)
-        sink.set("display", display.name)
-        configure(sink)
-        // with neither events nor exposes to handle, ximagesink starts no event thread, which
-        // would look for them 20 times a second (ximagesink.c, gst_ximagesink_event_thread): the
-        // window program tells of exposes ("exposed"), and the sink is asked to draw again
-        if factory == "ximagesink" || factory == "xvimagesink" { sink.set("handle-expose", false) }
-        return (sink, nil)
-    }
-
-    /// Remembers the sink chosen for `display` and logs it, once per display.
-    private func tellChoice(_ choice: VideoSinkChoice, _ display: VideoDisplay) {
-        videoSinks[display.name] = choice
-        logger.info("video sink on \(display.name): \(choice.description)")
-    }
-
-    /// A sink's gravity, and its events: a sink that takes the pointer's buttons on its window
-    /// (handle-events) keeps them from our window program (picture-in-picture's drag).
-    private func configure(_ sink: Element) {
-        sink.set("force-aspect-ratio", videoGravity != .stretch)
-        sink.set("handle-events", false)
-    }
-
-    private func setGravity(_ gravity: VideoGravity) {
-        videoGravity = gravity
-        // the software path's gravity is its frame's (`sinkPlaced`)
-        guard let pipeline, pipeline.lock.withLock({ pipeline.scaledSink == nil }) else { return }
-        pipeline.videoSink?.setForceAspectRatio(gravity != .stretch)
-    }
-
-    /// The window was resized or the sink's area moved: the sink draws its last frame again,
-    /// which a paused video needs (glimagesink takes its window's new size when it draws;
-    /// ximagesink reads its window's size at an expose: ximagesink.c gst_ximagesink_expose).
-    private func exposeVideo() {
-        queue.async { [self] in pipeline?.overlay?.exposeVideo() }
-    }
-
-    /// The video window placed the sink's window at `frame` (nil: the window is gone): the software
-    /// path scales to it from the next frame, and a paused video is drawn again at the new size
-    /// (an expose alone would draw the old image again, which ximagesink centres in its window,
-    /// cut at its edges: gst_ximagesink_ximage_put, gst_video_center_rect).
-    private func sinkPlaced(_ frame: VideoFrame?, video: VideoSize) {
-        queue.async { [self] in
-            guard frame != sinkFrame.frame || video != sinkFrame.video else { return }
-            sinkFrame = (frame, video)
-            guard let pipeline, let scaled = pipeline.lock.withLock({ pipeline.scaledSink }) else { return }
-            scaled.scale(to: frame, video: video)
-            if frame != nil { redrawPausedFrame(pipeline) }
-        }
-    }
-
-    /// Ends the window program once the pipelines that drew into it are in NULL (a sink drawing
-    /// into a destroyed window is an X error, fatal to the process), unless a sink got the window
-    /// again meanwhile. Waits on a thread of its own, never this queue.
-    private func closeWindow() {
-        dispatchPrecondition(condition: .onQueue(queue))
-        guard windows.isOpen else { return }
-        let seen = windows.uses
-        detachThread(name: "tonearm.video-close") { [weak self] in
-            guard let self else { return }
-            _ = waitForDisposals(timeout: PipelineTeardown.teardownWait)
-            queue.async { [self] in
-                // an item loaded meanwhile decides at its preroll: its sink takes the window, or one
-                // without video closes it then. Closing now, before its sink asked, closed and opened
-                // the window again between two videos (fullscreen and place lost; VideoLoopTests)
-                if let pipeline, load?.prerolled != true || pipeline.lock.withLock({ pipeline.showedVideo }) { return }
-                windows.close(unlessUsedSince: seen)
-            }
-        }
-    }
-
-    /// An event of the window, to the player: `windowOpened` as the load that asked for it, the
-    /// others whatever the load (the player takes them whatever the generation).
-    private func videoEvent(_ event: VideoEvent) {
-        queue.async { [self] in deliver(.video(event), load?.generation ?? Generation(0)) }
-    }
-
-    // MARK: Video controls
-
-    /// The on-screen bar of the video window: a `textoverlay` as playbin's video filter, before
-    /// whichever sink draws (ximagesink blends it into the frame, glimagesink gets it as an
-    /// overlay composition), silent while the bar is hidden. Nil when the pango plugin is missing:
-    /// the video plays with no bar.
-    private func makeControls() -> Element? {
-        guard let overlay = try? Element(factory: "textoverlay") else {
-            logger.warning("no textoverlay (gstreamer1.0-x's pango plugin): the video window shows no bar")
-            return nil
-        }
-        // GstBaseTextOverlayVAlign bottom = 1, GstBaseTextOverlayHAlign left = 0 (gst-inspect-1.0 textoverlay)
-        overlay.set("valignment", Int32(1))
-        overlay.set("halignment", Int32(0))
-        overlay.set("shaded-background", true)
-        overlay.set("font-desc", "Sans Bold 18")
-        apply(controlsText, to: overlay)
-        return overlay
-    }
-
-    private func apply(_ text: String?, to overlay: Element) {
-        if let text { overlay.set("text", text) }
-        overlay.set("silent", text == nil)
-    }
-
-    /// Shows the bar with `text`, or hides it (nil). A playing video shows the change with its
-    /// next frame; a paused one shows the frame it drew before, so that frame is drawn again.
-    private func showControls(_ text: String?) {
-        controlsText = text
-        guard let pipeline, let overlay = pipeline.controls else { return }
-        apply(text, to: overlay)
-        redrawPausedFrame(pipeline)
-    }
-
-    /// A paused pipeline's sink holds the frame the overlay drew into before (ximagesink keeps the
-    /// blended image, and a paused pipeline pushes no other): a flushing seek to where it is
-    /// prerolls that frame again through the overlay. The player never hears of it.
-    private func redrawPausedFrame(_ pipeline: EnginePipeline) {
-        guard let load else { return }
-        if load.redrawing {
-            self.load?.redrawAgain = true
-            return
-        }
-        guard load.prerolled, pipeline.playbin.currentState == (.paused, .voidPending),
-              let position = load.toldPosition ?? pipeline.playbin.queryPosition() else { return }
-        self.load?.redrawing = true
-        if !pipeline.playbin.seek(rate: load.rate, flags: [.flush, .accurate], start: position) { self.load?.redrawing = false }
-    }
-
-    /// A message of the pipeline while a redraw is under way: true when it is the redraw's own
-    /// (its state changes, through PAUSED again, and its ASYNC_DONE, which ends it).
-    private func endsRedraw(_ message: Message) -> Bool {
-        switch message.kind {
-        case .stateChanged: return message.isFromPipeline
-        case .asyncDone:
-            load?.redrawing = false
-            return true
-        default: return false
-        }
-    }
-
     // MARK: Video loops
 
-    /// A video item followed by itself (MPRIS `LoopStatus` `Track`) loops by segment seeks, not
-    /// by about-to-finish: a flushing SEGMENT seek where it is puts the pipeline in segment mode,
-    /// its end is then a SEGMENT_DONE instead of EOS, and a non-flushing SEGMENT seek to 0 there
-    /// goes on with no flush, no new decoders and no re-preroll (GStreamer's documented way to
-    /// loop seamlessly, GstSeekFlags GST_SEEK_FLAG_SEGMENT). About-to-finish with the same URI
-    /// deadlocks legacy playbin 1.22.0 on a file with audio and video (the drained handler's
-    /// deactivate_group waits for a pad's stream lock that streamsynchronizer holds: gdb on a
-    /// looping H.264+AAC MP4), and switches decoders at every lap.
-    struct SegmentLoop {
-        /// The generation the next lap is for, while looping.
-        var generation: Generation?
-        /// The lap whose segment seek (this seqnum) was sent: told to the player once that seek's
-        /// segment reaches the video sink (a client's flushing seek sent just before sends one too).
-        var wrapping: (generation: Generation, seqnum: UInt32)?
-        var rate = 1.0
-        /// The latest segment seek's sequence number: a SEGMENT_DONE of an earlier one (read from
-        /// the bus after a client's seek went) is stale.
-        var seqnum: UInt32?
-    }
-
-    /// Loops `pipeline` by segments when `uri` (the item after the current one) is the current
-    /// item's own and its video reached the window; leaves a segment loop otherwise. True when it
-    /// loops (nothing is armed for about-to-finish).
-    private func loopsBySegments(_ pipeline: EnginePipeline, to nextURI: MediaURI?, generation nextGeneration: Generation?) -> Bool {
-        let showsVideo = pipeline.lock.withLock { pipeline.showedVideo }
-        guard let nextURI, let nextGeneration, nextURI == load?.uri, showsVideo else {
-            if pipeline.loop.generation != nil {
-                // out of segment mode, so that its end is an EOS again (and about-to-finish comes):
-                // a flushing seek where it is
-                pipeline.loop = SegmentLoop(rate: pipeline.loop.rate)
-                _ = pipeline.playbin.seek(rate: pipeline.loop.rate, flags: [.flush, .accurate], start: pipeline.playbin.queryPosition() ?? 0)
-            }
-            return false
-        }
-        pipeline.lock.withLock { pipeline.nextUp = nil }
-        let entering = pipeline.loop.generation == nil
-        pipeline.loop.generation = nextGeneration
-        if entering {
-            // at the preroll this re-prerolls the same frame; while playing it is one short hitch
-            pipeline.loop.seqnum = pipeline.playbin.numberedSeek(rate: pipeline.loop.rate, flags: [.flush, .accurate, .segment],
-                                                                 start: pipeline.playbin.queryPosition() ?? 0)
-        }
-        return true
-    }
-
-    /// SEGMENT_DONE: the demuxer sent the lap's last data; the next lap is queued behind it at
-    /// once, by a non-flushing segment seek to the start.
-    private func wrap(_ pipeline: EnginePipeline) {
-        guard let next = pipeline.loop.generation else { return }  // left meanwhile: a flushing seek follows
-        pipeline.loop.seqnum = pipeline.playbin.numberedSeek(rate: pipeline.loop.rate, flags: [.segment, .accurate], start: 0)
-        pipeline.loop.wrapping = pipeline.loop.seqnum.map { (next, $0) }
-    }
-
-    /// The next lap's segment reached the video sink: its last frame of the lap before is on
-    /// screen, the position reads from the start, and the player hears of the boundary as of a
-    /// gapless switch to the same item (a `Seeked` to 0).
-    private func wrapped(_ pipeline: EnginePipeline, by seqnum: UInt32) {
-        guard let (next, sent) = pipeline.loop.wrapping, sent == seqnum else { return }
-        pipeline.loop.wrapping = nil
+    /// A video looping on itself started its next lap (`SegmentLoop.wrapped`): the player hears of
+    /// the boundary as of a gapless switch to the same item (a `Seeked` to 0).
+    private func lapped(as next: Generation) {
         load = load?.lapped(as: next)
         // the lap's start, not the position query's answer: that is the latest of the sinks', and an
         // audio sink whose lap ends a little later (AAC's last frame) still answers from the lap before
@@ -1307,7 +1001,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
               let fresh = try? makePipeline() else { return prepareNext(uri, generation: generation) }
         current.lock.withLock { current.nextUp = nil }  // the item plays in its own pipeline, not after this one
         // as a load does: a display found now shows its video (the window follows at its preroll)
-        try? chooseVideo(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)
+        try? video.choose(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)
         crossfade.prepare(fresh, uri, generation)
     }
 

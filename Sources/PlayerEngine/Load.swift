@@ -85,7 +85,7 @@ struct Load {
         return next
     }
 
-    /// The next lap of a video looping on itself by segment seeks (`GStreamerEngine.SegmentLoop`):
+    /// The next lap of a video looping on itself by segment seeks (`SegmentLoop`):
     /// the same item in the same pipeline with the same stream, so everything stays but the
     /// generation; a crossfade's announcement, if one was still due, is not this lap's.
     func lapped(as generation: Generation) -> Load {

@@ -64,3 +64,14 @@ func onBothPipelines(_ body: (EngineConfiguration.PipelineKind) throws -> Void) 
         }
     }
 }
+
+extension XCTestCase {
+    /// Waits until `done`, asked on `queue` (where what it reads is confined), at most `timeout`.
+    func wait(on queue: DispatchQueue, _ what: String, timeout: Duration = .seconds(5), until done: () -> Bool) {
+        let deadline = ContinuousClock.now + timeout
+        while !queue.sync(execute: done) {
+            guard ContinuousClock.now < deadline else { return XCTFail("timed out waiting for \(what)") }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
+}
