@@ -30,7 +30,7 @@ struct Load {
     var announcesAtPreroll = false
     /// The rate the player last asked for with a seek: a redraw of a paused frame keeps it.
     var rate = 1.0
-    /// A redraw of the paused frame is under way (`showControls`): its ASYNC_DONE and state
+    /// A redraw of the paused frame is under way (`VideoOutput.showControls`): its ASYNC_DONE and state
     /// changes are the engine's own, not the player's.
     var redrawing = false
     /// A redraw was asked while one was under way (the software path scales to a new size after
