@@ -21,13 +21,13 @@ final class SpawnConfinementTests: VideoTestCase {
         let engine = try XCTUnwrap(ProcessTree.descendants(of: daemon.pid, named: "tonearm-engine").first, "an engine plays")
 
         try checkDescriptors(of: engine, startedBy: [daemon.pid])
-        let own = try Self.environment(of: daemon.pid)
+        let own = try ProcessTree.environment(of: daemon.pid)
         XCTAssertNotNil(own["DBUS_SESSION_BUS_ADDRESS"], "tonearmd has the bus's address")
-        let theirs = try Self.environment(of: engine)
+        let theirs = try ProcessTree.environment(of: engine)
         XCTAssertEqual(theirs, SpawnEnvironment.forEngine(own), "the engine's environment is its list's part of tonearmd's")
         try checkEnvironment(theirs, allowed: { SpawnEnvironment.engine.allows($0) || $0 == SpawnEnvironment.userManagerBus })
-        XCTAssertEqual(try Self.status(of: engine, "NoNewPrivs"), "1")
-        XCTAssertEqual(try Self.status(of: daemon.pid, "NoNewPrivs"), "0", "tonearmd itself is not confined by this")
+        XCTAssertEqual(try ProcessTree.status(of: engine, "NoNewPrivs"), "1")
+        XCTAssertEqual(try ProcessTree.status(of: daemon.pid, "NoNewPrivs"), "0", "tonearmd itself is not confined by this")
     }
 
     func testTheWindowProgramKeepsOnlyItsPipesAndAMinimalEnvironment() throws {
@@ -39,28 +39,28 @@ final class SpawnConfinementTests: VideoTestCase {
 
         try checkDescriptors(of: window, startedBy: [engine, daemon.pid])
         try checkDescriptors(of: engine, startedBy: [daemon.pid])
-        let own = try Self.environment(of: daemon.pid)
-        XCTAssertEqual(try Self.environment(of: engine), SpawnEnvironment.forEngine(own))
-        let theirs = try Self.environment(of: window)
+        let own = try ProcessTree.environment(of: daemon.pid)
+        XCTAssertEqual(try ProcessTree.environment(of: engine), SpawnEnvironment.forEngine(own))
+        let theirs = try ProcessTree.environment(of: window)
         XCTAssertEqual(theirs["DISPLAY"], x.name)
         try checkEnvironment(theirs, allowed: SpawnEnvironment.videoWindow.allows)
         for (name, value) in theirs where name != "DISPLAY" && name != "XAUTHORITY" {
             XCTAssertEqual(value, own[name], "\(name) is tonearmd's")
         }
-        XCTAssertEqual(try Self.status(of: window, "NoNewPrivs"), "1", "inherited from the engine")
+        XCTAssertEqual(try ProcessTree.status(of: window, "NoNewPrivs"), "1", "inherited from the engine")
     }
 
-    // MARK: Reading /proc
+    // MARK: Checks, on /proc
 
     /// `child`'s descriptors beyond 0, 1 and 2 are its own: none is one of `parents`' (a socket or
     /// pipe is known by its inode, a file by its path), and 0 and 1 are pipes.
     private func checkDescriptors(of child: Int32, startedBy parents: [Int32], file: StaticString = #filePath, line: UInt = #line) throws {
-        let theirs = try Self.descriptors(of: child)
+        let theirs = try ProcessTree.descriptors(of: child)
         print("descriptors of \(child): \(theirs.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
         XCTAssertTrue(theirs[0]?.hasPrefix("pipe:") == true, "stdin is a pipe: \(theirs[0] ?? "none")", file: file, line: line)
         XCTAssertTrue(theirs[1]?.hasPrefix("pipe:") == true, "stdout is a pipe: \(theirs[1] ?? "none")", file: file, line: line)
         for parent in parents {
-            let held = Set(try Self.descriptors(of: parent).values.filter { !$0.hasPrefix("anon_inode:") })
+            let held = Set(try ProcessTree.descriptors(of: parent).values.filter { !$0.hasPrefix("anon_inode:") })
             for (number, target) in theirs where number > 2 && held.contains(target) {
                 XCTFail("fd \(number) of \(child) is \(target), which \(parent) holds too: inherited", file: file, line: line)
             }
@@ -73,35 +73,5 @@ final class SpawnConfinementTests: VideoTestCase {
         XCTAssertNil(environment["DBUS_SESSION_BUS_ADDRESS"], "no bus address", file: file, line: line)
         for name in Self.planted.keys { XCTAssertNil(environment[name], "\(name) stays in tonearmd", file: file, line: line) }
         for name in environment.keys where !allowed(name) { XCTFail("\(name) is not in the list", file: file, line: line) }
-    }
-
-    /// fd number -> readlink of /proc/PID/fd/N ("socket:[123]", "pipe:[456]", a path).
-    static func descriptors(of pid: Int32) throws -> [Int: String] {
-        let folder = "/proc/\(pid)/fd"
-        var result: [Int: String] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: folder) {
-            guard let number = Int(name), let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\(name)")
-            else { continue }  // closed meanwhile
-            result[number] = target
-        }
-        return result
-    }
-
-    static func environment(of pid: Int32) throws -> [String: String] {
-        let data = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ"))
-        var result: [String: String] = [:]
-        for entry in data.split(separator: 0) {
-            let text = String(decoding: entry, as: UTF8.self)
-            guard let equals = text.firstIndex(of: "=") else { continue }
-            result[String(text[..<equals])] = String(text[text.index(after: equals)...])
-        }
-        return result
-    }
-
-    /// A field of /proc/PID/status ("NoNewPrivs" -> "1").
-    static func status(of pid: Int32, _ field: String) throws -> String? {
-        let text = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        return text.split(separator: "\n").first { $0.hasPrefix("\(field):") }
-            .map { $0.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces) }
     }
 }
