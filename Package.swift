@@ -144,10 +144,11 @@ let package = Package(
             // the engine link's golden lines, read by EngineWireGoldenTests from the source tree
             exclude: ["EngineWire.golden"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport", .product(name: "Logging", package: "swift-log")]),
-        // tonearmd driven by real clients; DBus only for the one call they cannot make (no interface field)
+        // tonearmd driven by real clients; DBus only for the one call they cannot make (no interface field),
+        // EngineLink for the lists of what a spawned program may see (SpawnConfinementTests)
         .testTarget(
             name: "ServiceTests",
-            dependencies: ["TestSupport", "DBus", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["TestSupport", "DBus", "EngineLink", .product(name: "Logging", package: "swift-log")]),
         // the targets' imports and pointers, held against ARCHITECTURE.md's table (reads the sources)
         .testTarget(name: "ArchitectureTests"),
         .testTarget(name: "TonearmServiceTests", dependencies: ["TonearmService", "CommandLineOptions", "EngineLink", "PlayerModel", .product(name: "Logging", package: "swift-log")]),

@@ -2,7 +2,9 @@ import CShims
 import Glibc
 
 /// A program started with `posix_spawn`, its stdin and stdout on pipes of ours (close-on-exec on
-/// our side), its stderr ours. Nothing here waits but `wait()`.
+/// our side), its stderr ours, and no other descriptor: whatever else is open in this process
+/// (a bus socket, a database, another child's pipe), close-on-exec or not, stays here. Nothing
+/// here waits but `wait()`.
 public struct ChildProcess: Sendable {
     public let pid: pid_t
     /// Our end of its stdin (write) and of its stdout (read); -1 when not asked for.
@@ -10,7 +12,8 @@ public struct ChildProcess: Sendable {
     public let output: Int32
 
     /// Starts `path` with `arguments` (argv[1...]) and `environment` ("NAME=value" each); with
-    /// `pipes`, its stdin and stdout are pipes to us, else /dev/null and ours.
+    /// `pipes`, its stdin and stdout are pipes to us, else /dev/null and ours. The child keeps 0, 1
+    /// and 2 only; `environment` is the whole of its environment (nothing of ours is added).
     public static func spawn(_ path: String, _ arguments: [String], environment: [String], pipes: Bool = true) throws(SystemErrno) -> ChildProcess {
         var toChild: [Int32] = [-1, -1], fromChild: [Int32] = [-1, -1]
         if pipes {
@@ -30,6 +33,13 @@ public struct ChildProcess: Sendable {
             posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
         } else {
             posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
+        // after the dup2s: a descriptor opened without O_CLOEXEC anywhere in the process (a library's,
+        // or one opened on another thread) does not reach the child (issue 39)
+        let closing = tonearm_spawn_close_from(&actions, 3)
+        guard closing == 0 else {
+            if pipes { [toChild[0], toChild[1], fromChild[0], fromChild[1]].forEach { close($0) } }
+            throw SystemErrno(closing)
         }
         var pid: pid_t = 0
         let argv = ([path] + arguments).map { strdup($0) } + [nil]

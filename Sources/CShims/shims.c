@@ -4,8 +4,10 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -54,3 +56,9 @@ void tonearm_forget_abandoned_stack_frames(void) {
 }
 
 int tonearm_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+
+int tonearm_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
+}
+
+int tonearm_forbid_new_privileges(void) { return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); }

@@ -98,8 +98,9 @@ final class LoopIntegration: @unchecked Sendable {
             // Each source watches its own duplicate of libdbus's descriptor and closes it when it is
             // done with it: a descriptor must stay open until a dispatch source's cancel handler runs
             // (dispatch_source_cancel(3)), and libdbus closes its own right after removing the watch
-            // when the bus goes away.
-            let fd = dup(dbus_watch_get_unix_fd(watch))
+            // when the bus goes away. Close-on-exec, as libdbus's own is (dup(2) drops the flag): a
+            // program tonearmd starts never holds its authenticated bus socket (issue 39).
+            let fd = fcntl(dbus_watch_get_unix_fd(watch), F_DUPFD_CLOEXEC, 0)
             guard fd >= 0 else {
                 WatchSources(sources).cancel()
                 return false

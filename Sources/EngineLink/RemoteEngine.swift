@@ -75,15 +75,16 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
     private var endedHandler: (@Sendable (_ watchedOutputs: Bool) -> Void)?
 
     /// `program`: the engine's program (`tonearm-engine` beside the running one unless named);
-    /// `environment`: the process's, as "NAME=value" (tonearmd's own: DISPLAY, the sound server's
-    /// address, GStreamer's variables).
+    /// `environment`: tonearmd's; the engine gets the part `SpawnEnvironment.forEngine` keeps of it
+    /// (DISPLAY, the sound server's address, GStreamer's variables; not the bus's, not the session's
+    /// secrets).
     public init(configuration: EngineConfiguration, program: String? = nil, logLevel: Logger.Level = .info,
                 environment: [String: String] = Environment.variables(), logger: Logger) {
         self.configuration = configuration
         bounds = EngineWatch.Bounds.fromEnvironment(environment)
         self.program = program ?? environment["TONEARM_ENGINE"].flatMap { $0.isEmpty ? nil : $0 } ?? Path.besideThisProgram("tonearm-engine")
         arguments = EngineOptions(logLevel: logLevel).arguments
-        self.environment = environment.map { "\($0.key)=\($0.value)" }
+        self.environment = SpawnEnvironment.forEngine(environment).map { "\($0.key)=\($0.value)" }
         self.logger = logger
     }
 

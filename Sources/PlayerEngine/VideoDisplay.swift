@@ -1,4 +1,5 @@
 import Basics
+import EngineLink
 import FoundationEssentials
 import PlayerModel
 
@@ -51,7 +52,7 @@ public struct VideoDisplay: Sendable, Equatable {
         guard let output = ChildProcess.output(of: busctl, ["--user", "--json=short", "--timeout=2", "get-property",
                                                             "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                                             "org.freedesktop.systemd1.Manager", "Environment"],
-                                               environment: environment.map { "\($0.key)=\($0.value)" }),
+                                               environment: busctlEnvironment(environment).map { "\($0.key)=\($0.value)" }),
               let reply = try? JSONDecoder().decode(Reply.self, from: Data(output)) else { return nil }
         var found: [String: String] = [:]
         for entry in reply.data {
@@ -59,6 +60,14 @@ public struct VideoDisplay: Sendable, Equatable {
             found[String(entry[..<equals])] = String(entry[entry.index(after: equals)...])
         }
         return from(found)
+    }
+
+    /// The engine has no DBUS_SESSION_BUS_ADDRESS (issue 39): busctl alone gets the one tonearmd
+    /// handed over for it; without one, `--user` finds the bus in XDG_RUNTIME_DIR.
+    static func busctlEnvironment(_ environment: [String: String]) -> [String: String] {
+        var result = environment
+        if let bus = environment[SpawnEnvironment.userManagerBus] { result["DBUS_SESSION_BUS_ADDRESS"] = bus }
+        return result
     }
 
     /// busctl's JSON for a property of type `as`: {"type":"as","data":["NAME=value",...]}.

@@ -1,5 +1,6 @@
 import Basics
 import Dispatch
+import EngineLink
 import FoundationEssentials
 import Glibc
 import Logging
@@ -102,8 +103,9 @@ final class VideoWindow: @unchecked Sendable {
 
     /// Starts the program; holding the lock.
     private func start(size: VideoSize, display: VideoDisplay) {
-        var environment = ProcessInfo.processInfo.environment
+        var environment = Environment.variables()
         environment.merge(display.environment) { $1 }
+        environment = SpawnEnvironment.videoWindow.filter(environment)
         let started: ChildProcess
         do {
             // the sink may ask before its caps are set: a 16:9 window until `resize`

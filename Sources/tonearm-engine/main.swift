@@ -14,7 +14,8 @@ import PlayerModel
 //   in (stdin): `EngineRequest`, the first one `hello` with the protocol version, then `configure`
 //   out (stdout): `EngineReport`, the first one `hello`, then in the order things happened
 // A line it cannot read, or a version not its own, is refused (a `refused` line saying why) and the
-// process exits with status 3; a report it cannot write ends it with status 4.
+// process exits with status 3; a report it cannot write ends it with status 4; one that cannot set
+// no-new-privileges exits with status 5 before it reads anything.
 // Its log goes to stderr, tonearmd's.
 // Usage: tonearm-engine [--log-level LEVEL]
 
@@ -157,5 +158,14 @@ LoggingSystem.bootstrap { label in
     handler.logLevel = level
     return handler
 }
-EngineHost(environment: environment, logger: Logger(label: "tonearm-engine")).serve()
+let logger = Logger(label: "tonearm-engine")
+// before anything reads media: nothing a demuxer is made to run gains a privilege at execve (README,
+// "Sandbox"); a process that cannot give it up does not play (exit status 5)
+do throws(SystemErrno) {
+    try Confinement.forbidNewPrivileges()
+} catch {
+    logger.critical("cannot set no-new-privileges: \(error.message)")
+    exit(5)
+}
+EngineHost(environment: environment, logger: logger).serve()
 exit(0)

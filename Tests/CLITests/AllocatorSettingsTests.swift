@@ -8,17 +8,6 @@ import XCTest
 /// (issue 27): by the systemd unit, through which D-Bus activation starts it, and by `tonearm
 /// daemon` (and so `make run`). tonearmd itself never executes itself again for them.
 final class AllocatorSettingsTests: CLITestCase {
-    private func environment(of pid: Int32) throws -> [String: String] {
-        let data = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ"))
-        var variables: [String: String] = [:]
-        for entry in data.split(separator: 0) {
-            let text = String(decoding: entry, as: UTF8.self)
-            guard let equals = text.firstIndex(of: "=") else { continue }
-            variables[String(text[..<equals])] = String(text[text.index(after: equals)...])
-        }
-        return variables
-    }
-
     /// Starts `tonearm daemon` with `changes` to the environment; returns it once it owns its name.
     private func daemon(_ changes: [String: String?]) throws -> Spawned {
         let name = "org.mpris.MediaPlayer2.tonearm.alloc"
@@ -31,7 +20,7 @@ final class AllocatorSettingsTests: CLITestCase {
     func testTonearmDaemonStartsTonearmdWithTheSettingsAndTheRestOfTheEnvironment() throws {
         let daemon = try daemon(["G_SLICE": nil, "GLIBC_TUNABLES": nil, "TONEARM_TEST_MARK": "kept"])
         defer { daemon.kill() }
-        let variables = try environment(of: daemon.process.processIdentifier)
+        let variables = try ProcessTree.environment(of: daemon.process.processIdentifier)
         XCTAssertEqual(variables["G_SLICE"], "always-malloc")
         XCTAssertEqual(variables["GLIBC_TUNABLES"], "glibc.malloc.tcache_count=0")
         XCTAssertEqual(variables["TONEARM_TEST_MARK"], "kept")
@@ -43,7 +32,7 @@ final class AllocatorSettingsTests: CLITestCase {
         // an empty G_SLICE is GLib's default slice allocator, asked for
         let daemon = try daemon(["G_SLICE": "", "GLIBC_TUNABLES": "glibc.malloc.tcache_count=3"])
         defer { daemon.kill() }
-        let variables = try environment(of: daemon.process.processIdentifier)
+        let variables = try ProcessTree.environment(of: daemon.process.processIdentifier)
         XCTAssertEqual(variables["G_SLICE"], "")
         XCTAssertEqual(variables["GLIBC_TUNABLES"], "glibc.malloc.tcache_count=3")
     }

@@ -35,4 +35,36 @@ public enum ProcessTree {
     public static func descendants(of pid: Int32, named name: String) -> [Int32] {
         descendants(of: pid).filter { entry($0)?.name == String(name.utf8.prefix(15))! }
     }
+    /// Its environment, /proc/PID/environ: the first of a repeated name.
+    public static func environment(of pid: Int32) throws -> [String: String] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ"))
+        var variables: [String: String] = [:]
+        for entry in data.split(separator: 0) {
+            let text = String(decoding: entry, as: UTF8.self)
+            guard let equals = text.firstIndex(of: "=") else { continue }
+            let name = String(text[..<equals])
+            if variables[name] == nil { variables[name] = String(text[text.index(after: equals)...]) }
+        }
+        return variables
+    }
+
+    /// Its open descriptors: fd number -> readlink of /proc/PID/fd/N ("socket:[123]", "pipe:[456]",
+    /// "anon_inode:[eventfd]", a path).
+    public static func descriptors(of pid: Int32) throws -> [Int: String] {
+        let folder = "/proc/\(pid)/fd"
+        var result: [Int: String] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder) {
+            guard let number = Int(name), let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\(name)")
+            else { continue }  // closed meanwhile
+            result[number] = target
+        }
+        return result
+    }
+
+    /// A field of /proc/PID/status ("NoNewPrivs" -> "1").
+    public static func status(of pid: Int32, _ field: String) throws -> String? {
+        let text = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        return text.split(separator: "\n").first { $0.hasPrefix("\(field):") }
+            .map { $0.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces) }
+    }
 }

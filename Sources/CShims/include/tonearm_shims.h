@@ -2,6 +2,7 @@
 #define TONEARM_SHIMS_H
 // What Swift's Glibc module cannot import, one function per gap, each with why it exists. No
 // behaviour lives here: every function is a call of the system's own, with fixed arguments at most.
+#include <spawn.h>
 #include <stdint.h>
 
 // Glibc's Swift module leaves out <sys/eventfd.h>: ReadWatcher wakes its poll with an eventfd
@@ -41,5 +42,16 @@ void tonearm_forget_abandoned_stack_frames(void);
 // pipe2(2) is a GNU extension Swift's Glibc module leaves out: a pipe whose two ends are
 // close-on-exec from the start, so a program spawned meanwhile on another thread inherits neither.
 int tonearm_pipe_cloexec(int fds[2]);
+
+// posix_spawn_file_actions_addclosefrom_np(3) (glibc 2.34; Debian 12 has 2.36) is a GNU extension
+// Swift's Glibc module leaves out: the child closes every descriptor from `lowest` up, after the
+// actions added before it, so it keeps only what those put below `lowest` (ChildProcess: 0, 1, 2).
+// Returns 0 or an error number.
+int tonearm_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
+
+// prctl(2) is variadic, which Swift cannot call: PR_SET_NO_NEW_PRIVS, for good (the engine sets it
+// before it reads media: no execve it makes gains privileges, setuid or file capabilities).
+// Returns 0, or -1 with errno set.
+int tonearm_forbid_new_privileges(void);
 
 #endif
