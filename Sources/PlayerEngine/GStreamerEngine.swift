@@ -338,9 +338,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     // MARK: Pipelines (each an `EnginePipeline`: EnginePipeline.swift)
 
     /// The playbin that plays `uri`: the configured or recommended one, but for what
-    /// `GStreamerQuirks.pipeline(for:default:configured:)` says.
+    /// `GStreamerQuirks.pipeline(for:default:configured:)` says; asked before each item is given to
+    /// a pipeline, so the process's network defaults are set by then (`GStreamerQuirks.prepare`).
     private func pipelineKind(for uri: MediaURI) -> EngineConfiguration.PipelineKind {
-        GStreamerQuirks.pipeline(for: uri, default: pipelineKind, configured: configuration.pipeline != nil)
+        GStreamerQuirks.prepare(for: uri)
+        return GStreamerQuirks.pipeline(for: uri, default: pipelineKind, configured: configuration.pipeline != nil)
     }
 
     private func makePipeline(_ kind: EngineConfiguration.PipelineKind) throws -> EnginePipeline {

@@ -10,17 +10,36 @@ import PlayerModel
 /// Each difference names the versions, the GStreamer source file that behaves so, and the test
 /// that holds the behaviour the same on both.
 enum GStreamerQuirks {
-    /// Signed properties for every source element playbin makes (`SourceSetup`).
-    ///
     /// souphttpsrc's `retries` is 0, so that Tonearm's reconnect policy (its attempts, its delays,
-    /// the `reconnecting` wait a client sees) is the only one. souphttpsrc 1.22.0 retried, up to
-    /// `retries` (3) times, only a connection that broke or timed out (gstsouphttpsrc.c 1.22.0,
-    /// gst_soup_http_src_parse_status: SOUP_STATUS_IO_ERROR); 1.26 also retries an answer of
-    /// 500 or 503 that many times (gstsouphttpsrc.c 1.26.0, gst_soup_http_src_parse_status,
-    /// "Retry on SERVICE_UNAVAILABLE and INTERNAL_SERVER_ERROR"), so that each of Tonearm's
-    /// attempts at a server that is down became four requests (ReconnectServiceTests: 9 requests
-    /// for 2 attempts, where 1.22.0 made 3). At 0 both versions ask once per attempt.
+    /// the `reconnecting` wait a client sees) and the demuxers' own (hlsdemux's fragment and
+    /// playlist-update counts) are the only ones. souphttpsrc 1.22.0 retried, up to `retries` (3)
+    /// times, only a connection that broke or timed out (gstsouphttpsrc.c 1.22.0,
+    /// gst_soup_http_src_parse_status: SOUP_STATUS_IO_ERROR); 1.26 also retries an answer of 500 or
+    /// 503 that many times (gstsouphttpsrc.c 1.26.0, gst_soup_http_src_parse_status, commit
+    /// 6652360d30 "Retry on SERVICE_UNAVAILABLE and INTERNAL_SERVER_ERROR"; not in 1.24), so that:
+    /// - each of Tonearm's attempts at a server that is down became four requests
+    ///   (ReconnectServiceTests: 9 requests for 2 attempts, where 1.22.0 made 3);
+    /// - a live HLS playlist answering 503 six times in a row was four requests per update of
+    ///   legacy hlsdemux, whose souphttpsrc (gsturidownloader.c, outside any bin, so no
+    ///   `source-setup` reaches it) ate the outage in two failed updates of the three it allows
+    ///   (gstadaptivedemux.c DEFAULT_FAILED_COUNT): the stream never ran dry nor reconnected
+    ///   (NetworkServiceTests, live reconnect: no `reconnecting` in 40 s on 1.26.2).
+    /// At 0 both versions ask once per attempt. Set on playbin's own source (`SourceSetup`) and,
+    /// for the sources demuxers make, as the process's default (`prepare(for:)`).
     static let sourceSignedProperties: [(name: String, value: Int32)] = [("retries", 0)]
+
+    /// Before `uri` is given to a pipeline: for the first network one, the defaults above become
+    /// the process's, for the sources no `source-setup` reaches. Not at start: that loads
+    /// souphttpsrc's plugin, and libsoup with it, which a process playing files never needs.
+    static func prepare(for uri: MediaURI) {
+        if !uri.isFile { _ = networkDefaults }
+    }
+
+    private static let networkDefaults: Void = {
+        for (name, value) in sourceSignedProperties {
+            GStreamer.setDefault(ofElement: "souphttpsrc", property: name, to: value)
+        }
+    }()
 
     /// What a new `playbin3` is given so that it buffers as legacy `playbin` does.
     ///
