@@ -359,3 +359,50 @@ gboolean tonearm_watch_stream_levels(GstElement *sink) {
     g_signal_connect(sink, "notify::volume", G_CALLBACK(tonearm_stream_levels_notified), NULL);
     return TRUE;
 }
+
+// Every element of one factory made from now on in this process starts with one int property
+// at a value of Tonearm's: its class's `constructed` (run once per new instance, after its
+// defaults) is wrapped to set it. For elements that no `source-setup` reaches: those an adaptive
+// demuxer makes for its segments and for its playlist's updates (gsturidownloader.c makes them
+// outside any bin).
+typedef struct {
+    void (*constructed)(GObject *object);  // the class's own
+    const gchar *property;
+    gint value;
+} TonearmIntDefault;
+
+static GQuark tonearm_int_default_quark(void) { return g_quark_from_static_string("tonearm-int-default"); }
+
+static void tonearm_constructed_with_default(GObject *object) {
+    GType type = G_OBJECT_TYPE(object);
+    TonearmIntDefault *wrap = NULL;
+    for (; type != 0 && wrap == NULL; type = g_type_parent(type))
+        wrap = g_type_get_qdata(type, tonearm_int_default_quark());
+    if (wrap == NULL) return;  // not reached: only classes with the qdata get this function
+    if (wrap->constructed != NULL) wrap->constructed(object);
+    g_object_set(object, wrap->property, wrap->value, NULL);
+}
+
+gboolean tonearm_set_int_default(const gchar *factory_name, const gchar *property, gint value) {
+    GstElementFactory *factory = gst_element_factory_find(factory_name);
+    if (factory == NULL) return FALSE;
+    GstPluginFeature *loaded = gst_plugin_feature_load(GST_PLUGIN_FEATURE(factory));
+    gst_object_unref(factory);
+    if (loaded == NULL) return FALSE;
+    GType type = gst_element_factory_get_element_type(GST_ELEMENT_FACTORY(loaded));
+    gst_object_unref(loaded);
+    if (type == 0) return FALSE;
+    GObjectClass *klass = g_type_class_ref(type);  // kept for the process: its vtable is changed
+    GParamSpec *spec = g_object_class_find_property(klass, property);
+    if (spec == NULL || G_PARAM_SPEC_VALUE_TYPE(spec) != G_TYPE_INT || !(spec->flags & G_PARAM_WRITABLE)) return FALSE;
+    TonearmIntDefault *wrap = g_type_get_qdata(type, tonearm_int_default_quark());
+    if (wrap == NULL) {
+        wrap = g_new0(TonearmIntDefault, 1);  // kept for the process, with the class
+        wrap->constructed = klass->constructed;
+        g_type_set_qdata(type, tonearm_int_default_quark(), wrap);
+        klass->constructed = tonearm_constructed_with_default;
+    }
+    wrap->property = g_intern_string(property);
+    wrap->value = value;
+    return TRUE;
+}

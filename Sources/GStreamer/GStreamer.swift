@@ -47,6 +47,15 @@ public enum GStreamer {
         return previous
     }
 
+    /// Has every element `factoryName` makes from now on in this process start with its int
+    /// property `property` at `value`, however it is made (`tonearm_set_int_default`: a wrapped
+    /// `constructed`). False when the factory, or a writable int property of that name, does not exist.
+    @discardableResult
+    public static func setDefault(ofElement factoryName: String, property: String, to value: Int32) -> Bool {
+        initialize()
+        return tonearm_set_int_default(factoryName, property, gint(value)) != 0
+    }
+
     /// Removes the typefinders of the plugin named `plugin` from this process's registry
     /// (`gst_registry_remove_feature`), without loading the plugin; the registry cache on disk
     /// keeps them. Returns their names.

@@ -1,5 +1,6 @@
 import Basics
 import Dispatch
+import EngineLink
 import GStreamer
 import PlayerModel
 
@@ -21,6 +22,8 @@ final class EnginePipeline: @unchecked Sendable {
     // MARK: Immutable after init
 
     let playbin: Element
+    /// Which playbin it is: chosen per item (`GStreamerQuirks.pipeline(for:default:configured:)`).
+    let kind: EngineConfiguration.PipelineKind
     /// Its volume stages (the stream's, the element in front of the sink, the filter's), which
     /// only `OutputLevels` sets. See `makeSink` for why in front of the sink.
     let gains: GainStages
@@ -74,8 +77,9 @@ final class EnginePipeline: @unchecked Sendable {
     /// display of their own with MIT-SHM.
     var drawsWithXShm: Bool { ["ximagesink", "xvimagesink"].contains(overlay?.factoryName ?? "") }
 
-    init(playbin: Element, gains: GainStages, bus: Bus, busSource: DispatchSourceRead) {
+    init(playbin: Element, kind: EngineConfiguration.PipelineKind, gains: GainStages, bus: Bus, busSource: DispatchSourceRead) {
         self.playbin = playbin
+        self.kind = kind
         self.gains = gains
         self.bus = bus
         self.busSource = busSource

@@ -15,7 +15,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     // @unchecked: every mutable field is confined to `queue` (checked with dispatchPrecondition);
     // `eventHandler` is guarded by `handlerLock`; an EnginePipeline's about-to-finish state by its lock.
     public let configuration: EngineConfiguration
-    /// The configuration's pipeline, else the default for the GStreamer this process runs on.
+    /// The configuration's pipeline, else the default for the GStreamer this process runs on; an
+    /// item may play in the other one (`GStreamerQuirks.pipeline(for:default:configured:)`).
     public let pipelineKind: EngineConfiguration.PipelineKind
     /// How many pipelines the engine has built so far (a load that takes the one kept warm builds
     /// none), for tests.
@@ -314,10 +315,18 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     // MARK: Pipelines (each an `EnginePipeline`: EnginePipeline.swift)
 
-    private func makePipeline() throws -> EnginePipeline {
-        let playbin = try Element(factory: pipelineKind.rawValue, name: "tonearm", isPipeline: true)
+    /// The playbin that plays `uri`: the configured or recommended one, but for what
+    /// `GStreamerQuirks.pipeline(for:default:configured:)` says; asked before each item is given to
+    /// a pipeline, so the process's network defaults are set by then (`GStreamerQuirks.prepare`).
+    private func pipelineKind(for uri: MediaURI) -> EngineConfiguration.PipelineKind {
+        GStreamerQuirks.prepare(for: uri)
+        return GStreamerQuirks.pipeline(for: uri, default: pipelineKind, configured: configuration.pipeline != nil)
+    }
+
+    private func makePipeline(_ kind: EngineConfiguration.PipelineKind) throws -> EnginePipeline {
+        let playbin = try Element(factory: kind.rawValue, name: "tonearm", isPipeline: true)
         handlerLock.withLock { built += 1 }
-        if pipelineKind == .playbin3 { GStreamerQuirks.configure(playbin3: playbin) }
+        if kind == .playbin3 { GStreamerQuirks.configure(playbin3: playbin) }
         guard let bus = playbin.bus else { throw GStreamerError(domain: GStreamerError.coreDomain, code: 0, message: "playbin has no bus") }
         let sink = try makeSink()
         playbin.set("audio-sink", sink)
@@ -347,7 +356,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
         let gains = GainStages(stream: sink.child(named: Self.pulseSinkName), front: sink.child(named: "tonearm-fade"),
                                filter: volumeElement)
-        let pipeline = EnginePipeline(playbin: playbin, gains: gains, bus: bus, busSource: source)
+        let pipeline = EnginePipeline(playbin: playbin, kind: kind, gains: gains, bus: bus, busSource: source)
         pipeline.outputSink?.watchStreamLevels()
         // once the sink is known: the stream gets its levels when it opens (else the server's
         // remembered volume for Tonearm applies, and the levels stay on the element in front)
@@ -431,10 +440,14 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }
 
     /// The pipeline for a load: the one kept warm since the last release (see `retire`), with a
-    /// fresh filter, or a new one.
-    private func pipelineForLoad() throws -> EnginePipeline {
-        guard let kept = warm else { return try makePipeline() }
+    /// fresh filter, when it is of `kind`, or a new one.
+    private func pipelineForLoad(_ kind: EngineConfiguration.PipelineKind) throws -> EnginePipeline {
+        guard let kept = warm else { return try makePipeline(kind) }
         warm = nil
+        guard kept.kind == kind else {
+            letGo(kept)
+            return try makePipeline(kind)
+        }
         // its fresh filter went in when it was kept (see `adopt`); volume and mute may have changed.
         // Its stream was released in READY, and pulsesink gives the server a volume only for the
         // stream it opens next (gst_pulseringbuffer_acquire: else the server's saved one applies)
@@ -499,7 +512,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         if let pipeline {
             let prerolled = [.paused, .playing].contains(pipeline.playbin.currentState.current)
             var keep: (@Sendable (EnginePipeline) -> Void)?
-            if keepingWarm && prerolled && pipelineKind == .playbin && !pipeline.lock.withLock({ pipeline.showedVideo }) {
+            if keepingWarm && prerolled && pipeline.kind == .playbin && !pipeline.lock.withLock({ pipeline.showedVideo }) {
                 keep = { [weak self] kept in
                     guard let self else { return kept.busSource.cancel() }
                     queue.async { self.adopt(kept) }
@@ -610,7 +623,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     // MARK: Commands, on the engine's queue
 
-    private func load(_ uri: MediaURI, generation: Generation, isRetry: Bool = false) {
+    private func load(_ uri: MediaURI, generation: Generation, isRetry: Bool = false, kind: EngineConfiguration.PipelineKind? = nil) {
         dispatchPrecondition(condition: .onQueue(queue))
         retire()
         if case .failure(let error) = setUpResult {
@@ -623,7 +636,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
         let fresh: EnginePipeline
         do {
-            fresh = try pipelineForLoad()
+            fresh = try pipelineForLoad(kind ?? pipelineKind(for: uri))
         } catch {
             deliver(.failed(ItemError(.other, "cannot build a pipeline: \(error)")), generation)
             return
@@ -696,7 +709,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         var next = uri.flatMap { uri in generation.flatMap { LocalFiles.error(for: uri) == nil ? (uri, $0) : nil } }
         // nor is anything after a video on legacy playbin: its gapless switch from a file with
         // audio and video deadlocks 1.22.0 (see `SegmentLoop`); the next item loads at the EOS
-        if pipelineKind == .playbin, pipeline.lock.withLock({ pipeline.showedVideo }) { next = nil }
+        if pipeline.kind == .playbin, pipeline.lock.withLock({ pipeline.showedVideo }) { next = nil }
+        // nor is an item that plays in the other playbin (`GStreamerQuirks.pipeline(for:)`)
+        if let uri, pipelineKind(for: uri) != pipeline.kind { next = nil }
         pipeline.lock.withLock { pipeline.nextUp = next }
     }
 
@@ -933,6 +948,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             deliver(.endOfStream, generation)
         case .httpResponse(let responseURI, let status, let contentType, let contentLength):
             load?.heard(response: responseURI, status: status, contentType: contentType, contentLength: contentLength)
+            if let uri = load?.uri, responseURI == uri.string, status < 300,
+               GStreamerQuirks.reloadsAsHLS(contentType: contentType, in: pipeline.kind, configured: configuration.pipeline != nil) {
+                reloadInLegacyPlaybin(pipeline, uri, generation)
+            }
         case .error(let error):
             fail(error)
         case .warning(let warning):
@@ -976,6 +995,17 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
     }
 
+    /// An HLS playlist whose name did not say so, found in `playbin3` by its answer's Content-Type:
+    /// loaded again in legacy `playbin` (`GStreamerQuirks.pipeline(for:)`), before it prerolled,
+    /// going where the first was asked to go.
+    private func reloadInLegacyPlaybin(_ first: EnginePipeline, _ uri: MediaURI, _ generation: Generation) {
+        logger.info("an HLS playlist: playing it in legacy playbin", metadata: ["uri": "\(uri)"])
+        let state = first.playbin.currentState
+        let plays = load?.playsAfterPreroll == true || state.current == .playing || state.pending == .playing
+        load(uri, generation: generation, kind: .playbin)
+        if pipeline != nil { load?.playsAfterPreroll = plays }
+    }
+
     // MARK: Video loops
 
     /// A video looping on itself started its next lap (`SegmentLoop.wrapped`): the player hears of
@@ -998,7 +1028,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         crossfade.dropIncoming()
         guard let current = pipeline, current.gains.front != nil, !waitsForDisposal, !current.toSnapcast, LocalFiles.error(for: uri) == nil,
               current.lock.withLock({ current.switching == nil }),  // about-to-finish switched already: gapless
-              let fresh = try? makePipeline() else { return prepareNext(uri, generation: generation) }
+              let fresh = try? makePipeline(pipelineKind(for: uri)) else { return prepareNext(uri, generation: generation) }
         current.lock.withLock { current.nextUp = nil }  // the item plays in its own pipeline, not after this one
         // as a load does: a display found now shows its video (the window follows at its preroll)
         try? video.choose(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)

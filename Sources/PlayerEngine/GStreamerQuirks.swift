@@ -1,33 +1,45 @@
+import EngineLink
 import GStreamer
+import PlayerModel
 
 /// Where the GStreamer versions Tonearm runs on (Debian 12: 1.22.0, Debian 13: 1.26.2) behave
 /// differently for network streams, and what the engine does about it: said here once, with the
 /// GStreamer source that behaves so, so that what a person sees when a stream fails, stalls or
 /// seeks is the same on both.
 ///
-/// Not evened out yet (playbin3's hlsdemux2 on 1.26.2, the default there; legacy hlsdemux cannot
-/// run under playbin3 on 1.26: urisourcebin refuses it, "Adaptive demuxer is not streams-aware"):
-/// - a segment that fails is not named: hlsdemux2 downloads without souphttpsrc (no http-headers
-///   message) and its error's details hold only `http-status-code`; the `uri` beside it is the
-///   playlist's (gstadaptivedemux-stream.c gst_adaptive_demux2_stream_error). The item's error
-///   says the status and the playlist's URL.
-/// - a VOD segment answering 5xx ends the stream with EOS after `max-retries` (3) requests, not an
-///   error (gstadaptivedemux-stream.c on_download_error, "Converting error of live stream to
-///   EOS"): the item is played to its end there, with nothing said of the failure.
-/// - a segment that is not media stops the stream with "Internal data stream error"
-///   (gst_adaptive_demux2_stream_parse_buffer): no gap to skip.
+/// Each difference names the versions, the GStreamer source file that behaves so, and the test
+/// that holds the behaviour the same on both.
 enum GStreamerQuirks {
-    /// Signed properties for every source element playbin makes (`SourceSetup`).
-    ///
     /// souphttpsrc's `retries` is 0, so that Tonearm's reconnect policy (its attempts, its delays,
-    /// the `reconnecting` wait a client sees) is the only one. souphttpsrc 1.22.0 retried, up to
-    /// `retries` (3) times, only a connection that broke or timed out (gstsouphttpsrc.c 1.22.0,
-    /// gst_soup_http_src_parse_status: SOUP_STATUS_IO_ERROR); 1.26 also retries an answer of
-    /// 500 or 503 that many times (gstsouphttpsrc.c 1.26.0, gst_soup_http_src_parse_status,
-    /// "Retry on SERVICE_UNAVAILABLE and INTERNAL_SERVER_ERROR"), so that each of Tonearm's
-    /// attempts at a server that is down became four requests (ReconnectServiceTests: 9 requests
-    /// for 2 attempts, where 1.22.0 made 3). At 0 both versions ask once per attempt.
+    /// the `reconnecting` wait a client sees) and the demuxers' own (hlsdemux's fragment and
+    /// playlist-update counts) are the only ones. souphttpsrc 1.22.0 retried, up to `retries` (3)
+    /// times, only a connection that broke or timed out (gstsouphttpsrc.c 1.22.0,
+    /// gst_soup_http_src_parse_status: SOUP_STATUS_IO_ERROR); 1.26 also retries an answer of 500 or
+    /// 503 that many times (gstsouphttpsrc.c 1.26.0, gst_soup_http_src_parse_status, commit
+    /// 6652360d30 "Retry on SERVICE_UNAVAILABLE and INTERNAL_SERVER_ERROR"; not in 1.24), so that:
+    /// - each of Tonearm's attempts at a server that is down became four requests
+    ///   (ReconnectServiceTests: 9 requests for 2 attempts, where 1.22.0 made 3);
+    /// - a live HLS playlist answering 503 six times in a row was four requests per update of
+    ///   legacy hlsdemux, whose souphttpsrc (gsturidownloader.c, outside any bin, so no
+    ///   `source-setup` reaches it) ate the outage in two failed updates of the three it allows
+    ///   (gstadaptivedemux.c DEFAULT_FAILED_COUNT): the stream never ran dry nor reconnected
+    ///   (NetworkServiceTests, live reconnect: no `reconnecting` in 40 s on 1.26.2).
+    /// At 0 both versions ask once per attempt. Set on playbin's own source (`SourceSetup`) and,
+    /// for the sources demuxers make, as the process's default (`prepare(for:)`).
     static let sourceSignedProperties: [(name: String, value: Int32)] = [("retries", 0)]
+
+    /// Before `uri` is given to a pipeline: for the first network one, the defaults above become
+    /// the process's, for the sources no `source-setup` reaches. Not at start: that loads
+    /// souphttpsrc's plugin, and libsoup with it, which a process playing files never needs.
+    static func prepare(for uri: MediaURI) {
+        if !uri.isFile { _ = networkDefaults }
+    }
+
+    private static let networkDefaults: Void = {
+        for (name, value) in sourceSignedProperties {
+            GStreamer.setDefault(ofElement: "souphttpsrc", property: name, to: value)
+        }
+    }()
 
     /// What a new `playbin3` is given so that it buffers as legacy `playbin` does.
     ///
@@ -41,5 +53,61 @@ enum GStreamerQuirks {
     /// dropped it, and resumed at 0 (ReconnectServiceTests).
     static func configure(playbin3 playbin: Element) {
         playbin.set("buffer-duration", parsing: "2000000000")
+    }
+
+    /// The playbin that plays `uri`: `kind` (the configured one, or the recommended one for this
+    /// GStreamer, `PipelineKind.recommended`), except an HLS playlist on GStreamer 1.24 or later when
+    /// no pipeline was configured, which plays in legacy `playbin`, as it does on 1.22.
+    ///
+    /// From 1.24 on the recommended `playbin3` plays HLS with `hlsdemux2` (gst-plugins-good
+    /// ext/adaptivedemux2), which on 1.26.2 tells a person less, and less truly, than legacy
+    /// `hlsdemux` (gst-plugins-bad ext/hls, still built in 1.26) when a segment fails:
+    /// - it downloads segments itself (downloadhelper.c, no souphttpsrc, so no `http-headers`
+    ///   message), and its error names no segment: the details hold only `http-status-code`
+    ///   (gstadaptivedemux-stream.c gst_adaptive_demux2_stream_error), and the message that would
+    ///   name the fragment's `uri` is compiled out (`#if 0`, "FIXME: Reenable statistics sending?",
+    ///   in gst_adaptive_demux2_stream_advance_fragment). A segment's 404 named the playlist.
+    /// - a VOD segment answering 5xx ends the stream with EOS after `max-retries` (3) requests, with
+    ///   no error and no warning (on_download_error: every 5xx takes the branch that logs
+    ///   "Converting error of live stream to EOS"): the item looked played to its end.
+    /// - a segment that is not media stops the stream with "Internal data stream error"
+    ///   (gst_adaptive_demux2_stream_parse_buffer): nothing after it plays.
+    /// Legacy `hlsdemux` on 1.26.2 behaves as on 1.22.0: souphttpsrc fetches each segment and its
+    /// `http-headers` name it and its status, a segment that keeps failing ends the stream (the
+    /// engine fails the item naming the segment), one that is not media is skipped (a gap, told).
+    /// NetworkServiceTests hold these on both (run with TONEARM_TEST_PIPELINE=playbin on 1.26.2,
+    /// they passed there but for a live reconnect that the souphttpsrc retries above had hidden).
+    ///
+    /// Legacy `hlsdemux` cannot stand in under `playbin3` on 1.26 (urisourcebin refuses a demuxer
+    /// that posts no stream collection: gsturisourcebin.c "Adaptive demuxer is not
+    /// streams-aware"), so the playbin is what changes. Under legacy `playbin`, decodebin2 tries
+    /// `hlsdemux2` first (rank PRIMARY + 1, hls/gsthlsdemux.c hlsdemux2_element_init, over
+    /// `hlsdemux`'s PRIMARY), which refuses to go to READY outside a streams-aware bin
+    /// (gstadaptivedemux.c gst_adaptive_demux_change_state, "Element requires a streams-aware
+    /// context."), and takes `hlsdemux` next. A configured pipeline (`--pipeline`,
+    /// `TONEARM_PIPELINE`) is kept as it is: `playbin3` there is `hlsdemux2`'s behaviour, above.
+    ///
+    /// HLS is known here by its name, a path ending in `.m3u8` (RFC 8216 section 4); one served
+    /// under another name is known by its Content-Type once the playlist answers, and loaded again
+    /// in legacy `playbin` then (`reloadsAsHLS`).
+    static func pipeline(for uri: MediaURI, default kind: EngineConfiguration.PipelineKind, configured: Bool,
+                         version: Version = GStreamer.versionNumbers) -> EngineConfiguration.PipelineKind {
+        guard uri.url.pathExtension.lowercased() == "m3u8" else { return kind }
+        return hlsInLegacyPlaybin(default: kind, configured: configured, version: version) ? .playbin : kind
+    }
+
+    /// Whether an item loaded in `kind` is to be loaded again in legacy `playbin` because the
+    /// answer for its own URI, with `contentType`, is an HLS playlist (RFC 8216 section 4:
+    /// `application/vnd.apple.mpegurl` or `audio/mpegurl`) that its name did not tell.
+    static func reloadsAsHLS(contentType: String?, in kind: EngineConfiguration.PipelineKind, configured: Bool,
+                             version: Version = GStreamer.versionNumbers) -> Bool {
+        guard let type = contentType?.lowercased(), type.contains("mpegurl") else { return false }
+        return hlsInLegacyPlaybin(default: kind, configured: configured, version: version)
+    }
+
+    typealias Version = (major: Int, minor: Int, micro: Int)
+
+    private static func hlsInLegacyPlaybin(default kind: EngineConfiguration.PipelineKind, configured: Bool, version: Version) -> Bool {
+        kind == .playbin3 && !configured && (version.major, version.minor) >= (1, 24)
     }
 }

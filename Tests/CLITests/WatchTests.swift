@@ -23,7 +23,9 @@ final class WatchTests: CLITestCase {
     func lines(_ watch: Spawned, until event: String, where also: ([String: Any]) -> Bool = { _ in true },
                file: StaticString = #filePath, line: UInt = #line) throws -> [[String: Any]] {
         var read: [[String: Any]] = []
-        while let text = try watch.nextLine(waitingFor: "a \(event) event after \(read.map { $0["event"] ?? "?" })\n\(harness.logs)") {
+        // each line read so far, told by its event, status and buffering
+        func seen() -> [String] { read.map { "\($0["event"] ?? "?") \($0["status"] ?? "?") \($0["buffering"] ?? "?")" } }
+        while let text = try watch.nextLine(waitingFor: "a \(event) event after \(seen())\n\(harness.logs)") {
             let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], text,
                                        file: file, line: line)
             XCTAssertEqual(Set(object.keys), Self.statusKeys.union(["event"]), "every line is status --json plus event: \(text)",

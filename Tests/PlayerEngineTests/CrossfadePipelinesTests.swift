@@ -69,7 +69,7 @@ final class CrossfadePipelinesTests: XCTestCase {
         playbin.set("video-sink", try Element(factory: "fakesink"))
         let bus = try XCTUnwrap(playbin.bus)
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
-        let pipeline = EnginePipeline(playbin: playbin, gains: GainStages(stream: nil, front: sink.child(named: "tonearm-fade"), filter: nil),
+        let pipeline = EnginePipeline(playbin: playbin, kind: .playbin, gains: GainStages(stream: nil, front: sink.child(named: "tonearm-fade"), filter: nil),
                                       bus: bus, busSource: source)
         source.setEventHandler { [weak self, weak pipeline] in
             guard let self, let pipeline, !crossfade.drain(pipeline) else { return }

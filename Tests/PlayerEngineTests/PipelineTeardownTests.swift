@@ -39,7 +39,7 @@ final class PipelineTeardownTests: XCTestCase {
         playbin.set("video-sink", try Element(factory: "fakesink"))
         let bus = try XCTUnwrap(playbin.bus)
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
-        let pipeline = EnginePipeline(playbin: playbin, gains: GainStages(stream: nil, front: nil, filter: nil),
+        let pipeline = EnginePipeline(playbin: playbin, kind: .playbin, gains: GainStages(stream: nil, front: nil, filter: nil),
                                       bus: bus, busSource: source)
         source.setEventHandler { [weak pipeline] in while pipeline?.bus.pop() != nil {} }
         source.setCancelHandler { withExtendedLifetime(pipeline) {} }

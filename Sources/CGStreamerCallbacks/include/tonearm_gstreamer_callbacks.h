@@ -20,6 +20,12 @@ gboolean tonearm_watch_gaps(GstElement *element, guint64 threshold);
 /// nothing watched) when `source` is not an http or https source or has no src pad.
 gboolean tonearm_watch_download(GstElement *source, guint steps);
 
+/// Has every element `factory_name` makes from now on in this process start with its int property
+/// `property` at `value` (its class's `constructed` is wrapped; the class stays loaded). For
+/// elements made where no signal reaches them. False when the factory, or a writable int property
+/// of that name, does not exist.
+gboolean tonearm_set_int_default(const gchar *factory_name, const gchar *property, gint value);
+
 /// Unlinks each temporary file an element inside `pipeline` announces in its "temp-location"
 /// property as soon as it is made (downloadbuffer, queue2). Returns the handler's id.
 gulong tonearm_unlink_temp_files(GstElement *pipeline);
