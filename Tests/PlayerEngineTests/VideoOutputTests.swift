@@ -64,7 +64,7 @@ final class VideoOutputTests: XCTestCase {
         playbin.set("audio-sink", try Element(factory: "fakesink"))
         let bus = try XCTUnwrap(playbin.bus)
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
-        let pipeline = EnginePipeline(playbin: playbin, gains: GainStages(stream: nil, front: nil, filter: nil), bus: bus, busSource: source)
+        let pipeline = EnginePipeline(playbin: playbin, kind: .playbin, gains: GainStages(stream: nil, front: nil, filter: nil), bus: bus, busSource: source)
         source.setEventHandler { [weak self, weak pipeline] in
             guard let self, let pipeline else { return }
             while let message = pipeline.bus.pop() {
