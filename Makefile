@@ -137,7 +137,7 @@ generated: release
 install: generated
 	install -Dm755 $(INSTALL_BIN)/tonearm $(DESTDIR)$(BINDIR)/tonearm
 	install -Dm755 $(INSTALL_BIN)/tonearmd $(DESTDIR)$(BINDIR)/tonearmd
-	# the engine's process and the video window, beside tonearmd, which starts them (README, "How it runs", "Video")
+	# the engine's process and the video window, beside tonearmd, which starts them (ARCHITECTURE.md, "How it runs", "Video")
 	install -Dm755 $(INSTALL_BIN)/tonearm-engine $(DESTDIR)$(BINDIR)/tonearm-engine
 	install -Dm755 $(INSTALL_BIN)/tonearm-video $(DESTDIR)$(BINDIR)/tonearm-video
 	install -Dm644 $(GENERATED)/tonearmd.service.in $(DESTDIR)$(PREFIX)/lib/systemd/user/tonearmd.service
