@@ -5,7 +5,7 @@
 #   make test-trixie   every test in a fresh Debian 13 chroot made from this machine (root)
 #   make fuzz   builds tonearmd (release) and runs the hostile-client fuzzer (Tests/Fuzz/fuzz.py)
 #   make soak   builds tonearmd (release) and runs DURATION of ordinary use against it (Tests/Soak/soak.py)
-#   make install PREFIX=/usr/local DESTDIR=   both programs, units, completions, man pages (README, "Installing")
+#   make install PREFIX=/usr/local DESTDIR=   both programs, units, completions, man pages tonearm(1), tonearmd(1), tonearm-dbus(7)
 #   make install-test   make install into a temporary prefix, its files checked, then make uninstall
 #   make deb    the Debian package, in .build/deb/;  make deb-test  checks it (installs it when run as root)
 #   make bench  builds tonearmd (release) and measures it beside its floors (Benchmarks/bench.py)
@@ -128,6 +128,8 @@ generated: release
 	  $(INSTALL_BIN)/$$program --generate-completion-script fish >$(GENERATED)/$$program.fish && \
 	  python3 scripts/manpage.py $(INSTALL_BIN)/$$program --date $(MAN_DATE) >$(GENERATED)/$$program.1 || exit 1; \
 	done
+	@# tonearm-dbus(7) from dbus/surface.json, which MPRISTests hold to the service's interface tables
+	python3 scripts/dbus-manpage.py dbus/surface.json --date $(MAN_DATE) >$(GENERATED)/tonearm-dbus.7
 	for file in packaging/tonearmd.service dbus/org.mpris.MediaPlayer2.tonearm.service packaging/tonearm.desktop; do \
 	  sed 's|/usr/bin/tonearmd|$(BINDIR)/tonearmd|g' $$file >$(GENERATED)/$$(basename $$file).in || exit 1; \
 	done
@@ -135,7 +137,7 @@ generated: release
 install: generated
 	install -Dm755 $(INSTALL_BIN)/tonearm $(DESTDIR)$(BINDIR)/tonearm
 	install -Dm755 $(INSTALL_BIN)/tonearmd $(DESTDIR)$(BINDIR)/tonearmd
-	# the engine's process and the video window, beside tonearmd, which starts them (README, "How it runs", "Video")
+	# the engine's process and the video window, beside tonearmd, which starts them (ARCHITECTURE.md, "How it runs", "Video")
 	install -Dm755 $(INSTALL_BIN)/tonearm-engine $(DESTDIR)$(BINDIR)/tonearm-engine
 	install -Dm755 $(INSTALL_BIN)/tonearm-video $(DESTDIR)$(BINDIR)/tonearm-video
 	install -Dm644 $(GENERATED)/tonearmd.service.in $(DESTDIR)$(PREFIX)/lib/systemd/user/tonearmd.service
@@ -153,6 +155,7 @@ install: generated
 	  install -Dm644 $(GENERATED)/$$program.fish $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/$$program.fish && \
 	  install -Dm644 $(GENERATED)/$$program.1 $(DESTDIR)$(DATADIR)/man/man1/$$program.1 || exit 1; \
 	done
+	install -Dm644 $(GENERATED)/tonearm-dbus.7 $(DESTDIR)$(DATADIR)/man/man7/tonearm-dbus.7
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/tonearm $(DESTDIR)$(BINDIR)/tonearmd $(DESTDIR)$(BINDIR)/tonearm-video $(DESTDIR)$(BINDIR)/tonearm-engine \
@@ -162,7 +165,8 @@ uninstall:
 	  $(DESTDIR)$(DATADIR)/icons/hicolor/scalable/apps/tonearm.svg \
 	  $(DESTDIR)$(DATADIR)/icons/hicolor/symbolic/apps/tonearm-symbolic.svg \
 	  $(addprefix $(DESTDIR)$(DATADIR)/dbus-1/interfaces/,org.mpris.MediaPlayer2.xml org.mpris.MediaPlayer2.Player.xml \
-	    org.mpris.MediaPlayer2.TrackList.xml org.mpris.MediaPlayer2.Playlists.xml io.github.tonearm.Player1.xml)
+	    org.mpris.MediaPlayer2.TrackList.xml org.mpris.MediaPlayer2.Playlists.xml io.github.tonearm.Player1.xml) \
+	  $(DESTDIR)$(DATADIR)/man/man7/tonearm-dbus.7
 	for program in tonearm tonearmd; do \
 	  rm -f $(DESTDIR)$(DATADIR)/bash-completion/completions/$$program $(DESTDIR)$(ZSH_COMPLETIONS)/_$$program \
 	    $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/$$program.fish $(DESTDIR)$(DATADIR)/man/man1/$$program.1; \

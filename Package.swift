@@ -71,7 +71,7 @@ let package = Package(
         .target(
             name: "PlayerEngine",
             dependencies: ["Basics", "EngineLink", "GStreamer", "PlayerModel", "PulseAudio", .product(name: "Logging", package: "swift-log")]),
-        // The engine's process: tonearmd starts it when something needs GStreamer (README, "How it runs").
+        // The engine's process: tonearmd starts it when something needs GStreamer (ARCHITECTURE.md, "How it runs").
         .executableTarget(
             name: "tonearm-engine",
             dependencies: ["Basics", "EngineLink", "PlayerEngine", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
@@ -90,7 +90,8 @@ let package = Package(
             name: "MPRIS",
             dependencies: ["Basics", "DBus", "PlayerModel", "Playlists", .product(name: "Logging", package: "swift-log")],
             // the introspection XML of dbus/ is compiled in, so Introspect answers with exactly it
-            exclude: ["dbus/org.mpris.MediaPlayer2.tonearm.service"],
+            // surface.json: what tonearm-dbus(7) is made from (MPRISTests hold it to the tables)
+            exclude: ["dbus/org.mpris.MediaPlayer2.tonearm.service", "dbus/surface.json"],
             resources: [
                 .embedInCode("dbus/org.mpris.MediaPlayer2.xml"),
                 .embedInCode("dbus/org.mpris.MediaPlayer2.Player.xml"),
@@ -104,7 +105,7 @@ let package = Package(
         .target(name: "TonearmClient", dependencies: ["Basics", "DBus", .product(name: "Logging", package: "swift-log")]),
 
         // The video window: a thin wrapper over SDL2, and the small program tonearmd starts to show
-        // video in a window of its own (README, "Video").
+        // video in a window of its own (docs/video.md).
         .target(name: "SDLWindow", dependencies: ["CSDL2"]),
         .executableTarget(name: "tonearm-video", dependencies: ["Basics", "SDLWindow"]),
 
@@ -151,6 +152,9 @@ let package = Package(
             dependencies: ["TestSupport", "DBus", "EngineLink", .product(name: "Logging", package: "swift-log")]),
         // the targets' imports and pointers, held against ARCHITECTURE.md's table (reads the sources)
         .testTarget(name: "ArchitectureTests"),
+        // README.md, docs/ and the man pages' sources against the code: the names they use exist, and
+        // what exists is described (runs the built tonearm and tonearmd for their parsers' help)
+        .testTarget(name: "DocsTests", dependencies: ["TestSupport"]),
         .testTarget(name: "TonearmServiceTests", dependencies: ["TonearmService", "CommandLineOptions", "EngineLink", "PlayerModel", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "PlayerModel", "Playlists", "TestSupport"]),
         .testTarget(name: "PlaylistFileTests", dependencies: ["Playlists", "PlayerModel"]),

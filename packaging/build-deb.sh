@@ -21,7 +21,7 @@ root="$stage/root"
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/tonearm" "$root/usr/bin/tonearmd" \
     "$root/usr/bin/tonearm-video" "$root/usr/bin/tonearm-engine"
 # Debian policy: man pages gzip-compressed (-n: no name or time inside, the same bytes every build)
-gzip -9n "$root"/usr/share/man/man1/*.1
+gzip -9n "$root"/usr/share/man/man1/*.1 "$root"/usr/share/man/man7/*.7
 install -Dm644 packaging/debian/copyright "$root/usr/share/doc/tonearm/copyright"
 
 version=$("$root/usr/bin/tonearm" --version)

@@ -11,6 +11,7 @@ the parser accepts and cannot drift from it. README.md stays the place for the l
 import argparse
 import datetime
 import json
+import os
 import subprocess
 import sys
 
@@ -110,8 +111,48 @@ def page(tool, date):
         out.append(".SH EXIT STATUS")
         for status in command["exitStatuses"]:
             out += [".TP", "\\fB%d\\fR" % status["status"], roff(status.get("abstract", ""))]
-    out += [".SH SEE ALSO", ", ".join("\\fB%s\\fR(1)" % n for n in ("tonearm", "tonearmd", "playerctl") if n != name)]
+    if name == "tonearmd":
+        daemon_sections(out)
+    out += [".SH SEE ALSO", ", ".join("\\fB%s\\fR(1)" % n for n in ("tonearm", "tonearmd", "playerctl") if n != name)
+            + ", \\fBtonearm\\-dbus\\fR(7)"]
     return "\n".join(out) + "\n"
+
+
+# What tonearmd's parser does not describe: the files it keeps (Sources/Store/StateStore.swift,
+# Sources/EngineLink/CoverCache.swift and FormatsCache.swift, Sources/Playlists/PlaylistCatalog.swift),
+# the signals it handles (Sources/TonearmService/Lifecycle.swift), and the systemd user unit, which is
+# read from packaging/tonearmd.service itself.
+FILES = [
+    ("$XDG_STATE_HOME/tonearm/state.sqlite",
+     "The saved state: the queue, the current track and position, volume, mute, loop, shuffle, rate, sound and video "
+     "settings, equalizer presets (state-NAME.sqlite with --instance NAME). Default XDG_STATE_HOME: ~/.local/state."),
+    ("$XDG_STATE_HOME/tonearm/queues/", "Queues saved with SaveQueue (tonearm save), as M3U8 files, offered as playlists."),
+    ("$XDG_MUSIC_DIR/Playlists/", "Playlist files (M3U, M3U8, PLS, XSPF) offered through MPRIS Playlists, followed as they change."),
+    ("$XDG_CACHE_HOME/tonearm/", "The formats GStreamer plays (formats) and cover art taken from tags (covers/). Default: ~/.cache."),
+]
+SIGNALS = [
+    ("SIGTERM, SIGINT", "Save the state, announce PlaybackStatus Stopped, release the bus name and exit 0 (as a client's Quit)."),
+    ("SIGPIPE, SIGXFSZ", "Ignored: a write that fails is an error the service reports and survives."),
+]
+
+
+def daemon_sections(out):
+    out.append(".SH FILES")
+    for path, text in FILES:
+        out += [".TP", "\\fI%s\\fR" % roff(path), roff(text)]
+    out.append(".SH SIGNALS")
+    for names, text in SIGNALS:
+        out += [".TP", "\\fB%s\\fR" % roff(names), roff(text)]
+    unit = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "packaging", "tonearmd.service")
+    out += [".SH SYSTEMD", roff(
+        "Installed as the systemd user unit tonearmd.service (Type=dbus), which D-Bus activation starts at the first "
+        "call to org.mpris.MediaPlayer2.tonearm; systemctl --user enable --now tonearmd starts it at login "
+        "instead. Options go in an override (systemctl --user edit tonearmd: an empty ExecStart= line, then "
+        "ExecStart= with the options). The unit as the Debian package installs it (make install writes its own prefix into ExecStart):"),
+        ".PP", ".nf"]
+    with open(unit, encoding="utf-8") as file:
+        out += [roff(line) for line in file.read().rstrip("\n").split("\n")]
+    out.append(".fi")
 
 
 def main():

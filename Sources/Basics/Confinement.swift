@@ -1,7 +1,7 @@
 import CShims
 import Glibc
 
-/// What a process gives up of its own rights, for good (issue 39; README, "Sandbox").
+/// What a process gives up of its own rights, for good (issue 39; docs/sandbox.md).
 public enum Confinement {
     /// `prctl(PR_SET_NO_NEW_PRIVS, 1)`: no program this process or its children run gains
     /// privileges at `execve` (setuid, setgid, file capabilities); inherited by every child and

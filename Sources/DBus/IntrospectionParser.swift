@@ -6,6 +6,8 @@ public struct IntrospectedInterface: Equatable, Sendable {
         public var outSignature: String
         /// The in arguments' names, in order ("" for one without a name).
         public var inNames: [String] = []
+        /// The out arguments' names, in order.
+        public var outNames: [String] = []
     }
 
     public struct Property: Equatable, Sendable {
@@ -21,6 +23,9 @@ public struct IntrospectedInterface: Equatable, Sendable {
     public var methods: [String: Method] = [:]
     public var properties: [String: Property] = [:]
     public var signals: [String: String] = [:]
+    /// The `org.gtk.GDBus.DocString` annotations: the interface's under "", a method's, property's or
+    /// signal's under its name, an argument's under "Member.argument" (what tonearm-dbus(7) says).
+    public var docs: [String: String] = [:]
 }
 
 extension Introspection {
@@ -33,9 +38,10 @@ extension Introspection {
         var interfaceEmits = "true"
         var member: (kind: String, name: String)?
         var methodIn = "", methodOut = "", signalSignature = ""
-        var inNames: [String] = []
+        var inNames: [String] = [], outNames: [String] = []
         var propertyEmits: String?
         var property: (name: String, type: String, access: String)?
+        var argument: String?
 
         func finishProperty() {
             if let p = property {
@@ -56,17 +62,21 @@ extension Introspection {
                 current = nil
             case ("method", false), ("signal", false):
                 member = (tag.name, try tag.attribute("name"))
-                methodIn = ""; methodOut = ""; signalSignature = ""; inNames = []
-                if tag.selfClosing { finishMember(&current, member, methodIn, methodOut, signalSignature, inNames); member = nil }
+                methodIn = ""; methodOut = ""; signalSignature = ""; inNames = []; outNames = []
+                if tag.selfClosing { finishMember(&current, member, methodIn, methodOut, signalSignature, inNames, outNames); member = nil }
             case ("method", true), ("signal", true):
-                finishMember(&current, member, methodIn, methodOut, signalSignature, inNames)
+                finishMember(&current, member, methodIn, methodOut, signalSignature, inNames, outNames)
                 member = nil
+            case ("arg", true):
+                argument = nil
             case ("arg", false):
                 let type = try tag.attribute("type")
+                if !tag.selfClosing, let name = tag.attributes["name"], let member { argument = "\(member.name).\(name)" }
                 if member?.kind == "signal" {
                     signalSignature += type
                 } else if tag.attributes["direction"] == "out" {
                     methodOut += type
+                    outNames.append(tag.attributes["name"] ?? "")
                 } else {
                     methodIn += type
                     inNames.append(tag.attributes["name"] ?? "")
@@ -77,6 +87,9 @@ extension Introspection {
             case ("property", true):
                 finishProperty()
             case ("annotation", false):
+                if tag.attributes["name"] == "org.gtk.GDBus.DocString" {
+                    current?.docs[argument ?? property?.name ?? member?.name ?? ""] = try tag.attribute("value")
+                }
                 guard tag.attributes["name"] == "org.freedesktop.DBus.Property.EmitsChangedSignal" else { break }
                 let value = try tag.attribute("value")
                 if property != nil { propertyEmits = value } else if member == nil { interfaceEmits = value }
@@ -89,11 +102,11 @@ extension Introspection {
 
     private static func finishMember(
         _ interface: inout IntrospectedInterface?, _ member: (kind: String, name: String)?, _ ins: String, _ outs: String, _ signal: String,
-        _ inNames: [String]
+        _ inNames: [String], _ outNames: [String]
     ) {
         guard let member else { return }
         if member.kind == "method" {
-            interface?.methods[member.name] = .init(inSignature: ins, outSignature: outs, inNames: inNames)
+            interface?.methods[member.name] = .init(inSignature: ins, outSignature: outs, inNames: inNames, outNames: outNames)
         } else {
             interface?.signals[member.name] = signal
         }

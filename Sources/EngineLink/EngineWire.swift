@@ -50,7 +50,7 @@ public enum EngineReport: Codable, Sendable, Equatable {
 public enum EngineWire {
     /// The protocol version of the lines below. Raise it with any change to what a line of
     /// `EngineRequest` or `EngineReport` holds (the golden test says when one changed); both ends
-    /// then refuse the other's old version instead of misreading it (README, "How it runs").
+    /// then refuse the other's old version instead of misreading it (ARCHITECTURE.md, "How it runs").
     public static let version = 1
 
     /// `value` as one line of JSON, its keys sorted (JSON text escapes every newline inside its

@@ -1,6 +1,6 @@
 import PlayerModel
 
-/// A snapserver's TCP source that the player's PCM streams to (README, "Snapcast"): snapserver
+/// A snapserver's TCP source that the player's PCM streams to (docs/sound.md, "Snapcast"): snapserver
 /// timestamps what it reads and sends it to every snapclient, which play it in sync. Configured
 /// as `tcp://HOST:PORT[?sampleformat=RATE:BITS:CHANNELS]`, the form of snapserver's own `source`
 /// line (`source = tcp://127.0.0.1:4953?name=Tonearm`, its default mode `server`: it listens and

@@ -1,4 +1,4 @@
-/// What of tonearmd's environment a program it starts sees (issue 39; README, "Sandbox"): the
+/// What of tonearmd's environment a program it starts sees (issue 39; docs/sandbox.md): the
 /// variables named here, by name or by prefix, with tonearmd's values; nothing else. The engine
 /// decodes whatever a client names, so it gets what GStreamer, the sound servers and the display
 /// need, and not the rest of the session: `DBUS_SESSION_BUS_ADDRESS`, `SSH_AUTH_SOCK`, the agents'

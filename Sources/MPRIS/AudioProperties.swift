@@ -1,7 +1,7 @@
 import DBus
 import PlayerModel
 
-/// ReplayGain and the equalizer on io.github.tonearm.Player1 (README, "Sound"): the player's
+/// ReplayGain and the equalizer on io.github.tonearm.Player1 (docs/sound.md): the player's
 /// `AudioSettings`, announced by `.audioChanged` (the extension's change rules). A bad value is
 /// refused with InvalidArgs before the player sees it.
 extension MPRISService {

@@ -16,6 +16,37 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
     static let stateChanges: [PlayerEventKind] = [.itemStatusChanged, .bufferingChanged, .capabilitiesChanged, .volumeChanged,
                                                   .loopModeChanged, .shuffleChanged, .outputFailed]
 
+    /// The event as tonearm-dbus(7) says what announces a property (SurfaceDump.swift); no default:
+    /// a new event is described where it is added.
+    var meaning: String {
+        switch self {
+        case .currentItemChanged: "the current track changes"
+        case .queueChanged: "tracks are added, removed or moved"
+        case .itemStatusChanged: "the current track's load status changes"
+        case .timeControlStatusChanged: "the transport starts, waits or stops advancing"
+        case .intentChanged: "play or pause is asked"
+        case .bufferingChanged: "buffering progresses"
+        case .metadataChanged: "the current track's tags change"
+        case .durationChanged: "the current track's length becomes known"
+        case .capabilitiesChanged: "what the current track allows (seeking, next, previous) changes"
+        case .rateChanged: "the rate changes"
+        case .volumeChanged: "the volume changes"
+        case .loopModeChanged: "the loop mode changes"
+        case .shuffleChanged: "shuffle is turned on or off"
+        case .seeked: "the position jumps"
+        case .playedToEnd: "a track plays to its end"
+        case .itemFailed: "a track fails"
+        case .gapSkipped: "a gap in a stream is skipped"
+        case .outputFailed: "the sound output fails"
+        case .videoChanged: "the video or its window changes"
+        case .stopAfterCurrentChanged: "stop-after-current is set or spent"
+        case .sleepTimerChanged: "the sleep timer is set, cancelled or fires"
+        case .audioChanged: "a sound setting (ReplayGain, equalizer, crossfade) changes"
+        case .outputsChanged: "the outputs or the chosen one change"
+        case .openRequested: "a file is opened from the desktop"
+        }
+    }
+
     // no default: a new event is a decision for each interface's rules
     init(_ event: PlayerEvent) {
         switch event {

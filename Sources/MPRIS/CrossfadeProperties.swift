@@ -1,7 +1,7 @@
 import DBus
 import PlayerModel
 
-/// The crossfade on io.github.tonearm.Player1 (README, "Sound"): part of the player's
+/// The crossfade on io.github.tonearm.Player1 (docs/sound.md): part of the player's
 /// `AudioSettings`, announced by `.audioChanged`. A bad value is refused with InvalidArgs before
 /// the player sees it.
 extension MPRISService {

@@ -155,7 +155,7 @@ public final class MPRISService: @unchecked Sendable {
     }
 
     /// The five interfaces' tables, each in its own file.
-    private func interfaces() -> [InterfaceDescription] {
+    func interfaces() -> [InterfaceDescription] {
         [rootInterface(), playerInterface(), trackListInterface(), playlistsInterface(), tonearmInterface()]
     }
 

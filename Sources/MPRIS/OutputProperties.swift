@@ -1,7 +1,7 @@
 import DBus
 import PlayerModel
 
-/// The outputs on io.github.tonearm.Player1 (README, "Outputs"): the devices the engine lists,
+/// The outputs on io.github.tonearm.Player1 (docs/sound.md, "Outputs"): the devices the engine lists,
 /// following hot-plug, and the chosen one by id, announced by `.outputsChanged`. An id that is
 /// neither `default` nor listed is refused with InvalidArgs before the player sees it.
 extension MPRISService {

@@ -45,4 +45,38 @@ struct ServiceError: Error, DBusErrorConvertible, CustomStringConvertible {
         case .engineStalled: "EngineStalled"
         }
     }
+
+    /// Every name this service answers with or reports (ItemError, ItemFailed) after
+    /// `io.github.tonearm.Error.`, with what it means: tonearm-dbus(7) prints this table
+    /// (dbus/surface.json). MPRISTests holds it to the names the code can make.
+    static let documented: KeyValuePairs<String, String> = [
+        "FileNotFound": "A file:// URI names a file or folder that does not exist.",
+        "PermissionDenied": "The file or folder exists but this user may not read it.",
+        "UnsupportedFormat": "The file is not a format GStreamer can demultiplex or play.",
+        "MissingDecoder": "A GStreamer plugin the item needs is not installed (the message names it: install its gstreamer1.0-plugins-* package).",
+        "DecodeError": "The item's data is damaged or cannot be decoded.",
+        "NetworkError": "A stream could not be reached or broke off (DNS, refused connection, HTTP error, timeout).",
+        "OutputError": "The sound output could not be opened or was lost (the sound server, the device).",
+        "InvalidURI": "The URI cannot be parsed.",
+        "UnsupportedScheme": "The URI's scheme is not one the service plays (SupportedUriSchemes lists those it does).",
+        "Failed": "Anything else; the message says what (a preset or saved queue that could not be written, a failed item with no finer name).",
+        "EngineStalled": "The engine's process stopped answering and was ended; the item failed, and the next call starts a new engine.",
+        "NoSuchTrack": "The track id is not in the queue (any more).",
+        "NoCurrentTrack": "The call needs a current track and there is none.",
+        "RateOutOfRange": "The rate is outside MinimumRate to MaximumRate.",
+        "RateNotSupported": "A rate other than 1 on an item that cannot seek (a live stream).",
+        "RetryBudgetExhausted": "Retry was called more often than the retry budget allows for this item.",
+        "NothingToRetry": "No item has failed (Retry itself does nothing then; the name is kept for clients).",
+        "QueueFull": "The URIs would not fit in the queue (it holds a bounded number of tracks; the message says how many).",
+        "NoSuchPlaylist": "The playlist id is not one GetPlaylists lists.",
+        "MalformedPlaylist": "The playlist file could not be read as M3U, M3U8, PLS or XSPF.",
+        "Cancelled": "A call that queues URIs was overtaken, before its answer, by Clear, Stop or a newer OpenUri.",
+        "NameTaken": "Neither org.mpris.MediaPlayer2.tonearm nor its .instance<pid> name could be owned (tonearmd's start, not a call).",
+    ]
+
+    /// Every name the code makes from an item's error kind or a player's error code.
+    static var namesFromKinds: [String] {
+        ItemError.Kind.allCases.map(name(of:))
+            + PlayerError.Code.allCases.map { ServiceError(PlayerError($0, "")).name }
+    }
 }

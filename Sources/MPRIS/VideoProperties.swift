@@ -5,7 +5,7 @@ import PlayerModel
 /// A video's size on the wire: `(ii)`, width and height.
 typealias SizeValue = DBusPair<Int32, Int32>
 
-/// The video's part of the D-Bus surface (README, "Video"): on org.mpris.MediaPlayer2,
+/// The video's part of the D-Bus surface (docs/video.md): on org.mpris.MediaPlayer2,
 /// `Fullscreen`, `CanSetFullscreen`, `CanRaise` and `Raise`, which the MPRIS spec puts on the root
 /// interface; on io.github.tonearm.Player1, `HasVideo`, `VideoSize` and `ControlsVisible`. Each reads the player's
 /// `VideoState`; `.videoChanged` announces what changed (the change rules of both interfaces).

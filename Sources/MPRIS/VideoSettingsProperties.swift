@@ -1,7 +1,7 @@
 import DBus
 import PlayerModel
 
-/// The window's geometry on io.github.tonearm.Player1 (README, "Video"): `VideoGravity` and
+/// The window's geometry on io.github.tonearm.Player1 (docs/video.md): `VideoGravity` and
 /// `PictureInPicture`, the player's settings (`VideoSettings`), writable with or without a window;
 /// announced by `.videoChanged` (the extension's change rules).
 extension MPRISService {

@@ -3,7 +3,7 @@ import EngineLink
 import FoundationEssentials
 import PlayerModel
 
-/// Where video can be shown, found when an item that may have video is loaded (README, "Video").
+/// Where video can be shown, found when an item that may have video is loaded (docs/video.md).
 /// tonearmd's own environment first; a service started by systemd at login has no `DISPLAY` of
 /// its own (trap 12), so then the user manager's: `org.freedesktop.systemd1.Manager`'s
 /// `Environment` on the session bus, read with `busctl --user` on the engine's queue, never the

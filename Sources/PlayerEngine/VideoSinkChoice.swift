@@ -1,7 +1,7 @@
 import GStreamer
 import PlayerModel
 
-/// Which sink shows video on a display (README, "Video"; `TONEARM_VIDEO_SINK`): glimagesink where
+/// Which sink shows video on a display (docs/video.md; `TONEARM_VIDEO_SINK`): glimagesink where
 /// OpenGL opens on a GPU, else the software path (`ScaledVideoSink`), as mpv does: it refuses a
 /// software OpenGL renderer unless told `--gpu-sw`, and falls back to a video output that converts
 /// and scales on the CPU. On 2 cores and Mesa's llvmpipe, glimagesink took 17.85 s of CPU for a

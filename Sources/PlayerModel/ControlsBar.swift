@@ -1,6 +1,6 @@
 import Basics
 
-/// When the video window's on-screen bar shows (README, "Video"): from a movement of the pointer
+/// When the video window's on-screen bar shows (docs/video.md): from a movement of the pointer
 /// over the window until `shownFor` after the last one, its text refreshed every `refreshEvery`
 /// meanwhile. Only the timing, with the time as an input: the machine asks for a timer while the
 /// bar shows and for none while it is hidden (rule 7).

@@ -7,7 +7,7 @@ public struct OutputDevice: Sendable, Hashable, Codable {
     /// The provider's kind: `pulse`, `alsa`, `pipewire`; `snapcast` for a snapserver's stream.
     public var kind: String
 
-    /// The kind of the configured snapserver's output (README, "Snapcast").
+    /// The kind of the configured snapserver's output (docs/sound.md, "Snapcast").
     public static let snapcastKind = "snapcast"
 
     public init(id: String, description: String, kind: String) {

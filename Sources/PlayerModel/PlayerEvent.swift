@@ -59,7 +59,7 @@ public enum QueueChange: Sendable, Equatable {
 
 /// Errors a caller of the player gets for a request that cannot be carried out.
 public struct PlayerError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Code: String, Sendable {
+    public enum Code: String, Sendable, CaseIterable {
         case noSuchItem, noCurrentItem, rateOutOfRange, retryBudgetExhausted, nothingToRetry, queueFull
         /// A rate other than 1 on an item that cannot seek (a live stream, internet radio): rate
         /// changes are seeks, so it would be announced and never played.

@@ -1,4 +1,4 @@
-/// What the person does in the video window (README, "Video": the window's keys and drops), as its
+/// What the person does in the video window (docs/video.md: the window's keys and drops), as its
 /// program reports it. The window only reports; the player decides, through the same methods the
 /// matching client calls use (MPRIS PlayPause, Seek, Volume and Fullscreen, the extension's
 /// Muted and PictureInPicture, OpenUri), so that each rule is written once.

@@ -1,6 +1,6 @@
 import DBus
 
-/// ReplayGain and the equalizer (README, "Sound"): the extension's properties and methods.
+/// ReplayGain and the equalizer (docs/sound.md): the extension's properties and methods.
 extension TonearmClient {
     /// The extension's `ReplayGainMode` (`off`, `track`, `album`, `auto`) and, when given,
     /// `ReplayGainPreamp` in dB (the service refuses other values with InvalidArgs).

@@ -1,7 +1,7 @@
 import DBus
 
 /// Why a client call did not do what was asked. One `Code` per way it can go wrong, each with one
-/// exit status in the `tonearm` command (README, "Command line").
+/// exit status in the `tonearm` command (docs/command-line.md).
 public struct ClientError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure. A struct, so that codes can be added without breaking a `switch`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {

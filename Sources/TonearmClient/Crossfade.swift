@@ -1,6 +1,6 @@
 import DBus
 
-/// The crossfade (README, "Sound"): the extension's `Crossfade` and `CrossfadeAlbums`.
+/// The crossfade (docs/sound.md): the extension's `Crossfade` and `CrossfadeAlbums`.
 extension TonearmClient {
     /// `Crossfade` in seconds (0 is off; the service refuses values outside 0...12 with
     /// InvalidArgs) and, when given, `CrossfadeAlbums`.

@@ -7,7 +7,7 @@ public struct OutputInfo: Sendable, Equatable {
     public var kind: String
 }
 
-/// The outputs (README, "Outputs"): the extension's `Outputs` and `Output`.
+/// The outputs (docs/sound.md, "Outputs"): the extension's `Outputs` and `Output`.
 extension TonearmClient {
     /// The devices there are now.
     public func outputs() throws -> [OutputInfo] {

@@ -1,4 +1,4 @@
-/// The video window (README, "Video"): fullscreen, raise, picture-in-picture and gravity. Each
+/// The video window (docs/video.md): fullscreen, raise, picture-in-picture and gravity. Each
 /// reads the window's state first, so that asking for a window that is not there is `.refused`
 /// with words a person can act on, rather than the service's silence (MPRIS lets `Raise` do nothing).
 extension TonearmClient {

@@ -6,7 +6,7 @@ import Logging
 import PlayerEngine
 import PlayerModel
 
-// tonearm-engine: tonearmd's GStreamer engine in a process of its own (README, "How it runs").
+// tonearm-engine: tonearmd's GStreamer engine in a process of its own (ARCHITECTURE.md, "How it runs").
 // tonearmd starts it when something needs GStreamer and closes its stdin once nothing has been
 // loaded for a while; it then releases its pipelines and exits, and GStreamer's memory goes with it.
 // A line protocol of JSON objects (Sources/EngineLink/EngineWire.swift, ARCHITECTURE.md "The
@@ -159,8 +159,7 @@ LoggingSystem.bootstrap { label in
     return handler
 }
 let logger = Logger(label: "tonearm-engine")
-// before anything reads media: nothing a demuxer is made to run gains a privilege at execve (README,
-// "Sandbox"); a process that cannot give it up does not play (exit status 5)
+// before anything reads media: nothing a demuxer is made to run gains a privilege at execve (docs/sandbox.md); a process that cannot give it up does not play (exit status 5)
 do throws(SystemErrno) {
     try Confinement.forbidNewPrivileges()
 } catch {

@@ -4,7 +4,7 @@ import SDLWindow
 import Synchronization
 
 // tonearm-video: the window tonearmd shows video in, in a process of its own so that tonearmd
-// maps no window library while it plays audio (README, "Video"). tonearmd starts it when an item's
+// maps no window library while it plays audio (docs/video.md). tonearmd starts it when an item's
 // video asks for a window and ends it when the queue moves to an item without video or ends.
 //
 // A line protocol on stdin/stdout (tonearmd's side: Sources/PlayerEngine/VideoWindow.swift):

@@ -11,7 +11,7 @@ struct Playlists: ParsableCommand {
             Playlists are the M3U, M3U8, PLS and XSPF files in $XDG_MUSIC_DIR/Playlists (and tonearmd --playlists) \
             and the queues saved with `tonearm save`. --order: alpha (by name, the default), modified (file modified), \
             created (file made, or first seen), played (last activated; never played first), user (as found). \
-            --json prints one object (README, "tonearm playlists --json").
+            --json prints one object (docs/command-line.md, "tonearm playlists --json").
             """)
     @OptionGroup var service: ServiceOptions
     @Flag(name: .long, help: "Print JSON.") var json = false

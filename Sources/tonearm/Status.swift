@@ -6,7 +6,7 @@ struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print what plays: title, artist, album, state, position, volume, loop, shuffle, buffering, error.",
         discussion: """
-            --json prints one object (schema in the README, "tonearm status --json"). --format prints a line \
+            --json prints one object (schema in the docs/command-line.md, "tonearm status --json"). --format prints a line \
             with placeholders replaced: \(Format.placeholders.map { "{\($0)}" }.joined(separator: " ")); {{ and }} are \
             braces. An unknown value is empty.
             """)

@@ -31,7 +31,7 @@ struct Tonearm: ParsableCommand {
         ])
 }
 
-/// Exit statuses, one per kind of failure (README, "Command line").
+/// Exit statuses, one per kind of failure (docs/command-line.md).
 enum ExitStatus {
     static let serviceError: Int32 = 1
     static let usage: Int32 = 2

@@ -13,7 +13,7 @@ struct Watch: ParsableCommand {
             On a terminal, one line (state, title, position / duration, a bar, buffering, the error) redrawn in \
             place; the position is read once a second while playing, never while paused or stopped. In a pipe \
             (or with --json), one JSON object per line: the status --json object plus "event" (initial, state, \
-            track, seeked, buffering, error, volume, options); schema in the README, "tonearm watch". Ends on \
+            track, seeked, buffering, error, volume, options); schema in the docs/command-line.md, "tonearm watch". Ends on \
             Ctrl-C (status 0) or when the service leaves the bus (status 3).
             """)
     @OptionGroup var service: ServiceOptions

@@ -48,6 +48,7 @@ usr/share/icons/hicolor/scalable/apps/tonearm.svg
 usr/share/icons/hicolor/symbolic/apps/tonearm-symbolic.svg
 usr/share/man/man1/tonearm.1.gz
 usr/share/man/man1/tonearmd.1.gz
+usr/share/man/man7/tonearm-dbus.7.gz
 usr/share/zsh/vendor-completions/_tonearm
 usr/share/zsh/vendor-completions/_tonearmd"
 check "the files are exactly the expected ones" \
@@ -81,6 +82,11 @@ check "the man pages name every command of the parser" bash -c \
      zcat '$root/usr/share/man/man1/tonearmd.1.gz' | grep -q 'audio\\\\-sink'"
 check "man renders both pages" bash -c "MANWIDTH=80 man -l '$root/usr/share/man/man1/tonearm.1.gz' | grep -q 'tonearm watch\\|^   watch' &&
      MANWIDTH=80 man -l '$root/usr/share/man/man1/tonearmd.1.gz' | grep -q 'instance'"
+check "tonearm-dbus(7) renders and names the extension's members" bash -c \
+    "page=\$(MANWIDTH=80 man -l '$root/usr/share/man/man7/tonearm-dbus.7.gz') &&
+     for name in 'INTERFACE io.github.tonearm.Player1' 'ItemStatus s (read-only)' 'SeekTo(x position' 'PlayedToEnd(o trackid)' \
+                 'io.github.tonearm.Error.FileNotFound'; do
+       echo \"\$page\" | grep -qF \"\$name\" || { echo \"no \$name in tonearm-dbus.7\"; exit 1; }; done"
 check "the bash completion parses and offers the commands" bash -c \
     "bash -n '$root/usr/share/bash-completion/completions/tonearm' && grep -q 'watch' '$root/usr/share/bash-completion/completions/tonearm' &&
      source '$root/usr/share/bash-completion/completions/tonearm' && complete -p tonearm"

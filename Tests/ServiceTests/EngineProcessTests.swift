@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// GStreamer runs in a process of tonearmd's own, `tonearm-engine` (README, "How it runs"): started
+/// GStreamer runs in a process of tonearmd's own, `tonearm-engine` (ARCHITECTURE.md, "How it runs"): started
 /// when something needs it, ended a few seconds after nothing is loaded, started again for the next
 /// item with the settings the last one had; and when it dies, the item fails and tonearmd goes on.
 final class EngineProcessTests: ServiceTestCase {

@@ -8,7 +8,7 @@ final class IdleTests: ServiceTestCase {
     typealias H = ServiceHarness
 
     /// `loaded`: an item is loaded (its engine's process stays, and counts); else that process
-    /// ends first (README, "How it runs"), a one-off, as a teardown is.
+    /// ends first (ARCHITECTURE.md, "How it runs"), a one-off, as a teardown is.
     func assertAsleep(_ what: String, loaded: Bool = false, file: StaticString = #filePath, line: UInt = #line) throws {
         if !loaded { try waitForNoEngine() }
         // what was under way (a teardown, a worker thread's idle exit) settles first

@@ -167,7 +167,7 @@ class SoundServerTests: SoundServerTestCase {
         XCTAssertTrue(refused.stderr.contains("InvalidArgs"), refused.stderr)
     }
 
-    /// The devices are watched by the engine's process (README, "How it runs"): once it ended with
+    /// The devices are watched by the engine's process (ARCHITECTURE.md, "How it runs"): once it ended with
     /// nothing loaded, a device plugged in meanwhile is in the list that the next read of Outputs
     /// starts a new one for, and waits for.
     func testADevicePluggedInWhileNoEngineRunsIsListedAtTheNextRead() throws {
@@ -298,7 +298,7 @@ class SoundServerTests: SoundServerTestCase {
             guard Date() < deadline else { throw TestError("the paused stream was never released: \(try server.streams())") }
             Thread.sleep(forTimeInterval: 0.2)
         }
-        // released, nothing is loaded: the engine's process ends too (README, "How it runs")
+        // released, nothing is loaded: the engine's process ends too (ARCHITECTURE.md, "How it runs")
         try waitForNoEngine()
         Thread.sleep(forTimeInterval: 1)  // what was under way settles first (as IdleTests)
         let (count, threads) = WakeUps.count(harness.daemon.pid, window: 3, sanitizerThreadName: "tonearmd")

@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// What crosses a spawn (issue 39; README, "Sandbox"): the engine and the window program keep
+/// What crosses a spawn (issue 39; docs/sandbox.md): the engine and the window program keep
 /// stdin, stdout and stderr and no other descriptor of the process that started them (tonearmd's
 /// bus socket was the engine's fds 8 and 9), see only the variables of `SpawnEnvironment`'s lists
 /// (never the bus's address, never a secret of the session's), and run with no-new-privileges.

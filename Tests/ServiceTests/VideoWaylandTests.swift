@@ -4,7 +4,7 @@ import XCTest
 
 /// Video under Wayland (issue 28): a headless sway session of an unprivileged user, with XWayland,
 /// and tonearmd run as that user with the session's environment, as a service started in the
-/// user's session is. Tonearm's window is an X11 window (README, "Video"), so under sway it is an
+/// user's session is. Tonearm's window is an X11 window (docs/video.md), so under sway it is an
 /// XWayland view; sway's tree (`swaymsg -t get_tree`) says what the compositor shows: the view's
 /// class, whether it is fullscreen and its rectangle. sway has no event a test can wait on from
 /// outside without subscribing first, so the tree is read in short bounded loops, as X state is.

@@ -38,7 +38,7 @@ public final class SnapServer: @unchecked Sendable {
     /// Starts the server (again, after `kill`, on the same ports) and waits until it listens.
     public func start(timeout: TimeInterval = 10) throws {
         let config = directory.appendingPathComponent("snapserver.conf")
-        // the source line a user writes (README, "Snapcast"); the rest keeps it to 127.0.0.1 and to
+        // the source line a user writes (docs/sound.md, "Snapcast"); the rest keeps it to 127.0.0.1 and to
         // the ports of this test
         try """
             [stream]
