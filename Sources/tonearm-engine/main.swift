@@ -159,7 +159,8 @@ LoggingSystem.bootstrap { label in
     return handler
 }
 let logger = Logger(label: "tonearm-engine")
-// before anything reads media: nothing a demuxer is made to run gains a privilege at execve (docs/sandbox.md); a process that cannot give it up does not play (exit status 5)
+// before anything reads media: nothing a demuxer is made to run gains a privilege at execve
+// (docs/sandbox.md); a process that cannot give it up does not play (exit status 5)
 do throws(SystemErrno) {
     try Confinement.forbidNewPrivileges()
 } catch {
