@@ -60,8 +60,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }, sliderMoved: { [unowned self] level, fading in
         deliver(.streamLevels(volume: level.volume, muted: level.muted, fading: fading), load?.generation ?? Generation(0))
     }, crossfadeEnded: { [unowned self] in crossfade.endFadeOut() })
-    /// ReplayGain and the equalizer as the player last asked (`AudioStages.swift`).
-    private var audio = EngineAudio()
+    /// The equalizer's gains as the player last asked (`AudioStages.swift`); ReplayGain is a level
+    /// (`levels`).
+    private var equalizer = Equalizer.flat
     /// The sink, the output chosen and the devices (`AudioOutputs.swift`).
     private lazy var outputs = AudioOutputs(configuration: configuration, queue: queue, logger: logger, tell: { [unowned self] devices in
         deliver(.outputs(devices), load?.generation ?? Generation(0))
@@ -306,9 +307,10 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             case .setVolume(let volume): levels.setVolume(volume)
             case .setMuted(let muted): levels.setMuted(muted)
             case .fade(let target, let length): levels.fade(to: target, over: length)
-            case .audio(let command):
-                audio.take(command)
-                pipeline?.stages?.apply(audio)
+            case .audio(.equalizer(let gains)):
+                equalizer = gains
+                pipeline?.stages?.apply(equalizer: gains)
+            case .audio(let command): levels.take(command)
             case .setOutput(let id):
                 if outputs.choose(id) { dropPipelinesForOtherSink() }
             case .crossfade(.prepare(let uri, let generation)): prepareCrossfade(uri, generation: generation)
@@ -411,12 +413,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         return pipeline
     }
 
-    /// Gives `playbin` a fresh audio filter (scaletempo, the stages turned on, then our volume
-    /// element, at 1 until `OutputLevels` sets it) and returns that volume element and the stages.
+    /// Gives `playbin` a fresh audio filter (scaletempo, the equalizer when it is on, then our volume
+    /// element, the gain stage `OutputLevels` sets with ReplayGain) and returns that volume element
+    /// and the stages.
     private func installFilter(on playbin: Element) throws -> (volume: Element?, stages: AudioStages?) {
         let filter = try Element(binDescription: "scaletempo name=tonearm-tempo ! volume name=tonearm-volume")
         let stages = AudioStages(filter: filter)
-        stages?.apply(audio)
+        stages?.apply(equalizer: equalizer)
         let volumeElement = filter.child(named: "tonearm-volume")
         // a stretch that never reaches the filter is reported: legacy hlsdemux and tsdemux skip an
         // HLS segment that is not media without any message (gst-launch-1.0 -m: nothing between
@@ -437,7 +440,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         kept.gains.streamReopens()
         levels.apply(to: kept.gains)
         outputs.route(kept.outputSink)
-        kept.stages?.apply(audio)
+        kept.stages?.apply(equalizer: equalizer)
         // a retired pipeline's bus was set flushing for its teardown (see `PipelineTeardown.dispose`)
         kept.bus.setFlushing(false)
         return kept
