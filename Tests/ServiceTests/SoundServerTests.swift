@@ -325,6 +325,7 @@ class SoundServerTests: SoundServerTestCase {
     func testAStreamOpenedAtHalfVolumeIsHeardAtItFromItsFirstSample() throws {
         try checkAStreamOpenedAtHalfVolumeIsHeardAtItFromItsFirstSample()
     }
+    func testReplayGainIsHeardButIsNeverTheStreamsVolume() throws { try checkReplayGainIsHeardButIsNeverTheStreamsVolume() }
     func testAHundredSetsAndSliderMovesAreNeitherUndoneNorMissed() throws {
         try checkAHundredSetsAndSliderMovesAreNeitherUndoneNorMissed()
     }
