@@ -261,6 +261,7 @@ final class OutputLevels {
     /// A ReplayGain setting of the player's (`AudioCommand`); false for the equalizer, not a level.
     @discardableResult
     func take(_ command: AudioCommand) -> Bool {
+        let before = replayGain
         switch command {
         case .replayGain(let albumMode, let preamp):
             replayGain.albumMode = albumMode
@@ -269,7 +270,7 @@ final class OutputLevels {
         case .nextAlbumMode(let albumMode): replayGain.nextAlbumMode = albumMode
         case .equalizer: return false
         }
-        applyAll()
+        if replayGain != before { applyAll() }
         return true
     }
 
