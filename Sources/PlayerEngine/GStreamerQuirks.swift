@@ -16,6 +16,14 @@ import GStreamer
 ///   EOS"): the item is played to its end there, with nothing said of the failure.
 /// - a segment that is not media stops the stream with "Internal data stream error"
 ///   (gst_adaptive_demux2_stream_parse_buffer): no gap to skip.
+///
+/// And for a video that loops (`LoopStatus` `Track`, the engine's segment seeks): a lap lasts
+/// the file's duration on 1.26, where qtdemux moves its position to the segment's end before
+/// SEGMENT_DONE (qtdemux.c 1.26 gst_qtdemux_loop, "End of segment, updating segment.position";
+/// GStreamer commit 422fca76ca), so a video shorter than its audio (AAC's last frame) holds its
+/// last frame until the lap ends (the 2 s test clip's audio is 2.02 s: about 50 ms in all, where a
+/// frame lasts 33). On 1.22 the next lap's running time began at the demuxer's last timestamp,
+/// a frame's start: the last frame was cut from each lap.
 enum GStreamerQuirks {
     /// Signed properties for every source element playbin makes (`SourceSetup`).
     ///
