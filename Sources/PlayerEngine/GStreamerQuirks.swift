@@ -3,9 +3,9 @@ import GStreamer
 import PlayerModel
 
 /// Where the GStreamer versions Tonearm runs on (Debian 12: 1.22.0, Debian 13: 1.26.2) behave
-/// differently (network streams, a looping video), and what the engine does about it: said here once, with the
-/// GStreamer source that behaves so, so that what a person sees when a stream fails, stalls or
-/// seeks is the same on both.
+/// differently (network streams, a looping video), and what the engine does about it: said here
+/// once, with the GStreamer source that behaves so, so that what a person sees when a stream
+/// fails, stalls or seeks is the same on both.
 ///
 /// Each difference names the versions, the GStreamer source file that behaves so, and the test
 /// that holds the behaviour the same on both.
