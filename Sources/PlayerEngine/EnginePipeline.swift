@@ -6,13 +6,13 @@ import PlayerModel
 
 /// One playbin with its bus, the fd source that wakes the queue, and what its about-to-finish
 /// handler shares with the streaming thread. Every load gets a fresh one (or, after a release,
-/// the one kept warm: see `retire(keepingWarm:)`), and the old one goes to NULL on a thread of
+/// the one kept warm: see `PipelineFactory.giveBack`), and the old one goes to NULL on a thread of
 /// its own: that state change waits for streaming threads, and with playbin3 1.22.0 one of
 /// them can block in a pad probe on a lock the change holds, forever (seen switching items at
 /// the end of a track). A fresh pipeline also keeps playbin3 1.22.0 from aborting
 /// (reconfigure_output assertion) when a pipeline that failed is loaded again.
-/// Built by `GStreamerEngine.makePipeline`; the engine holds it as the current, kept-warm,
-/// incoming or outgoing pipeline, and hands it to a dispose thread to let it go.
+/// Built by `PipelineFactory.make`, which holds it while it is kept warm and hands it to a
+/// dispose thread to let it go; the engine holds it as the current, incoming or outgoing pipeline.
 final class EnginePipeline: @unchecked Sendable {
     // @unchecked: `nextUp`, `switching` and `awaitedSeek` are guarded by `lock` (streaming
     // threads read them), and so are the video fields grouped with them; the rest is immutable after init or confined to the engine's queue

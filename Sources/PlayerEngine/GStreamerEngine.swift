@@ -20,7 +20,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     public let pipelineKind: EngineConfiguration.PipelineKind
     /// How many pipelines the engine has built so far (a load that takes the one kept warm builds
     /// none), for tests.
-    public var pipelinesBuilt: Int { handlerLock.withLock { built } }
+    public var pipelinesBuilt: Int { isStarted ? queue.sync { pipelines.built } : 0 }
     /// The factories of the elements in the current pipeline's audio filter (`AudioStages`), for
     /// tests: a stage that is off is not among them. Waits for the engine's queue.
     public var audioFilterElements: [String] { isStarted ? queue.sync { pipeline?.stages?.filterElements ?? [] } : [] }
@@ -36,8 +36,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private var eventHandler: (@Sendable (Generation, EngineEvent) -> Void)?
     /// Loads handed to `queue` and not run yet, guarded by `handlerLock`.
     private var loadsQueued = 0
-    /// See `pipelinesBuilt`; guarded by `handlerLock`.
-    private var built = 0
     /// Pipelines on their way to NULL, the waits for them, and a kept pipeline's way back
     /// (`PipelineTeardown.swift`).
     private let teardown: PipelineTeardown
@@ -45,9 +43,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     // Guarded by `queue`.
     /// The pipeline of the current load; nil after a release or a failure.
     private var pipeline: EnginePipeline?
-    /// A released pipeline back in NULL (device and file let go of), kept for the next load while
-    /// no other pipeline exists; see `retire(keepingWarm:)`.
-    private var warm: EnginePipeline?
+    /// Builds pipelines, keeps one warm between a release and the next load, and lets them go
+    /// (`PipelineFactory.swift`).
+    private lazy var pipelines: PipelineFactory = PipelineFactory(
+        configuration: configuration, queue: queue, logger: logger, outputs: outputs, levels: levels, video: video,
+        teardown: teardown, hasCurrent: { [weak self] in self.map { $0.pipeline != nil } ?? true },
+        drain: { [weak self] pipeline in self?.drainBus(pipeline) },
+        seekDone: { [weak self] generation, position in self?.deliver(.seekDone(PositionSample(position, at: .now)), generation) })
     /// The state of the current item's load (`Load.swift`): made by `load` and a crossfade's start,
     /// derived at a gapless switch or a loop's lap, nil once retired; non-nil exactly while
     /// `pipeline` is.
@@ -59,33 +61,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }, sliderMoved: { [unowned self] level, fading in
         deliver(.streamLevels(volume: level.volume, muted: level.muted, fading: fading), load?.generation ?? Generation(0))
     }, crossfadeEnded: { [unowned self] in crossfade.endFadeOut() })
-    /// The equalizer's gains as the player last asked (`AudioStages.swift`); ReplayGain is a level
-    /// (`levels`).
-    private var equalizer = Equalizer.flat
     /// The sink, the output chosen and the devices (`AudioOutputs.swift`).
     private lazy var outputs = AudioOutputs(configuration: configuration, queue: queue, logger: logger, tell: { [unowned self] devices in
         deliver(.outputs(devices), load?.generation ?? Generation(0))
-    }, sinks: { [unowned self] in [pipeline?.outputSink, warm?.outputSink] })
+    }, sinks: { [unowned self] in [pipeline?.outputSink, pipelines.warm?.outputSink] })
     /// The stall timer of the preroll under way, if any (see `watchPreroll`).
     private var prerollWatch: (any DispatchSourceTimer)?
     private static let prerollLimit = DispatchTimeInterval.seconds(8)
-    /// A jump in the stream's timestamps longer than this is a gap worth telling (AAC and MP3
-    /// frames are 20-30 ms; a segment is seconds).
-    private static let gapThreshold = Duration.milliseconds(500)
-
-    // GstPlayFlags is not public (gst/playback/gstplay-enum.h): SOFT_VOLUME 0x10 (the video's are
-    // `VideoOutput`'s).
-    private static let flagSoftVolume: UInt32 = 0x10
-    private static let flagDownload: UInt32 = 0x80
-    /// An HTTP file's `LoadedRanges` are told each time its download passes another twentieth of
-    /// it (and at its end): as coarse as `BufferingPercent`'s steps of 5.
-    private static let downloadSteps: UInt32 = 20
-    /// Whether HTTP files are downloaded to a temporary file (playbin's download flag), which
-    /// needs a cache directory to write to.
-    private var downloads = false
-    /// The output is an ALSA device that only one pipeline can open: a load waits for the previous
-    /// pipeline to let it go (`PipelineTeardown.deviceWait`).
-    private var waitsForDisposal = false
     /// The video sinks, the window, the gravity, the on-screen bar and the redraw of a paused frame
     /// (`VideoOutput.swift`), lent the current pipeline and its load.
     private lazy var video = VideoOutput(queue: queue, logger: logger, configuredSink: configuration.videoSink,
@@ -174,8 +156,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         Self.prepareRegistry()
         do throws(GStreamerError) {
             let sink = try outputs.setUp()
-            waitsForDisposal = sink.exclusive
-            downloads = Self.prepareDownloadDirectory(logger: logger)
+            pipelines.setUp(exclusiveDevice: sink.exclusive)
             // the pipeline's factory must exist; the pipeline itself is built at the first load, so
             // the set-up does not wait for a playbin that is thrown away
             guard GStreamer.hasElement(pipelineKind.rawValue) else {
@@ -207,7 +188,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     deinit {
         if let pipeline { PipelineTeardown.dispose(pipeline, wait: nil) }
-        if let warm { PipelineTeardown.dispose(warm, wait: nil) }
         crossfade.disposeAll()
     }
 
@@ -290,7 +270,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             case .setMuted(let muted): levels.setMuted(muted)
             case .fade(let target, let length): levels.fade(to: target, over: length)
             case .audio(.equalizer(let gains)):
-                equalizer = gains
+                pipelines.equalizer = gains
                 pipeline?.stages?.apply(equalizer: gains)
             case .audio(let command): levels.take(command)
             case .setOutput(let id):
@@ -313,125 +293,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         return GStreamerQuirks.pipeline(for: uri, default: pipelineKind, configured: configuration.pipeline != nil)
     }
 
-    private func makePipeline(_ kind: EngineConfiguration.PipelineKind) throws -> EnginePipeline {
-        let playbin = try Element(factory: kind.rawValue, name: "tonearm", isPipeline: true)
-        handlerLock.withLock { built += 1 }
-        if kind == .playbin3 { GStreamerQuirks.configure(playbin3: playbin) }
-        guard let bus = playbin.bus else { throw GStreamerError(domain: GStreamerError.coreDomain, code: 0, message: "playbin has no bus") }
-        let sink = try outputs.makeSink()
-        playbin.set("audio-sink", sink)
-        // pitch holds across rates: rate changes are seeks and scaletempo stretches time. Each
-        // pipeline has a scaletempo of its own, never reused across a READY cycle: its stop()
-        // frees the sample queue but keeps the count of bytes queued, and the next buffer at a
-        // rate other than 1 with a smaller queue (a lower rate, fewer channels) memmoves from the
-        // freed NULL queue: SIGSEGV on a streaming thread (gstscaletempo.c 1.22.0 reinit_buffers,
-        // line 396; since c985ea31 "Free the various buffers in stop()", not fixed upstream as
-        // of 1.28; bugzilla 775898 fixed only the rebuild flag).
-        // Volume and mute live in a `volume` element of our own after scaletempo, and playbin's
-        // soft-volume flag is off: with it on, playsink 1.22.0 never finalizes the volume element it
-        // links for soft volume, so every pipeline leaks that element and its two pads (valgrind:
-        // one GstVolume and its pads "still reachable" per load).
-        let (volumeElement, stages) = try installFilter(on: playbin)
-        var flags = playbin.flags("flags") & ~Self.flagSoftVolume
-        // An HTTP file of a known size is downloaded whole into a temporary file, nameless from
-        // the moment it is made so that it goes with the pipeline, in GLib's user cache directory
-        // (gsturidecodebin.c 1.22.0 type_found, gsturisourcebin.c setup_downloadbuffer): its
-        // buffering query then names the ranges downloaded, which queue2's memory queue never
-        // does. HLS and radio (no Content-Length) keep the memory queue.
-        if downloads {
-            flags |= Self.flagDownload
-            playbin.unlinkTemporaryFiles()
-        }
-        playbin.set("flags", flags: flags)
-        let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
-        let gains = GainStages(stream: sink.child(named: AudioOutputs.pulseSinkName), front: sink.child(named: "tonearm-fade"),
-                               filter: volumeElement)
-        let pipeline = EnginePipeline(playbin: playbin, kind: kind, gains: gains, bus: bus, busSource: source)
-        pipeline.outputSink?.watchStreamLevels()
-        // once the sink is known: the stream gets its levels when it opens (else the server's
-        // remembered volume for Tonearm applies, and the levels stay on the element in front)
-        levels.apply(to: gains)
-        pipeline.toSnapcast = sink.child(named: SnapcastOutput.sinkName) != nil
-        outputs.route(new: pipeline.outputSink)
-        pipeline.stages = stages
-        // the video flags and sink are chosen per load (`VideoOutput.choose`); until then, none
-        try video.choose(for: pipeline, display: nil)
-        // The ASYNC_DONE that ends an exact seek goes from the thread that posts it to the player,
-        // not through the bus's fd and this queue (make bench, SetPosition -> Seeked: two thread
-        // wake-ups and the snapshot's queries less); see `seek`. The children's state changes and
-        // the stream-status messages, which `handle` never reads, are dropped as they are posted:
-        // a load of the bench's MP3 into a kept playbin posts about 100 of them (in 7 bursts that
-        // each woke this queue while the streaming threads prerolled), and its way to PLAYING 23
-        // more, all read and copied into Swift here before the pipeline's own state change.
-        bus.takeAsyncDone(dropping: [.childStateChanges, .streamStatus], windowFor: { [weak self, weak pipeline] width, height in
-            // a streaming thread, in the sync handler: the sink draws into our window (trap 12)
-            guard let self, let pipeline else { return nil }
-            return video.window(for: pipeline, width: width, height: height)
-        }) { [weak self, weak pipeline] in
-            guard let self, let pipeline else { return false }
-            let awaited: (generation: Generation, position: Duration)? = pipeline.lock.withLock {
-                defer { pipeline.awaitedSeek = nil }
-                return pipeline.awaitedSeek
-            }
-            guard let awaited else { return false }
-            deliver(.seekDone(PositionSample(awaited.position, at: .now)), awaited.generation)
-            return true
-        }
-        source.setEventHandler { [weak self, weak pipeline] in
-            guard let self, let pipeline else { return }
-            self.drainBus(pipeline)
-        }
-        // the bus (and with it the fd the source watches) lives until the cancellation completed:
-        // libdispatch must not watch a closed fd (dispatch_source_cancel(3))
-        source.setCancelHandler { withExtendedLifetime(pipeline) {} }
-        source.resume()
-        pipeline.aboutToFinish = AboutToFinish.connect(playbin) { [weak pipeline] in pipeline?.onAboutToFinish() }
-        // downloadbuffer posts BUFFERING only until its read-ahead is full, and nothing as the
-        // rest of the file arrives (gstdownloadbuffer.c 1.22.0 update_buffering: it posts only
-        // while is_buffering): the source's own bytes tell when more was downloaded
-        pipeline.sourceSetup = SourceSetup.connect(playbin, unsignedProperties: [
-            ("timeout", UInt32(clamping: configuration.networkTimeout.components.seconds)),
-        ], signedProperties: GStreamerQuirks.sourceSignedProperties, downloadSteps: downloads ? Self.downloadSteps : 0)
-        return pipeline
-    }
-
-    /// Gives `playbin` a fresh audio filter (scaletempo, the equalizer when it is on, then our volume
-    /// element, the gain stage `OutputLevels` sets with ReplayGain) and returns that volume element
-    /// and the stages.
-    private func installFilter(on playbin: Element) throws -> (volume: Element?, stages: AudioStages?) {
-        let filter = try Element(binDescription: "scaletempo name=tonearm-tempo ! volume name=tonearm-volume")
-        let stages = AudioStages(filter: filter)
-        stages?.apply(equalizer: equalizer)
-        let volumeElement = filter.child(named: "tonearm-volume")
-        // a stretch that never reaches the filter is reported: legacy hlsdemux and tsdemux skip an
-        // HLS segment that is not media without any message (gst-launch-1.0 -m: nothing between
-        // the segments, only the next one's timestamps 2 s later)
-        filter.watchForGaps(longerThan: Self.gapThreshold)
-        playbin.set("audio-filter", filter)
-        return (volumeElement, stages)
-    }
-
-    /// The pipeline for a load: the one kept warm since the last release (see `retire`), with a
-    /// fresh filter, when it is of `kind`, or a new one.
-    private func pipelineForLoad(_ kind: EngineConfiguration.PipelineKind) throws -> EnginePipeline {
-        guard let kept = warm else { return try makePipeline(kind) }
-        warm = nil
-        guard kept.kind == kind else {
-            letGo(kept)
-            return try makePipeline(kind)
-        }
-        // its fresh filter went in when it was kept (see `adopt`); volume and mute may have changed.
-        // Its stream was released in READY, and pulsesink gives the server a volume only for the
-        // stream it opens next (gst_pulseringbuffer_acquire: else the server's saved one applies)
-        kept.gains.streamReopens()
-        levels.apply(to: kept.gains)
-        outputs.route(kept.outputSink)
-        kept.stages?.apply(equalizer: equalizer)
-        // a retired pipeline's bus was set flushing for its teardown (see `PipelineTeardown.dispose`)
-        kept.bus.setFlushing(false)
-        return kept
-    }
-
     /// Before the process ends: the output devices' monitor stops, closing its providers'
     /// connections (a sound server's among them) rather than leaving them to exit(). Waits for the
     /// engine's queue: never call it on a queue that must answer.
@@ -450,82 +311,25 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         return teardown.waitForDisposals(timeout: timeout)
     }
 
-    /// A released pipeline back in NULL: kept warm for the next load while the engine has no
-    /// other, else freed (a load came meanwhile and built its own: one pipeline at a time stays).
-    /// A kept one gets the next load's fresh filter now, not on that load's way to its first
-    /// buffer, where parsing and linking `scaletempo ! volume` showed (make bench's "OpenUri ->
-    /// Position" row).
-    private func adopt(_ kept: EnginePipeline) {
-        dispatchPrecondition(condition: .onQueue(queue))
-        if pipeline == nil, warm == nil, kept.toSnapcast == outputs.streamsToSnapcast, let filter = try? installFilter(on: kept.playbin) {
-            kept.gains.filter = filter.volume
-            kept.stages = filter.stages
-            levels.apply(to: kept.gains)
-            warm = kept
-        } else {
-            PipelineTeardown.free(kept)
-        }
-    }
-
-    /// Lets go of the current pipeline: to NULL on a thread of its own. With `keepingWarm` (a
-    /// release: Stop, the end of the queue), a legacy playbin that prerolled comes back to `warm`
-    /// once in NULL, and the next load sets its URI instead of building a pipeline: its
-    /// uridecodebin and playsink's chain are kept, which halves the time to the first buffer
-    /// (make bench's "OpenUri -> Position" row, against Benchmarks/floor/firstbuffer.c). playbin3
-    /// gained nothing there, and a reused playbin3 that failed aborts on 1.22.0 (see
-    /// `EnginePipeline`): it is never kept. A pipeline that failed, or one
-    /// left for the next item (a load), is never kept either.
+    /// Lets go of the current pipeline and its load: the pipeline goes back to `pipelines`, which
+    /// takes it to NULL and, with `keepingWarm` (a release: Stop, the end of the queue), may keep
+    /// it for the next load (`PipelineFactory.giveBack`); a load leaves nothing to keep.
     private func retire(keepingWarm: Bool = false) {
         dispatchPrecondition(condition: .onQueue(queue))
         prerollWatch?.cancel()
         prerollWatch = nil
         crossfade.dropIncoming()
         crossfade.endFadeOut()
-        if let pipeline {
-            let prerolled = [.paused, .playing].contains(pipeline.playbin.currentState.current)
-            var keep: (@Sendable (EnginePipeline) -> Void)?
-            if keepingWarm && prerolled && pipeline.kind == .playbin && !pipeline.lock.withLock({ pipeline.showedVideo }) {
-                keep = { [weak self] kept in
-                    guard let self else { return kept.busSource.cancel() }
-                    queue.async { self.adopt(kept) }
-                }
-            }
-            letGo(pipeline, keep: keep)
-        }
+        if let pipeline { pipelines.giveBack(pipeline, keepingWarm: keepingWarm) }
         pipeline = nil
         load = nil
-    }
-
-    /// Takes `pipeline` to NULL on a thread of its own, counted among the teardowns under way
-    /// (`PipelineTeardown.letGo`).
-    private func letGo(_ pipeline: EnginePipeline, keep: (@Sendable (EnginePipeline) -> Void)? = nil) {
-        teardown.letGo(pipeline, exclusiveDevice: waitsForDisposal, keep: keep)
-    }
-
-    /// Makes GLib's user cache directory (`$XDG_CACHE_HOME`, else `~/.cache`: where downloadbuffer
-    /// puts its temporary files) if it is missing; false when it cannot be written to, and HTTP
-    /// files are then buffered in memory as before (their `LoadedRanges` stay empty).
-    private static func prepareDownloadDirectory(logger: Logger) -> Bool {
-        let environment = ProcessInfo.processInfo.environment
-        let directory = environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? environment["HOME"].map { $0 + "/.cache" }
-        guard let directory else { return false }
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        guard FileManager.default.isWritableFile(atPath: directory) else {
-            logger.notice("cannot write to \(directory): HTTP files are buffered in memory, with no loaded ranges")
-            return false
-        }
-        return true
     }
 
     /// The output moved between the snapserver and the sound server: a pipeline built for the other
     /// sink is no use (the player loads the current item again; `PlayerMachine.setOutput`).
     private func dropPipelinesForOtherSink() {
         crossfade.dropIncoming()
-        if let kept = warm {
-            warm = nil
-            letGo(kept)
-        }
+        pipelines.dropWarm()
     }
 
     // MARK: Commands, on the engine's queue
@@ -543,7 +347,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
         let fresh: EnginePipeline
         do {
-            fresh = try pipelineForLoad(kind ?? pipelineKind(for: uri))
+            fresh = try pipelines.forLoad(kind ?? pipelineKind(for: uri))
         } catch {
             deliver(.failed(ItemError(.other, "cannot build a pipeline: \(error)")), generation)
             return
@@ -921,9 +725,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// device opened directly does not, so there the item is armed for a gapless switch instead.
     private func prepareCrossfade(_ uri: MediaURI, generation: Generation) {
         crossfade.dropIncoming()
-        guard let current = pipeline, current.gains.front != nil, !waitsForDisposal, !current.toSnapcast, LocalFiles.error(for: uri) == nil,
+        guard let current = pipeline, current.gains.front != nil, !pipelines.exclusiveDevice, !current.toSnapcast, LocalFiles.error(for: uri) == nil,
               current.lock.withLock({ current.switching == nil }),  // about-to-finish switched already: gapless
-              let fresh = try? makePipeline(pipelineKind(for: uri)) else { return prepareNext(uri, generation: generation) }
+              let fresh = try? pipelines.make(pipelineKind(for: uri)) else { return prepareNext(uri, generation: generation) }
         current.lock.withLock { current.nextUp = nil }  // the item plays in its own pipeline, not after this one
         // as a load does: a display found now shows its video (the window follows at its preroll)
         try? video.choose(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)

@@ -4,8 +4,8 @@ import PlayerModel
 import TestSupport
 import XCTest
 
-/// A released legacy playbin is kept in NULL and taken by the next load (GStreamerEngine
-/// `retire(keepingWarm:)`): what it plays next must be that item, whole and alone.
+/// A released legacy playbin is kept in NULL and taken by the next load (`PipelineFactory.giveBack`
+/// and `forLoad`): what it plays next must be that item, whole and alone.
 final class WarmPipelineTests: XCTestCase {
     var media: MediaGenerator!
 
@@ -43,7 +43,7 @@ final class WarmPipelineTests: XCTestCase {
             XCTAssertEqual(Double(length.nanoseconds) / 1e9, 2, accuracy: 0.1, "\(kind): the second item's length")
             XCTAssertEqual(try harness.recorder.wait(for: "the second item's end", from: start) { $0.playedToEnd }, secondID)
             XCTAssertFalse(harness.recorder.events[start...].contains { $0.failure != nil }, "\(kind)")
-            // legacy playbin is kept through the release; playbin3 gains nothing from it (see retire)
+            // legacy playbin is kept through the release; playbin3 gains nothing from it (see `PipelineFactory.giveBack`)
             XCTAssertEqual(harness.engine.pipelinesBuilt, kind == .playbin ? 1 : 2, "\(kind)")
         }
     }
@@ -71,7 +71,7 @@ final class WarmPipelineTests: XCTestCase {
     }
 
     /// scaletempo 1.22.0 crashes when it is used again after a READY cycle at another rate with a
-    /// smaller sample queue (see makePipeline): a kept pipeline gets a fresh filter.
+    /// smaller sample queue (see `PipelineFactory.make`): a kept pipeline gets a fresh filter.
     func testAKeptPipelineTakesAnotherRateAndFewerChannels() throws {
         let stereo = try media.tone("warm-stereo", format: .wav, seconds: 2)
         let mono = try media.wav("warm-mono", seconds: 2, rate: 22050, channels: 1, sampleFormat: "S16LE")
