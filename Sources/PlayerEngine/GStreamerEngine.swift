@@ -65,9 +65,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private lazy var outputs = AudioOutputs(configuration: configuration, queue: queue, logger: logger, tell: { [unowned self] devices in
         deliver(.outputs(devices), load?.generation ?? Generation(0))
     }, sinks: { [unowned self] in [pipeline?.outputSink, pipelines.warm?.outputSink] })
-    /// The stall timer of the preroll under way, if any (see `watchPreroll`).
-    private var prerollWatch: (any DispatchSourceTimer)?
-    private static let prerollLimit = DispatchTimeInterval.seconds(8)
+    /// The stall timer of a local file's preroll under way, if any (`PrerollWatch.swift`).
+    private lazy var prerollWatch = PrerollWatch(queue: queue)
     /// The video sinks, the window, the gravity, the on-screen bar and the redraw of a paused frame
     /// (`VideoOutput.swift`), lent the current pipeline and its load.
     private lazy var video = VideoOutput(queue: queue, logger: logger, configuredSink: configuration.videoSink,
@@ -316,8 +315,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// it for the next load (`PipelineFactory.giveBack`); a load leaves nothing to keep.
     private func retire(keepingWarm: Bool = false) {
         dispatchPrecondition(condition: .onQueue(queue))
-        prerollWatch?.cancel()
-        prerollWatch = nil
+        prerollWatch.cancel()
         crossfade.dropIncoming()
         crossfade.endFadeOut()
         if let pipeline { pipelines.giveBack(pipeline, keepingWarm: keepingWarm) }
@@ -373,39 +371,26 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             levels.apply(to: fresh.gains)
             deliver(.live, generation)
         } else if uri.isFile {
-            watchPreroll(of: fresh, uri, generation, isRetry: isRetry)
+            prerollWatch.watch { [weak self, weak fresh] in
+                guard let self, let fresh, fresh === pipeline, generation == load?.generation else { return }
+                prerollStalled(uri, generation, isRetry: isRetry)
+            }
         }
         // on .failure the ERROR message on the bus says why
     }
 
-    /// A local file prerolls in milliseconds; one that has not within `prerollLimit` is stuck:
-    /// playbin3 1.22.0 now and then never finishes a preroll under load (its typefind and
-    /// multiqueue threads wait for each other; seen in the engine tests on a busy machine, and
-    /// trap 6 of the design brief). It is loaded once more on a fresh pipeline, then failed.
-    /// The timer exists only while a preroll is under way; ASYNC_DONE or a retire cancels it.
-    private func watchPreroll(of watched: EnginePipeline, _ uri: MediaURI, _ generation: Generation, isRetry: Bool) {
-        // A timer source, not asyncAfter: a cancelled source leaves libdispatch's timer heap at
-        // once, while a cancelled asyncAfter work item still wakes the process when it falls due.
-        let watch = DispatchSource.makeTimerSource(queue: queue)
-        watch.setEventHandler { [weak self, weak watched] in
-            guard let self, let watched, watched === self.pipeline, generation == self.load?.generation else { return }
-            self.prerollWatch?.cancel()
-            self.prerollWatch = nil
-            let plays = load?.playsAfterPreroll ?? false
-            defer { if pipeline != nil { load?.playsAfterPreroll = plays } }  // the load again, as asked
-            if isRetry {
-                retire()
-                deliver(.failed(ItemError(.other, "\(uri.displayPath) did not start: GStreamer never finished opening it")), generation)
-            } else {
-                logger.warning("the pipeline did not preroll within \(Self.prerollLimit): trying a fresh one",
-                               metadata: ["uri": "\(uri)"])
-                load(uri, generation: generation, isRetry: true)
-            }
+    /// A local file's preroll did not end within `PrerollWatch.limit`: it is loaded once more on a
+    /// fresh pipeline, then failed.
+    private func prerollStalled(_ uri: MediaURI, _ generation: Generation, isRetry: Bool) {
+        let plays = load?.playsAfterPreroll ?? false
+        defer { if pipeline != nil { load?.playsAfterPreroll = plays } }  // the load again, as asked
+        if isRetry {
+            retire()
+            deliver(.failed(ItemError(.other, "\(uri.displayPath) did not start: GStreamer never finished opening it")), generation)
+        } else {
+            logger.warning("the pipeline did not preroll within \(prerollWatch.limit): trying a fresh one", metadata: ["uri": "\(uri)"])
+            load(uri, generation: generation, isRetry: true)
         }
-        prerollWatch?.cancel()
-        prerollWatch = watch
-        watch.schedule(deadline: .now() + Self.prerollLimit)
-        watch.resume()
     }
 
     private func prepareNext(_ uri: MediaURI?, generation: Generation?) {
@@ -600,8 +585,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             let position = old == new && new == .paused ? nil : positionSample()
             deliver(.stateChanged(Self.state(new) ?? .null, pending: Self.state(pending), position: position), generation)
         case .asyncDone:
-            prerollWatch?.cancel()
-            prerollWatch = nil
+            prerollWatch.cancel()
             if load?.prerolled == false {
                 load?.prerolled = true
                 video.prerolled(pipeline)  // the window closes, or takes the video's size
@@ -739,8 +723,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private func startCrossfade(length: Duration) {
         guard let current = pipeline else { return }
         crossfade.start(length: length, from: current) { next in
-            prerollWatch?.cancel()
-            prerollWatch = nil
+            prerollWatch.cancel()
             pipeline = next.pipeline
             load = Load(next.uri, next.generation, announcesAtPreroll: true)
         }
