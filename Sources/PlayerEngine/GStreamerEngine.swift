@@ -47,7 +47,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// (`PipelineFactory.swift`).
     private lazy var pipelines: PipelineFactory = PipelineFactory(
         configuration: configuration, queue: queue, logger: logger, outputs: outputs, levels: levels, video: video,
-        teardown: teardown, hasCurrent: { [weak self] in self.map { $0.pipeline != nil } ?? true },
+        teardown: teardown, owner: self, hasCurrent: { [unowned self] in pipeline != nil },
         drain: { [weak self] pipeline in self?.drainBus(pipeline) },
         seekDone: { [weak self] generation, position in self?.deliver(.seekDone(PositionSample(position, at: .now)), generation) })
     /// The state of the current item's load (`Load.swift`): made by `load` and a crossfade's start,

@@ -25,6 +25,9 @@ final class PipelineFactory: @unchecked Sendable {
     /// Whether the engine has a current pipeline now: a pipeline back in NULL is kept only while
     /// it has none (see `adopt`).
     private let hasCurrent: () -> Bool
+    /// The engine, held while a pipeline back from its teardown is adopted: `levels` and `outputs`
+    /// call back into it (a retained engine, as when the engine itself queued the adoption).
+    private weak var owner: AnyObject?
     /// Reads a pipeline's bus, on the engine's queue, when its fd wakes it (`GStreamerEngine.drainBus`).
     private let drain: (EnginePipeline) -> Void
     /// Told, on the thread that posts it, the ASYNC_DONE that ends an exact seek: the generation
@@ -57,7 +60,7 @@ final class PipelineFactory: @unchecked Sendable {
     private static let downloadSteps: UInt32 = 20
 
     init(configuration: EngineConfiguration, queue: DispatchQueue, logger: Logger, outputs: AudioOutputs, levels: OutputLevels,
-         video: VideoOutput, teardown: PipelineTeardown, hasCurrent: @escaping () -> Bool,
+         video: VideoOutput, teardown: PipelineTeardown, owner: AnyObject, hasCurrent: @escaping () -> Bool,
          drain: @escaping (EnginePipeline) -> Void, seekDone: @escaping @Sendable (Generation, Duration) -> Void) {
         self.configuration = configuration
         self.queue = queue
@@ -66,6 +69,7 @@ final class PipelineFactory: @unchecked Sendable {
         self.levels = levels
         self.video = video
         self.teardown = teardown
+        self.owner = owner
         self.hasCurrent = hasCurrent
         self.drain = drain
         self.seekDone = seekDone
@@ -230,6 +234,8 @@ final class PipelineFactory: @unchecked Sendable {
     /// Position" row).
     private func adopt(_ kept: EnginePipeline) {
         dispatchPrecondition(condition: .onQueue(queue))
+        guard let owner else { return PipelineTeardown.free(kept) }  // the engine went meanwhile
+        defer { withExtendedLifetime(owner) {} }
         if !hasCurrent(), warm == nil, kept.toSnapcast == outputs.streamsToSnapcast, let filter = try? installFilter(on: kept.playbin) {
             kept.gains.filter = filter.volume
             kept.stages = filter.stages

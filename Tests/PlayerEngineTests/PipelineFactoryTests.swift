@@ -45,7 +45,7 @@ final class PipelineFactoryTests: XCTestCase {
             video = VideoOutput(queue: queue, logger: logger, configuredSink: "ximagesink", helper: "/nonexistent/tonearm-video",
                                 teardown: teardown, current: { _ in }, tell: { _ in })
             factory = PipelineFactory(configuration: configuration, queue: queue, logger: logger, outputs: outputs,
-                                      levels: levels, video: video, teardown: teardown,
+                                      levels: levels, video: video, teardown: teardown, owner: self,
                                       hasCurrent: { [unowned self] in engineHasPipeline },
                                       drain: { pipeline in while pipeline.bus.pop() != nil {} }, seekDone: { _, _ in })
             factory.setUp(exclusiveDevice: sink.exclusive)
