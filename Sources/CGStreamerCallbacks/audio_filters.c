@@ -1,5 +1,6 @@
-// The audio filter's optional stages (ReplayGain, the equalizer): a pad probe that reads the
-// loudness tags of each stream and sets a volume element, and the relinking that puts a stage in
+// The audio filter's gain stage and optional stage: a pad probe that reads the loudness tags of
+// each stream and sets the filter's volume element (ReplayGain times the level OutputLevels gives
+// it), and the relinking that puts a stage in
 // or takes it out while the stream plays. Both run on streaming threads, so they are C (no Swift
 // runs there). Declared in include/tonearm_gstreamer_callbacks.h.
 #include "tonearm_gstreamer_callbacks.h"
@@ -16,12 +17,17 @@
 struct TonearmReplayGain {
     pthread_mutex_t lock;
     GstElement *volume;  // not referenced: it owns the pad the probe is on, and so outlives it
+    gboolean enabled;  // ReplayGain on: else the factor is 1
     gboolean album_mode;
     gint next_album_mode;  // -1: none armed for the next stream
     gdouble pre_amp;
     gboolean has_track_gain, has_track_peak, has_album_gain, has_album_peak;
     gdouble track_gain, track_peak, album_gain, album_peak;
-    gdouble applied;  // the linear factor last set on the volume element
+    gdouble applied;  // the ReplayGain factor applied now
+    gdouble level;  // the rest of the stage's gain, OutputLevels'
+    gboolean mute;
+    gdouble volume_set;  // what the element's volume and mute were set to last
+    gboolean mute_set;
     gchar *stream_id;  // of the stream whose tags these are
 };
 
@@ -36,7 +42,7 @@ static void tonearm_replay_gain_clear(gpointer data) {
 // gain when there is one, else the track gain, and track mode the reverse. The peak of the gain
 // chosen caps the factor so that the loudest sample stays at or under full scale.
 static gdouble tonearm_replay_gain_factor(const TonearmReplayGain *gain) {
-    if (!gain->has_track_gain && !gain->has_album_gain) return 1.0;
+    if (!gain->enabled || (!gain->has_track_gain && !gain->has_album_gain)) return 1.0;
     gboolean album = gain->has_album_gain && (gain->album_mode || !gain->has_track_gain);
     gdouble db = (album ? gain->album_gain : gain->track_gain) + gain->pre_amp;
     gdouble factor = pow(10.0, db / 20.0);
@@ -47,11 +53,20 @@ static gdouble tonearm_replay_gain_factor(const TonearmReplayGain *gain) {
     return CLAMP(factor, 0.0, 10.0);
 }
 
+// Sets the element to the factor times the level (called with the lock held), only for a change:
+// on the streaming thread at a stream-start or tags, so that the new factor is applied from the
+// next buffer through the element, or on the engine's queue for a new setting or level.
 static void tonearm_replay_gain_apply(TonearmReplayGain *gain) {
-    gdouble factor = tonearm_replay_gain_factor(gain);
-    if (factor == gain->applied) return;
-    gain->applied = factor;
-    g_object_set(gain->volume, "volume", factor, NULL);
+    gain->applied = tonearm_replay_gain_factor(gain);
+    gdouble volume = CLAMP(gain->applied * gain->level, 0.0, 10.0);
+    if (volume != gain->volume_set) {
+        gain->volume_set = volume;
+        g_object_set(gain->volume, "volume", volume, NULL);
+    }
+    if (gain->mute != gain->mute_set) {
+        gain->mute_set = gain->mute;
+        g_object_set(gain->volume, "mute", gain->mute, NULL);
+    }
 }
 
 // An Opus file's R128_TRACK_GAIN / R128_ALBUM_GAIN comment (RFC 7845 5.2.1: a Q7.8 number of dB
@@ -152,8 +167,8 @@ TonearmReplayGain *tonearm_replay_gain_attach(GstElement *volume) {
     pthread_mutex_init(&gain->lock, NULL);
     gain->volume = volume;
     gain->next_album_mode = -1;
-    gain->applied = 1.0;
-    g_object_set(volume, "volume", 1.0, NULL);
+    gain->applied = gain->level = gain->volume_set = 1.0;
+    g_object_set(volume, "volume", 1.0, "mute", FALSE, NULL);
     // the probe holds one reference, the caller the other
     gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, tonearm_replay_gain_probe,
                       g_atomic_rc_box_acquire(gain), tonearm_replay_gain_release);
@@ -161,8 +176,9 @@ TonearmReplayGain *tonearm_replay_gain_attach(GstElement *volume) {
     return gain;
 }
 
-void tonearm_replay_gain_set(TonearmReplayGain *gain, gboolean album_mode, gdouble pre_amp) {
+void tonearm_replay_gain_set(TonearmReplayGain *gain, gboolean enabled, gboolean album_mode, gdouble pre_amp) {
     pthread_mutex_lock(&gain->lock);
+    gain->enabled = enabled;
     gain->album_mode = album_mode;
     gain->pre_amp = pre_amp;
     tonearm_replay_gain_apply(gain);
@@ -172,6 +188,14 @@ void tonearm_replay_gain_set(TonearmReplayGain *gain, gboolean album_mode, gdoub
 void tonearm_replay_gain_set_next(TonearmReplayGain *gain, gint next_album_mode) {
     pthread_mutex_lock(&gain->lock);
     gain->next_album_mode = next_album_mode < 0 ? -1 : next_album_mode != 0;
+    pthread_mutex_unlock(&gain->lock);
+}
+
+void tonearm_replay_gain_set_level(TonearmReplayGain *gain, gdouble level, gboolean mute) {
+    pthread_mutex_lock(&gain->lock);
+    gain->level = level;
+    gain->mute = mute;
+    tonearm_replay_gain_apply(gain);
     pthread_mutex_unlock(&gain->lock);
 }
 

@@ -25,7 +25,7 @@ final class EnginePipeline: @unchecked Sendable {
     /// Which playbin it is: chosen per item (`GStreamerQuirks.pipeline(for:default:configured:)`).
     let kind: EngineConfiguration.PipelineKind
     /// Its volume stages (the stream's, the element in front of the sink, the filter's), which
-    /// only `OutputLevels` sets. See `makeSink` for why in front of the sink.
+    /// only `OutputLevels` sets. See `AudioOutputs.makeSink` for why in front of the sink.
     let gains: GainStages
     let bus: Bus
     let busSource: DispatchSourceRead

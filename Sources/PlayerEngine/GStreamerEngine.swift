@@ -31,8 +31,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     private let covers: CoverCache?
     /// What `setUp` chose, or why it failed; nil until it has run (first on `queue`).
     private var setUpResult: Result<EngineSetUp, GStreamerError>?
-    /// The output chosen once at start: a bin description, or nil for `autoaudiosink`.
-    private var sinkDescription: String?
 
     private let handlerLock = Lock()
     private var eventHandler: (@Sendable (Generation, EngineEvent) -> Void)?
@@ -61,16 +59,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     }, sliderMoved: { [unowned self] level, fading in
         deliver(.streamLevels(volume: level.volume, muted: level.muted, fading: fading), load?.generation ?? Generation(0))
     }, crossfadeEnded: { [unowned self] in crossfade.endFadeOut() })
-    /// ReplayGain and the equalizer as the player last asked (`AudioStages.swift`).
-    private var audio = EngineAudio()
-    /// The output devices and the one chosen (`OutputRouter.swift`); nil unless the sink is the
-    /// default path's pulsesink.
-    private var outputs: OutputRouter?
-    /// The device monitor went with the sound server (see `outputFailed`): the next pulsesink
-    /// pipeline starts a new one.
-    private var outputsLost = false
-    /// The output the player chose, for a router made after the choice.
-    private var chosenOutput = Outputs.defaultID
+    /// The equalizer's gains as the player last asked (`AudioStages.swift`); ReplayGain is a level
+    /// (`levels`).
+    private var equalizer = Equalizer.flat
+    /// The sink, the output chosen and the devices (`AudioOutputs.swift`).
+    private lazy var outputs = AudioOutputs(configuration: configuration, queue: queue, logger: logger, tell: { [unowned self] devices in
+        deliver(.outputs(devices), load?.generation ?? Generation(0))
+    }, sinks: { [unowned self] in [pipeline?.outputSink, warm?.outputSink] })
     /// The stall timer of the preroll under way, if any (see `watchPreroll`).
     private var prerollWatch: (any DispatchSourceTimer)?
     private static let prerollLimit = DispatchTimeInterval.seconds(8)
@@ -178,9 +173,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         Self.prepareRegistry()
         do throws(GStreamerError) {
-            let sink = try Self.chooseAudioSink(configuration, logger: logger)
-            sinkDescription = sink.description
-            waitsForDisposal = sink.shown.contains("alsasink")
+            let sink = try outputs.setUp()
+            waitsForDisposal = sink.exclusive
             downloads = Self.prepareDownloadDirectory(logger: logger)
             // the pipeline's factory must exist; the pipeline itself is built at the first load, so
             // the set-up does not wait for a playbin that is thrown away
@@ -189,8 +183,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                                      message: "GStreamer element '\(pipelineKind.rawValue)' is not installed")
             }
             setUpResult = .success(EngineSetUp(audioSinkDescription: sink.shown))
-            if sink.description == Self.pulseSink { watchOutputs() }
-            if outputs == nil, configuration.snapcast != nil { reportDevices([]) }
             logger.info("engine ready", metadata: ["pipeline": "\(pipelineKind.rawValue)", "sink": "\(sink.shown)",
                                                    "gstreamer": "\(GStreamer.version)"])
         } catch {
@@ -297,14 +289,12 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             case .setVolume(let volume): levels.setVolume(volume)
             case .setMuted(let muted): levels.setMuted(muted)
             case .fade(let target, let length): levels.fade(to: target, over: length)
-            case .audio(let command):
-                audio.take(command)
-                pipeline?.stages?.apply(audio)
+            case .audio(.equalizer(let gains)):
+                equalizer = gains
+                pipeline?.stages?.apply(equalizer: gains)
+            case .audio(let command): levels.take(command)
             case .setOutput(let id):
-                let wasSnapcast = streamsToSnapcast
-                chosenOutput = id
-                outputs?.choose(id)
-                if streamsToSnapcast != wasSnapcast { dropPipelinesForOtherSink() }
+                if outputs.choose(id) { dropPipelinesForOtherSink() }
             case .crossfade(.prepare(let uri, let generation)): prepareCrossfade(uri, generation: generation)
             case .crossfade(.start(let length)): startCrossfade(length: length)
             case .crossfade(.cancel): crossfade.dropIncoming()
@@ -328,7 +318,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         handlerLock.withLock { built += 1 }
         if kind == .playbin3 { GStreamerQuirks.configure(playbin3: playbin) }
         guard let bus = playbin.bus else { throw GStreamerError(domain: GStreamerError.coreDomain, code: 0, message: "playbin has no bus") }
-        let sink = try makeSink()
+        let sink = try outputs.makeSink()
         playbin.set("audio-sink", sink)
         // pitch holds across rates: rate changes are seeks and scaletempo stretches time. Each
         // pipeline has a scaletempo of its own, never reused across a READY cycle: its stop()
@@ -354,7 +344,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
         playbin.set("flags", flags: flags)
         let source = DispatchSource.makeReadSource(fileDescriptor: bus.fileDescriptor, queue: queue)
-        let gains = GainStages(stream: sink.child(named: Self.pulseSinkName), front: sink.child(named: "tonearm-fade"),
+        let gains = GainStages(stream: sink.child(named: AudioOutputs.pulseSinkName), front: sink.child(named: "tonearm-fade"),
                                filter: volumeElement)
         let pipeline = EnginePipeline(playbin: playbin, kind: kind, gains: gains, bus: bus, busSource: source)
         pipeline.outputSink?.watchStreamLevels()
@@ -362,10 +352,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // remembered volume for Tonearm applies, and the levels stay on the element in front)
         levels.apply(to: gains)
         pipeline.toSnapcast = sink.child(named: SnapcastOutput.sinkName) != nil
-        pipeline.outputSink?.set("latency-time", Self.pulseLatencyTime)
-        pipeline.outputSink?.set("buffer-time", Self.pulseBufferTime)
-        if outputsLost, pipeline.outputSink != nil { watchOutputs() }
-        outputs?.route(pipeline.outputSink)
+        outputs.route(new: pipeline.outputSink)
         pipeline.stages = stages
         // the video flags and sink are chosen per load (`VideoOutput.choose`); until then, none
         try video.choose(for: pipeline, display: nil)
@@ -408,28 +395,13 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         return pipeline
     }
 
-    /// The audio sink, with a volume element in front of it for volume, mute and the sleep timer's
-    /// fade. Not in the audio filter: playsink queues about a second after its filter, so a fade
-    /// there was heard a second late and cut off at ~15% by the pause (SleepTimerServiceTests,
-    /// through a WAV capture), and a Volume or mute there was heard 1.2 s after the call on a real
-    /// PulseAudio (SoundServerTests); in front of the sink only the sink's own buffer is left.
-    private func makeSink() throws -> Element {
-        if streamsToSnapcast, let snapcast = configuration.snapcast {
-            return try Element(binDescription: "volume name=tonearm-fade ! \(snapcast.sinkDescription)")
-        }
-        let description = sinkDescription ?? "autoaudiosink"
-        if let sink = try? Element(binDescription: "volume name=tonearm-fade ! \(description)") { return sink }
-        logger.warning("the audio sink takes no volume element in front of it: the sleep timer will pause without fading",
-                       metadata: ["sink": "\(description)"])
-        return try sinkDescription.map { try Element(binDescription: $0) } ?? Element(factory: "autoaudiosink")
-    }
-
-    /// Gives `playbin` a fresh audio filter (scaletempo, the stages turned on, then our volume
-    /// element, at 1 until `OutputLevels` sets it) and returns that volume element and the stages.
+    /// Gives `playbin` a fresh audio filter (scaletempo, the equalizer when it is on, then our volume
+    /// element, the gain stage `OutputLevels` sets with ReplayGain) and returns that volume element
+    /// and the stages.
     private func installFilter(on playbin: Element) throws -> (volume: Element?, stages: AudioStages?) {
         let filter = try Element(binDescription: "scaletempo name=tonearm-tempo ! volume name=tonearm-volume")
         let stages = AudioStages(filter: filter)
-        stages?.apply(audio)
+        stages?.apply(equalizer: equalizer)
         let volumeElement = filter.child(named: "tonearm-volume")
         // a stretch that never reaches the filter is reported: legacy hlsdemux and tsdemux skip an
         // HLS segment that is not media without any message (gst-launch-1.0 -m: nothing between
@@ -453,8 +425,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // stream it opens next (gst_pulseringbuffer_acquire: else the server's saved one applies)
         kept.gains.streamReopens()
         levels.apply(to: kept.gains)
-        outputs?.route(kept.outputSink)
-        kept.stages?.apply(audio)
+        outputs.route(kept.outputSink)
+        kept.stages?.apply(equalizer: equalizer)
         // a retired pipeline's bus was set flushing for its teardown (see `PipelineTeardown.dispose`)
         kept.bus.setFlushing(false)
         return kept
@@ -465,7 +437,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// engine's queue: never call it on a queue that must answer.
     public func stopWatchingOutputs() {
         guard isStarted else { return }
-        queue.sync { outputs = nil }  // its source is cancelled, and the cancel handler lets the monitor go
+        queue.sync { outputs.stopWatching() }  // its source is cancelled, and the cancel handler lets the monitor go
         queue.sync {}  // that handler, queued on this queue, has run: gst_device_provider_stop is done
     }
 
@@ -485,7 +457,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
     /// Position" row).
     private func adopt(_ kept: EnginePipeline) {
         dispatchPrecondition(condition: .onQueue(queue))
-        if pipeline == nil, warm == nil, kept.toSnapcast == streamsToSnapcast, let filter = try? installFilter(on: kept.playbin) {
+        if pipeline == nil, warm == nil, kept.toSnapcast == outputs.streamsToSnapcast, let filter = try? installFilter(on: kept.playbin) {
             kept.gains.filter = filter.volume
             kept.stages = filter.stages
             levels.apply(to: kept.gains)
@@ -546,52 +518,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         return true
     }
 
-    /// The configured sink, `autoaudiosink` when it finds a device, else a silent sink that keeps
-    /// real time (autoaudiosink would fall back to a fakesink that runs as fast as it can: trap 7).
-    private static func chooseAudioSink(_ configuration: EngineConfiguration, logger: Logger) throws(GStreamerError)
-        -> (description: String?, shown: String) {
-        if let description = configuration.audioSink {
-            _ = try Element(binDescription: description)  // a bad description fails here, clearly
-            return (description, description)
-        }
-        let auto = try Element(factory: "autoaudiosink")
-        let result = auto.setState(.ready)
-        let children = auto.childFactoryNames
-        auto.setState(.null)
-        if result != .failure, !children.isEmpty, !children.contains(where: { $0.hasPrefix("fake") }) {
-            // named, so that the output can be moved from device to device (`OutputRouter`)
-            if children == ["pulsesink"] { return (pulseSink, "autoaudiosink (pulsesink)") }
-            return (nil, "autoaudiosink (\(children.joined(separator: ",")))")
-        }
-        let silent = "fakesink sync=true"
-        logger.notice("no sound device found: playing silently in real time (set TONEARM_AUDIO_SINK to choose a sink)")
-        return (silent, silent)
-    }
-
-    /// What autoaudiosink chose when it found a PulseAudio (or pipewire-pulse) server: the same
-    /// sink, named, for `OutputRouter`.
-    private static let pulseSinkName = "tonearm-sink"
-    private static let pulseSink = "pulsesink name=\(pulseSinkName)"
-    /// pulsesink's `latency-time` and `buffer-time` in µs. pulsesink asks the server for a buffer
-    /// of `buffer-time` (tlength) refilled in requests of `latency-time` (minreq), and the server,
-    /// asked to adjust the latency, gives the device (tlength - 2 minreq) / 2 of it
-    /// (PulseAudio 16 protocol-native.c fix_playback_buffer_attr): 100/300 ms wake the player
-    /// and the server about 10 times a second for the stream (pulsesink's default 10/200 ms: 100
-    /// times), and leave the device 50 ms, which is what a move between devices and a pause on a
-    /// sink that cannot rewind take to be heard. Volume and mute are the stream's (`OutputLevels`),
-    /// applied by the server whatever the buffer; a pause corks the stream, a seek flushes it.
-    private static let pulseLatencyTime: UInt64 = 100_000
-    private static let pulseBufferTime: UInt64 = 300_000
-
-    /// Tells the player the output devices: the sound server's, and the snapserver's if one is
-    /// configured.
-    private func reportDevices(_ devices: [OutputDevice]) {
-        deliver(.outputs(devices + (configuration.snapcast.map { [$0.device] } ?? [])), load?.generation ?? Generation(0))
-    }
-
-    /// The chosen output is the configured snapserver: pipelines are built with its sink.
-    private var streamsToSnapcast: Bool { chosenOutput == SnapcastOutput.id && configuration.snapcast != nil }
-
     /// The output moved between the snapserver and the sound server: a pipeline built for the other
     /// sink is no use (the player loads the current item again; `PlayerMachine.setOutput`).
     private func dropPipelinesForOtherSink() {
@@ -600,25 +526,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             warm = nil
             letGo(kept)
         }
-    }
-
-    /// Starts watching the output devices; the player hears of them, and the sinks move as the
-    /// chosen device or the server's default comes and goes.
-    private func watchOutputs() {
-        outputs = OutputRouter(queue: queue, logger: logger, reportDevices: { [weak self] devices in
-            self?.reportDevices(devices)
-        }, moveSinks: { [weak self] in
-            guard let self else { return }
-            outputs?.route(pipeline?.outputSink)
-            outputs?.route(warm?.outputSink)
-        })
-        outputsLost = outputs == nil
-        guard let outputs else {
-            logger.notice("no output devices listed: the sound server's device monitor did not start")
-            return
-        }
-        outputs.choose(chosenOutput)
-        outputs.reportNow()
     }
 
     // MARK: Commands, on the engine's queue
@@ -864,21 +771,9 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             // captive portal's login page or an error page sent with 200
             itemError = ErrorMapping.notMedia(uri: target.0, contentType: itemResponse.contentType)
         }
-        if itemError.kind == .output { outputFailed() }
+        if itemError.kind == .output { outputs.failed() }
         retire()
         deliver(.failed(itemError), target.1)
-    }
-
-    /// The output failed, most often because the sound server went away: the device monitor's
-    /// connection went with it, and the pulse provider neither reconnects nor says so (GStreamer
-    /// 1.22 pulsedeviceprovider.c), so `Outputs` would stop following hot-plug. It goes now, the
-    /// devices with it, and the next pulsesink pipeline (Play once the server is back) starts a
-    /// new one.
-    private func outputFailed() {
-        guard outputs != nil else { return }
-        outputs = nil
-        outputsLost = true
-        deliver(.outputs([]), load?.generation ?? Generation(0))
     }
 
     private func deliver(_ event: EngineEvent, _ generation: Generation) {

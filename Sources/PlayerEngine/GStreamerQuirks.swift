@@ -3,12 +3,20 @@ import GStreamer
 import PlayerModel
 
 /// Where the GStreamer versions Tonearm runs on (Debian 12: 1.22.0, Debian 13: 1.26.2) behave
-/// differently for network streams, and what the engine does about it: said here once, with the
-/// GStreamer source that behaves so, so that what a person sees when a stream fails, stalls or
-/// seeks is the same on both.
+/// differently (network streams, a looping video), and what the engine does about it: said here
+/// once, with the GStreamer source that behaves so, so that what a person sees when a stream
+/// fails, stalls or seeks is the same on both.
 ///
 /// Each difference names the versions, the GStreamer source file that behaves so, and the test
 /// that holds the behaviour the same on both.
+///
+/// A video that loops (`LoopStatus` `Track`, the engine's segment seeks): a lap lasts
+/// the file's duration on 1.26, where qtdemux moves its position to the segment's end before
+/// SEGMENT_DONE (qtdemux.c 1.26 gst_qtdemux_loop, "End of segment, updating segment.position";
+/// GStreamer commit 422fca76ca), so a video shorter than its audio (AAC's last frame) holds its
+/// last frame until the lap ends (the 2 s test clip's audio is 2.02 s: about 50 ms in all, where a
+/// frame lasts 33). On 1.22 the next lap's running time began at the demuxer's last timestamp,
+/// a frame's start: the last frame was cut from each lap.
 enum GStreamerQuirks {
     /// souphttpsrc's `retries` is 0, so that Tonearm's reconnect policy (its attempts, its delays,
     /// the `reconnecting` wait a client sees) and the demuxers' own (hlsdemux's fragment and

@@ -2,6 +2,7 @@ import Dispatch
 import GStreamer
 import Glibc
 import Logging
+import PlayerModel
 
 /// A level as the sound server keeps a stream's: its linear volume and its mute.
 struct StreamLevel: Equatable, Sendable, CustomStringConvertible {
@@ -82,19 +83,34 @@ struct StreamEcho: Equatable, Sendable {
     }
 }
 
+/// ReplayGain as the player last asked: album mode (else track) and the pre-amp for the stream
+/// playing now (off: nil), and album mode for the gapless next one (nil: as the current one).
+struct ReplayGainSetting: Equatable, Sendable {
+    var albumMode: Bool?
+    var preamp = 0.0
+    var nextAlbumMode: Bool?
+}
+
 /// The gain stages of one pipeline, which only `OutputLevels` sets: the stream's own volume and
 /// mute at the sound server (pulsesink on the default path), the `volume` element in front of the
-/// sink, and the one in the audio filter. Confined to the engine's queue.
+/// sink, and the one in the audio filter, which also carries ReplayGain. Confined to the engine's
+/// queue.
 final class GainStages {
     /// The pulsesink whose stream's volume and mute the server applies at once, whatever the sink
-    /// buffers (300 ms there: `GStreamerEngine.pulseBufferTime`).
+    /// buffers (300 ms there: `AudioOutputs.pulseBufferTime`).
     let stream: Element?
     /// The `volume` element in front of the sink (nil: the sink's description would not take one).
     let front: Element?
     /// The audio filter's `volume` element, replaced with the filter.
     var filter: Element? {
-        didSet { filterLevel = nil }
+        didSet {
+            replayGain = filter.flatMap(ReplayGainProbe.init(on:))
+            filterLevel = nil
+            replayGainGiven = nil
+        }
     }
+    /// The filter's element as a gain stage (`ReplayGainProbe`): ReplayGain times its level.
+    private(set) var replayGain: ReplayGainProbe?
     /// Its stream opens as it plays (a live source, a crossfade's item started from READY): no
     /// preroll gives it the levels before it is heard, so the element in front carries them until
     /// the server has told of it. Otherwise the stream is given them at its preroll.
@@ -104,12 +120,18 @@ final class GainStages {
     /// What the two elements were set to last: each is set only for a change.
     fileprivate var frontLevel: StreamLevel?
     fileprivate var filterLevel: StreamLevel?
+    /// The ReplayGain setting the filter's stage was given last.
+    fileprivate var replayGainGiven: ReplayGainSetting?
 
     init(stream: Element?, front: Element?, filter: Element?) {
         self.stream = stream
         self.front = front
         self.filter = filter
+        replayGain = filter.flatMap(ReplayGainProbe.init(on:))
     }
+
+    /// The ReplayGain factor the filter applies now (1: off, or an untagged stream).
+    var replayGainFactor: Double { replayGain?.factor ?? 1 }
 
     /// The pipeline is used again (a release kept it in NULL): its next stream is a new one, which
     /// pulsesink opens with the level last set on it (gst_pulseringbuffer_acquire: else the server's
@@ -121,14 +143,20 @@ final class GainStages {
 }
 
 /// The one owner of the output's levels (design brief, "Levels have one owner"): it holds the
-/// volume, the mute, the sleep timer's fade and a crossfade's ramp, computes from them the one gain
-/// each pipeline applies, and sets it once, where it applies: the stream's own volume and mute at
-/// the sound server on the default path's pulsesink, else the element in front of the sink, else
-/// the filter's (and then no fade). It gives the stream each level and recognises the server's
-/// reports of them (`StreamEcho`), so that only someone else's setting reaches the player. Fades
+/// volume, the mute, the sleep timer's fade, a crossfade's ramp and ReplayGain, computes from them
+/// the one gain each pipeline applies, and sets it once, where it applies: the stream's own volume
+/// and mute at the sound server on the default path's pulsesink, else the element in front of the
+/// sink, else the filter's (and then no fade). ReplayGain is never the stream's: the stream's
+/// volume is what the desktop's slider shows and MPRIS `Volume` reads. It is the filter's stage
+/// (`ReplayGainProbe`), whose level is 1 where another stage carries the rest and the volume and
+/// mute where none does; the stage's probe reads each stream's tags and changes the factor at the
+/// stream's own boundary, in its order (a gapless next track's first buffer already has its own
+/// factor, which a setting sent from this queue on the probe's word would reach some buffers late).
+/// It gives the stream each level and recognises the server's reports of them (`StreamEcho`), so
+/// that only someone else's setting reaches the player. Fades
 /// are ramps with a target and a length, stepped by one timer on the engine's queue that exists
 /// while one runs. (mpv's `audio_update_volume` computes one gain from volume, mute and
-/// ReplayGain and sets it once; ReplayGain is set by the filter's probe, `AudioStages`.)
+/// ReplayGain and sets it once.)
 /// Confined to the engine's queue.
 final class OutputLevels {
     /// The engine's pipelines now, each with its part in a crossfade: the current one, the
@@ -194,6 +222,9 @@ final class OutputLevels {
     /// the square of the time left (what `SleepTimer` chose: it falls more evenly in loudness than a
     /// linear amplitude). It runs whether the pipeline plays or not: the timer counts the evening.
     private var fade = Ramp.still(1)
+    /// ReplayGain, on the filter's stage of the current and the prepared pipeline (the one fading
+    /// out keeps what its item had).
+    private(set) var replayGain = ReplayGainSetting()
     /// A crossfade's progress from 0 to 1, held while paused: sin for the item coming in, cos
     /// for the one going out (equal power).
     private var crossfade: Ramp?
@@ -225,6 +256,22 @@ final class OutputLevels {
     func setMuted(_ muted: Bool) {
         self.muted = muted
         applyAll()
+    }
+
+    /// A ReplayGain setting of the player's (`AudioCommand`); false for the equalizer, not a level.
+    @discardableResult
+    func take(_ command: AudioCommand) -> Bool {
+        let before = replayGain
+        switch command {
+        case .replayGain(let albumMode, let preamp):
+            replayGain.albumMode = albumMode
+            replayGain.preamp = preamp
+        case .replayGainOff: replayGain.albumMode = nil
+        case .nextAlbumMode(let albumMode): replayGain.nextAlbumMode = albumMode
+        case .equalizer: return false
+        }
+        if replayGain != before { applyAll() }
+        return true
     }
 
     /// The sleep timer's fade goes from where it is to `target` over `length` (at once when zero).
@@ -296,6 +343,11 @@ final class OutputLevels {
     func apply(to stages: GainStages) { apply(to: stages, pipelines(), at: .now) }
 
     private func apply(to stages: GainStages, _ pipelines: Pipelines, at now: ContinuousClock.Instant) {
+        if let probe = stages.replayGain, stages !== pipelines.outgoing, stages.replayGainGiven != replayGain {
+            stages.replayGainGiven = replayGain
+            probe.set(replayGain.albumMode.map { ($0, replayGain.preamp) })
+            probe.setNext(albumMode: replayGain.nextAlbumMode)
+        }
         let level = level(of: stages, pipelines, at: now)
         let unity = StreamLevel(volume: 1, muted: false)
         if stages.stream != nil {
@@ -327,6 +379,7 @@ final class OutputLevels {
     private func setFilter(of stages: GainStages, _ level: StreamLevel) {
         guard let filter = stages.filter, stages.filterLevel != level else { return }
         stages.filterLevel = level
+        if let probe = stages.replayGain { return probe.setLevel(level.volume, muted: level.muted) }
         filter.set("volume", level.volume)
         filter.set("mute", level.muted)
     }

@@ -90,8 +90,24 @@ say("window \(child)")
 
 let mailbox = Mailbox()
 detachThread(name: "tonearm-video.in") {
-    // stdin's lines, as they come; its end (tonearmd gone) is a quit
-    while let line = readLine(strippingNewline: true) { mailbox.post(line) }
+    // stdin's lines, as they come; its end (tonearmd gone) is a quit. Read with read(2), not
+    // readLine: its getline holds stdin's FILE lock while it waits, and from glibc 2.38 on exit()
+    // takes every FILE's lock to flush it (libio/genops.c _IO_flush_all; glibc commit af130d2709,
+    // "Always do locking when accessing streams"), so on Debian 13 (glibc 2.41) the program hung in
+    // exit after "quit" or SIGTERM until tonearmd closed its stdin: the window went, but tonearmd
+    // heard of it only then (MPRIS CanRaise stayed true while the next audio item played).
+    var pending: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 512)
+    while true {
+        let count = Files.read(0, into: &buffer)
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { break }
+        pending += buffer.prefix(count)
+        while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+            mailbox.post(String(decoding: pending[..<newline], as: UTF8.self))
+            pending.removeSubrange(...newline)
+        }
+    }
     mailbox.post("quit")
 }
 

@@ -46,6 +46,19 @@ final class AudioFilterTests: XCTestCase {
         }
     }
 
+    /// ReplayGain and the volume are one gain (`OutputLevels`): a track tagged -6 dB played at
+    /// volume 0.5 (-6.02 dB), both set before it starts, is heard 12 dB under the same tone at 1.
+    func testATaggedTracksGainIsHeardTogetherWithAVolumeSetAtTheSameTime() throws {
+        let plain = try capture(try tagged("plain"), name: "plain")
+        for pipeline in EngineConfiguration.PipelineKind.allCases {
+            let both = try capture(try tagged("both-\(pipeline)", "replaygain-track-gain=-6.0"), name: "both-\(pipeline)", pipeline: pipeline) {
+                $0.setReplayGainMode(.track)
+                $0.setVolume(0.5)
+            }
+            XCTAssertEqual(decibels(both, plain), -6 + 20 * log10(0.5), accuracy: 0.1, "on \(pipeline)")
+        }
+    }
+
     func testReplayGainOffPlaysTheTaggedFileAsItIs() throws {
         let file = try tagged("off", "replaygain-track-gain=-6.0")
         let plain = try capture(try tagged("plain"), name: "plain")
@@ -114,6 +127,14 @@ final class AudioFilterTests: XCTestCase {
         XCTAssertEqual(decibels(tail, plain), 0, accuracy: 0.1, "the second track at its own level")
         let head = Array(samples[(samples.count / 8)..<(samples.count * 3 / 8)])
         XCTAssertEqual(decibels(head, plain), -6, accuracy: 0.1, "the first track 6 dB down")
+        // at the boundary itself: the second track's first 100 ms at its own level, the first's
+        // last 100 ms still 6 dB down (the factor changes in the stream's order, not when the engine
+        // hears of the switch: a FLAC frame is 93 ms, so a late change would leave this one down)
+        let window = 2 * MediaGenerator.sampleRate / 10, boundary = samples.count - plain.count
+        let start = Array(samples[boundary..<boundary + window]), plainStart = Array(plain[0..<window])
+        XCTAssertEqual(decibels(start, plainStart), 0, accuracy: 0.2, "the second track's first 100 ms")
+        let end = Array(samples[boundary - window..<boundary]), plainEnd = Array(plain[plain.count - window..<plain.count])
+        XCTAssertEqual(decibels(end, plainEnd), -6, accuracy: 0.2, "the first track's last 100 ms")
     }
 
     // MARK: Equalizer

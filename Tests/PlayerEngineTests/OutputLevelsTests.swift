@@ -123,6 +123,58 @@ final class OutputLevelsTests: XCTestCase {
         XCTAssertTrue(pipelines.sliderMoves.isEmpty)
     }
 
+    // MARK: ReplayGain, on the filter's stage
+
+    /// A stream tagged -6 dB through the filter's element of the current pipeline's `stages`
+    /// (with `stream` and `front`), ReplayGain in track mode and the volume at 0.5 set at once,
+    /// prerolled: the probe has read the tags. The caller sets `bin` to NULL.
+    func taggedStream(stream: Element? = nil, front: Element? = nil) throws -> (bin: Element, filter: Element, stages: GainStages) {
+        let bin = try Element(binDescription: "audiotestsrc num-buffers=20 ! taginject tags=\"replaygain-track-gain=-6.0\" ! volume name=filter ! fakesink sync=false")
+        let filter = try XCTUnwrap(bin.child(named: "filter"))
+        let stages = GainStages(stream: stream, front: front, filter: filter)
+        queue.sync {
+            pipelines.current = stages
+            levels.take(.replayGain(albumMode: false, preamp: 0))
+            levels.setVolume(0.5)
+        }
+        XCTAssertNotEqual(bin.setState(.paused), .failure)
+        XCTAssertEqual(bin.waitForState(timeout: .seconds(10)), .success, "prerolled: the tags went through the element")
+        return (bin, filter, stages)
+    }
+
+    /// With no stage at the server and none in front of the sink, the filter's element carries the
+    /// one gain: ReplayGain times the volume, set at the same time, and the mute; ReplayGain off or
+    /// the volume changed, the element follows.
+    func testReplayGainAndAVolumeSetTogetherAreOneGainOnTheFilterWhenNoOtherStageIsThere() throws {
+        let (bin, filter, stages) = try taggedStream()
+        defer { bin.setState(.null) }
+        let minus6 = pow(10, -6.0 / 20)
+        XCTAssertEqual(queue.sync { stages.replayGainFactor }, minus6, accuracy: 1e-6)
+        XCTAssertEqual(level(of: filter).volume, 0.5 * minus6, accuracy: 1e-6, "ReplayGain times the volume")
+        queue.sync { levels.setMuted(true) }
+        XCTAssertEqual(level(of: filter).muted, true)
+        XCTAssertEqual(level(of: filter).volume, 0.5 * minus6, accuracy: 1e-6, "muted apart from the volume")
+        queue.sync {
+            levels.setMuted(false)
+            levels.take(.replayGainOff)
+        }
+        XCTAssertEqual(level(of: filter), StreamLevel(volume: 0.5, muted: false), "ReplayGain off: the volume alone")
+        queue.sync { levels.take(.replayGain(albumMode: true, preamp: -3)) }
+        XCTAssertEqual(level(of: filter).volume, 0.5 * pow(10, -9.0 / 20), accuracy: 1e-6, "album mode takes the track gain when there is no album gain; plus the pre-amp")
+    }
+
+    /// ReplayGain is never the stream's: the stream's volume is what the desktop's slider shows and
+    /// what MPRIS `Volume` reads. With a stage at the server, the stream carries the volume and the
+    /// filter's element ReplayGain alone.
+    func testReplayGainStaysOffTheStreamAndTheFrontWhenTheStreamCarriesTheVolume() throws {
+        let stream = try volumeElement(), front = try volumeElement()
+        let (bin, filter, _) = try taggedStream(stream: stream, front: front)
+        defer { bin.setState(.null) }
+        XCTAssertEqual(level(of: filter).volume, pow(10, -6.0 / 20), accuracy: 1e-6, "ReplayGain alone on the filter")
+        XCTAssertEqual(level(of: stream).volume, 0.5, accuracy: 1e-6, "the volume alone on the stream")
+        XCTAssertEqual(level(of: front), StreamLevel(volume: 1, muted: false))
+    }
+
     // MARK: The server's reports, told apart by value
 
     /// The stream at `volume`, confirmed by the server.

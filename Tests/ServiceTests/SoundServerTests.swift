@@ -19,7 +19,7 @@ class SoundServerTests: SoundServerTestCase {
         try harness.waitForStatus("Paused")
         let silent = try waitForSilence(capture, after: pause, "paused")
         // the stream is corked at the server, whatever pulsesink buffers: heard silent within
-        // what the device itself holds (50 ms: see GStreamerEngine.pulseLatencyTime)
+        // what the device itself holds (50 ms: see AudioOutputs.pulseLatencyTime)
         let silence = capture.time(ofSample: silent)! - pause
         print("Pause heard \(silence) after the call")
         XCTAssertLessThan(silence, .milliseconds(300), "Pause heard \(silence) after the call")
@@ -325,6 +325,7 @@ class SoundServerTests: SoundServerTestCase {
     func testAStreamOpenedAtHalfVolumeIsHeardAtItFromItsFirstSample() throws {
         try checkAStreamOpenedAtHalfVolumeIsHeardAtItFromItsFirstSample()
     }
+    func testReplayGainIsHeardButIsNeverTheStreamsVolume() throws { try checkReplayGainIsHeardButIsNeverTheStreamsVolume() }
     func testAHundredSetsAndSliderMovesAreNeitherUndoneNorMissed() throws {
         try checkAHundredSetsAndSliderMovesAreNeitherUndoneNorMissed()
     }

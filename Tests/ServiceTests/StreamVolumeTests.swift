@@ -30,6 +30,31 @@ extension SoundServerTests {
         harness.propertiesChanged(H.player, from: mark).compactMap { $0.changed["Volume"]?.double }
     }
 
+    /// ReplayGain is heard, but the stream's volume at the server stays what the desktop's slider
+    /// shows and `Volume` reads: a track tagged -6 dB at Volume 1 is heard 6 dB down with its stream
+    /// at 100%; Volume 0.5 then puts the stream at 0.5 (79% of the server's cubic scale) and the
+    /// sound 12 dB down, ReplayGain and the volume set at once, as one gain.
+    func checkReplayGainIsHeardButIsNeverTheStreamsVolume() throws {
+        var tags = MediaGenerator.Tags()
+        tags.extra = ["replaygain-track-gain=-6.0"]
+        try startPlaying([try media.tone("tagged-minus-6", format: .flac, seconds: 30, tags: tags)])
+        let capture = try server.capture("speakers")
+        defer { capture.stop() }
+        try waitForTone(capture, "ReplayGain off: the tone as it is")
+
+        var asked = ContinuousClock.now
+        try harness.set(H.extensionInterface, "ReplayGainMode", "s", "track")
+        try waitForTone(capture, after: asked, offset: -6, "ReplayGain track: 6 dB down")
+        XCTAssertEqual(try streamPercent(), 100, "the stream's volume is not ReplayGain's")
+        XCTAssertEqual(try harness.get(H.player, "Volume").double ?? 0, 1, accuracy: 0.001)
+
+        asked = .now
+        try harness.set(H.player, "Volume", "d", "0.5")
+        try waitForTone(capture, after: asked, offset: -6 + 20 * log10(0.5), "ReplayGain and Volume 0.5: 12 dB down")
+        XCTAssertEqual(try streamPercent(), 79, "the stream carries the volume alone")
+        XCTAssertEqual(try harness.get(H.player, "Volume").double ?? 0, 0.5, accuracy: 0.001)
+    }
+
     func checkTheDesktopsSliderMovesVolumeAndMuteAndOurOwnSettingsAreAnnouncedOnce() throws {
         try startPlaying([try short("long", seconds: 30)])
         let stream = try tonearmStream()

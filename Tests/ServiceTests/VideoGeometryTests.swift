@@ -181,9 +181,20 @@ final class VideoGeometryTests: VideoTestCase {
         }
         let status = try run("status")
         XCTAssertTrue(status.contains("video    320x240"), status)
+        // `fullscreen` toggles MPRIS Fullscreen, which changes when the window says it did
+        // (VideoState.setFullscreen), so each toggle waits for that as well as for the window's
+        // size. The window says it once SDL_SetWindowFullscreen returns: SDL 2.26 (Debian 12)
+        // returned at the window manager's first change, SDL 2.32 (Debian 13) waits for two moves
+        // and a resize, at most 100 ms (SDL_x11window.c X11_SetWindowFullscreenViaWM), and openbox
+        // moves it once: the window had the screen's size 125 ms before it said so, and a second
+        // toggle read between the two set fullscreen again
+        var mark = harness.mark()
         _ = try run("fullscreen")
+        try harness.waitForChange(H.root, "Fullscreen true", from: mark) { $0["Fullscreen"]?.bool == true }
         try x.waitForX("fullscreen") { try x.geometry(of: window).size == (1024, 768) }
+        mark = harness.mark()
         _ = try run("fullscreen")
+        try harness.waitForChange(H.root, "Fullscreen false", from: mark) { $0["Fullscreen"]?.bool == false }
         try x.waitForX("back from fullscreen") { try x.geometry(of: window).size == (320, 240) }
         let other = try x.otherWindow()
         helpers.append(other.process)

@@ -124,9 +124,12 @@ final class VideoLoopTests: VideoTestCase {
             let (last, first) = (holds[lap], holds[lap + 1])
             XCTAssertLessThanOrEqual(last.hold, 2 * Self.framePeriod, "frame \(last.frame), the lap's last, was on screen at least \(Int(last.hold * 1000)) ms from \(last.at) s")
             XCTAssertLessThanOrEqual(first.hold, 2 * Self.framePeriod, "frame \(first.frame), the lap's first, was on screen at least \(Int(first.hold * 1000)) ms from \(first.at) s")
-            // a lap may end at frame 58: qtdemux starts the next lap's running time at the last
+            // a lap may end at frame 58: qtdemux 1.22 starts the next lap's running time at the last
             // frame's start (gst_segment_do_seek takes the new base from the demuxer's position,
-            // a frame's start), so a clip whose video ends last loses its last frame each lap
+            // a frame's start), so a clip whose video ends last loses its last frame each lap.
+            // qtdemux 1.26 moves its position to the segment's end first (the file's duration:
+            // GStreamerQuirks says so), so there the last frame stays until the lap's end: with
+            // audio, about 50 ms (measured on Debian 13, 4 runs of 4)
             XCTAssertGreaterThanOrEqual(last.frame, Self.frames - 2, "a lap ended at frame \(last.frame)")
             XCTAssertLessThanOrEqual(first.frame, 1, "a lap began at frame \(first.frame)")
         }

@@ -48,18 +48,22 @@ gboolean tonearm_gl_sink_use_display(GstElement *sink, const gchar *display_name
 /// for another sink, or before the sink has a GL context.
 void tonearm_gl_sink_queue_resize(GstElement *sink);
 
-/// ReplayGain for the streams through `volume` (a `volume` element), in audio_filters.c: a probe on
-/// its sink pad forgets the gains at each stream-start, reads REPLAYGAIN_* tags and Opus R128_*
-/// comments from tag events, and sets the element's volume to the gain they give (album or track
-/// gain, plus the pre-amp, capped by the peak so that nothing clips; 1 for an untagged stream).
+/// The audio filter's gain stage, a `volume` element, in audio_filters.c: its volume is the level
+/// `OutputLevels` gives it times the ReplayGain factor of the stream passing through it now. A probe
+/// on its sink pad forgets the gains at each stream-start, reads REPLAYGAIN_* tags and Opus R128_*
+/// comments from tag events, and sets the factor they give (album or track gain, plus the pre-amp,
+/// capped by the peak so that nothing clips; 1 for an untagged stream or with ReplayGain off) in the
+/// stream's own order, so a gapless next stream's factor starts with its first sample.
 /// Returns a reference for the caller (`tonearm_replay_gain_release`); NULL without a sink pad.
 typedef struct TonearmReplayGain TonearmReplayGain;
 TonearmReplayGain *tonearm_replay_gain_attach(GstElement *volume);
-/// Album mode and the pre-amp (dB) for the stream playing now; applied at once.
-void tonearm_replay_gain_set(TonearmReplayGain *gain, gboolean album_mode, gdouble pre_amp);
+/// ReplayGain on (album mode, the pre-amp in dB) or off for the stream playing now; applied at once.
+void tonearm_replay_gain_set(TonearmReplayGain *gain, gboolean enabled, gboolean album_mode, gdouble pre_amp);
 /// Album mode (0 or 1) for the next stream, taken at its stream-start; -1: none armed.
 void tonearm_replay_gain_set_next(TonearmReplayGain *gain, gint next_album_mode);
-/// The linear factor set on the volume element last.
+/// The level the stage applies besides ReplayGain (a linear volume) and its mute; applied at once.
+void tonearm_replay_gain_set_level(TonearmReplayGain *gain, gdouble level, gboolean mute);
+/// The ReplayGain factor applied now (1 with ReplayGain off).
 gdouble tonearm_replay_gain_factor_applied(TonearmReplayGain *gain);
 void tonearm_replay_gain_release(gpointer gain);
 
