@@ -137,7 +137,7 @@ generated: release
 install: generated
 	install -Dm755 $(INSTALL_BIN)/tonearm $(DESTDIR)$(BINDIR)/tonearm
 	install -Dm755 $(INSTALL_BIN)/tonearmd $(DESTDIR)$(BINDIR)/tonearmd
-	# the engine's process and the video window, beside tonearmd, which starts them (ARCHITECTURE.md, "How it runs", "Video")
+	# the engine's process and the video window, beside tonearmd, which starts them (ARCHITECTURE.md, "How it runs", "The video window, inside")
 	install -Dm755 $(INSTALL_BIN)/tonearm-engine $(DESTDIR)$(BINDIR)/tonearm-engine
 	install -Dm755 $(INSTALL_BIN)/tonearm-video $(DESTDIR)$(BINDIR)/tonearm-video
 	install -Dm644 $(GENERATED)/tonearmd.service.in $(DESTDIR)$(PREFIX)/lib/systemd/user/tonearmd.service
@@ -186,7 +186,7 @@ deb: release
 deb-test: deb
 	bash Tests/Packaging/deb-test.sh
 
-# The benchmarks (README, Benchmarks): every figure of issue 11 for tonearmd beside its floors in
+# The benchmarks (Benchmarks/README.md): every figure of issue 11 for tonearmd beside its floors in
 # the same run (a libdbus echo service and bare playbin, compiled or started by the driver), then
 # the queue at 10,000 items and the activation of a 10,000-entry playlist. PEERS=mpv,vlc also runs
 # mpv and VLC (installed from Debian when missing), PEERS=mpd,mpv,vlc MPD as well (on the sound

@@ -33,7 +33,7 @@ public struct EngineConfiguration: Sendable, Codable, Equatable {
     /// becomes an error that the player reconnects after. 10 s rides out a Wi-Fi hiccup and does
     /// not leave a dead connection silent for long.
     public var networkTimeout: Duration = .seconds(10)
-    /// A snapserver's TCP source offered as the output `snapcast` (`TONEARM_SNAPCAST`, README
+    /// A snapserver's TCP source offered as the output `snapcast` (`TONEARM_SNAPCAST`, docs/sound.md
     /// "Snapcast"); nil: none.
     public var snapcast: SnapcastOutput?
 

@@ -69,7 +69,7 @@ extension MPRISService {
                 .typed("Volume", get: { [player] in player.state.volume }, set: { [player] (volume: Double) in
                     guard volume.isFinite else { throw DBusError.invalidArgs("Volume must be a finite number from 0 to 1, not \(volume)") }
                     // MPRIS Player.Volume: "if a negative value is passed, the volume should be set to 0.0"; the
-                    // spec allows more than 1.0 but asks clients not to: the model keeps 0...1 (README)
+                    // spec allows more than 1.0 but asks clients not to: the model keeps 0...1 (docs/dbus.md)
                     player.setVolume(max(volume, 0))
                 }),
                 .typed("Position", emitsChanged: .false, get: { [unowned self] in clientPosition(player.position) }),

@@ -2,8 +2,8 @@ import DBus
 import FoundationEssentials
 import PlayerModel
 
-/// Stop after the current track and the sleep timer on io.github.tonearm.Player1 (README, "The
-/// D-Bus surface"): `StopAfterCurrent`, `SleepTimerDeadline`, `SetSleepTimer`, `CancelSleepTimer`.
+/// Stop after the current track and the sleep timer on io.github.tonearm.Player1 (docs/dbus.md, "Stop
+/// after the current track, and the sleep timer"): `StopAfterCurrent`, `SleepTimerDeadline`, `SetSleepTimer`, `CancelSleepTimer`.
 /// Announced by `.stopAfterCurrentChanged` and `.sleepTimerChanged` (the extension's change rules).
 extension MPRISService {
     func bedtimeMethods() -> [InterfaceDescription.Method] {

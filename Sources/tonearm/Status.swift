@@ -78,7 +78,7 @@ enum Format {
         return lines.map { "\($0.0 + String(repeating: " ", count: max(1, 9 - $0.0.count)))\($0.1)" }.joined(separator: "\n")
     }
 
-    /// `status --json`: the schema of the README's "tonearm status --json". Keys sorted, so the text is
+    /// `status --json`: the schema in docs/command-line.md, "tonearm status --json". Keys sorted, so the text is
     /// stable too. Add keys, never change or remove one (and bump `version` if that ever must happen).
     struct JSONStatus: Encodable {
         struct Failure: Encodable { var name: String; var message: String }

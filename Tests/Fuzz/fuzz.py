@@ -884,14 +884,14 @@ class Run:
                     continue  # a rate may be refused asynchronously; Fullscreen is not supported
                 elif p in ("Equalizer", "EqualizerPreset"):
                     # each sets the other, and SaveEqualizerPreset/DeleteEqualizerPreset change the
-                    # preset (docs/sound.md): held to what they may be, not to the last Set
+                    # preset (docs/dbus.md): held to what they may be, not to the last Set
                     if p == "Equalizer":
                         ok = len(now) == 10 and all(math.isfinite(g) and -12 <= g <= 12 for g in now)
                     else:
                         presets = got.get("EqualizerPresets", (None, []))[1]
                         ok = now == "" or now in presets
                 elif p == "Crossfade":
-                    ok = abs(now - v) <= 0.0005  # kept to the millisecond (docs/sound.md)
+                    ok = abs(now - v) <= 0.0005  # kept to the millisecond (docs/dbus.md)
                 elif p == "StopAfterCurrent":
                     ok = now == v or not now  # true clears itself when the current item ends
                 else:

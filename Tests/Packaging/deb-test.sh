@@ -4,7 +4,7 @@
 #      activation file and the desktop entry naming /usr/bin/tonearmd, its icon in hicolor, man pages and completions that say what the
 #      parsers accept, and programs that run from there with no Swift toolchain libraries;
 #   2. its control fields: GStreamer's plugin packages and a session bus among the dependencies;
-#   3. as root (unless DEB_TEST_INSTALL=0): apt-get installs it, a client call on a fresh session
+#   3. as root (unless DEB_TEST_INSTALL=0): apt-get installs it, man finds its pages by name, a client call on a fresh session
 #      bus starts tonearmd through D-Bus activation and it plays a generated file; systemd-analyze
 #      accepts the unit, and a bus with systemd activation asks for tonearmd.service; then dpkg
 #      removes it and none of its files is left.
@@ -106,6 +106,11 @@ install_test() {
     fi
     check "apt-get installs it with its dependencies" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$package"
     check "dpkg lists its files" bash -c "dpkg -L tonearm | grep -qx /usr/bin/tonearmd"
+    # issue 41 asks for `man tonearm-dbus` after installing the package, by name, not man -l of a file
+    check "man finds each page by name once installed (man tonearm-dbus, man tonearmd, man tonearm)" bash -c \
+        "[ \"\$(man -w tonearm-dbus)\" = /usr/share/man/man7/tonearm-dbus.7.gz ] &&
+         [ \"\$(man -w tonearmd)\" = /usr/share/man/man1/tonearmd.1.gz ] && [ \"\$(man -w 1 tonearm)\" = /usr/share/man/man1/tonearm.1.gz ] &&
+         MANWIDTH=80 man tonearm-dbus 2>/dev/null | grep -qF 'INTERFACE io.github.tonearm.Player1'"
     # a saved state and playlists of this run only: the service the bus activates inherits the
     # bus's environment, and would otherwise resume what an earlier run left in ~/.local/state
     export XDG_STATE_HOME="$work/state" XDG_MUSIC_DIR="$work/music"
