@@ -88,11 +88,12 @@ enum GStreamerQuirks {
     /// never sees the stream buffering (WatchTests, a slow server: no buffering below 100 on
     /// 1.26.2 in `playbin3`; 1% then 100% in legacy `playbin`, on 1.22.0 and 1.26.2 alike).
     ///
-    /// So every network item goes to legacy `playbin`, not only those named `.m3u8`: an HLS
-    /// playlist served under another name is then in legacy `playbin` from the start (its
-    /// Content-Type, `application/vnd.apple.mpegurl`, was once seen in `playbin3` and the item
-    /// loaded again), and an HTTP file buffers as on 1.22. A `.m3u8` file on disk goes there too:
-    /// `hlsdemux2` would fetch its segments.
+    /// So every network item goes to legacy `playbin`, not only those named `.m3u8`: an HTTP file
+    /// buffers as on 1.22, and an HLS playlist served under another name is in legacy `playbin`
+    /// from the start, with no second load once its Content-Type is seen (the only place the
+    /// engine learns one is souphttpsrc's `http-headers`, so only http and https items ever had
+    /// that). A `.m3u8` file on disk goes there too: `hlsdemux2` would fetch its segments. A file
+    /// on disk holding a playlist under another name is not told apart: it plays in the default.
     ///
     /// Legacy `hlsdemux` cannot stand in under `playbin3` on 1.26 (urisourcebin refuses a demuxer
     /// that posts no stream collection: gsturisourcebin.c "Adaptive demuxer is not
@@ -108,15 +109,6 @@ enum GStreamerQuirks {
         let hls = uri.url.pathExtension.lowercased() == "m3u8"
         guard !uri.isFile || hls, kind == .playbin3, !configured, (version.major, version.minor) >= (1, 24) else { return kind }
         return .playbin
-    }
-
-    /// Whether an item loaded in `kind` is to be loaded again in legacy `playbin` because the
-    /// answer for its own URI, with `contentType`, is an HLS playlist (RFC 8216 section 4:
-    /// `application/vnd.apple.mpegurl` or `audio/mpegurl`) that its name did not tell.
-    static func reloadsAsHLS(contentType: String?, in kind: EngineConfiguration.PipelineKind, configured: Bool,
-                             version: Version = GStreamer.versionNumbers) -> Bool {
-        guard let type = contentType?.lowercased(), type.contains("mpegurl") else { return false }
-        return kind == .playbin3 && !configured && (version.major, version.minor) >= (1, 24)
     }
 
     typealias Version = (major: Int, minor: Int, micro: Int)

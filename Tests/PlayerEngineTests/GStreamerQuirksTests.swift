@@ -32,14 +32,4 @@ final class GStreamerQuirksTests: XCTestCase {
         XCTAssertEqual(GStreamerQuirks.pipeline(for: localFile, default: .playbin, configured: false, version: v122), .playbin)
         XCTAssertEqual(GStreamerQuirks.pipeline(for: localFile, default: .playbin, configured: true, version: v126), .playbin)
     }
-
-    func testAPlaylistKnownByItsContentTypeIsLoadedAgainInLegacyPlaybin() {
-        XCTAssertTrue(GStreamerQuirks.reloadsAsHLS(contentType: "application/vnd.apple.mpegurl", in: .playbin3, configured: false, version: v126))
-        XCTAssertTrue(GStreamerQuirks.reloadsAsHLS(contentType: "audio/x-mpegURL", in: .playbin3, configured: false, version: v126))
-        XCTAssertFalse(GStreamerQuirks.reloadsAsHLS(contentType: "audio/mpeg", in: .playbin3, configured: false, version: v126))
-        XCTAssertFalse(GStreamerQuirks.reloadsAsHLS(contentType: nil, in: .playbin3, configured: false, version: v126))
-        // already there, or asked for
-        XCTAssertFalse(GStreamerQuirks.reloadsAsHLS(contentType: "application/vnd.apple.mpegurl", in: .playbin, configured: false, version: v126))
-        XCTAssertFalse(GStreamerQuirks.reloadsAsHLS(contentType: "application/vnd.apple.mpegurl", in: .playbin3, configured: true, version: v126))
-    }
 }
