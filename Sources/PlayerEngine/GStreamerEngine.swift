@@ -332,7 +332,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
 
     // MARK: Commands, on the engine's queue
 
-    private func load(_ uri: MediaURI, generation: Generation, isRetry: Bool = false, kind: EngineConfiguration.PipelineKind? = nil) {
+    private func load(_ uri: MediaURI, generation: Generation, isRetry: Bool = false) {
         dispatchPrecondition(condition: .onQueue(queue))
         retire()
         if case .failure(let error) = setUpResult {
@@ -345,7 +345,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
         let fresh: EnginePipeline
         do {
-            fresh = try pipelines.forLoad(kind ?? pipelineKind(for: uri))
+            fresh = try pipelines.forLoad(pipelineKind(for: uri))
         } catch {
             deliver(.failed(ItemError(.other, "cannot build a pipeline: \(error)")), generation)
             return
@@ -631,10 +631,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             deliver(.endOfStream, generation)
         case .httpResponse(let responseURI, let status, let contentType, let contentLength):
             load?.heard(response: responseURI, status: status, contentType: contentType, contentLength: contentLength)
-            if let uri = load?.uri, responseURI == uri.string, status < 300,
-               GStreamerQuirks.reloadsAsHLS(contentType: contentType, in: pipeline.kind, configured: configuration.pipeline != nil) {
-                reloadInLegacyPlaybin(pipeline, uri, generation)
-            }
         case .error(let error):
             fail(error)
         case .warning(let warning):
@@ -676,17 +672,6 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         case .latency, .other:
             break
         }
-    }
-
-    /// An HLS playlist whose name did not say so, found in `playbin3` by its answer's Content-Type:
-    /// loaded again in legacy `playbin` (`GStreamerQuirks.pipeline(for:)`), before it prerolled,
-    /// going where the first was asked to go.
-    private func reloadInLegacyPlaybin(_ first: EnginePipeline, _ uri: MediaURI, _ generation: Generation) {
-        logger.info("an HLS playlist: playing it in legacy playbin", metadata: ["uri": "\(uri)"])
-        let state = first.playbin.currentState
-        let plays = load?.playsAfterPreroll == true || state.current == .playing || state.pending == .playing
-        load(uri, generation: generation, kind: .playbin)
-        if pipeline != nil { load?.playsAfterPreroll = plays }
     }
 
     // MARK: Video loops

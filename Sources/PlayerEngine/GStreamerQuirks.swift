@@ -56,20 +56,23 @@ enum GStreamerQuirks {
     /// gstdownloadbuffer.c DEFAULT_MAX_SIZE_TIME), and that is how long playing waits at the start
     /// and after a seek on Debian 12, where legacy playbin is the default. playbin3's urisourcebin
     /// sets 5 s when buffer-duration is -1 (gsturisourcebin.c 1.26.2 ACTUAL_DEFAULT_BUFFER_DURATION,
-    /// update_queue_values), so on Debian 13, where playbin3 is the default, a WAV over HTTP arriving
-    /// a little faster than it plays was still buffering (at 65%) 5 s in, when the test's server
-    /// dropped it, and resumed at 0 (ReconnectServiceTests).
+    /// update_queue_values), so on Debian 13 in playbin3 a WAV over HTTP arriving a little faster
+    /// than it plays was still buffering (at 65%) 5 s in, when the test's server dropped it, and
+    /// resumed at 0 (ReconnectServiceTests). Network items play in legacy playbin there now unless
+    /// `playbin3` is configured (`pipeline(for:)`); this holds for that case.
     static func configure(playbin3 playbin: Element) {
         playbin.set("buffer-duration", parsing: "2000000000")
     }
 
     /// The playbin that plays `uri`: `kind` (the configured one, or the recommended one for this
-    /// GStreamer, `PipelineKind.recommended`), except an HLS playlist on GStreamer 1.24 or later when
-    /// no pipeline was configured, which plays in legacy `playbin`, as it does on 1.22.
+    /// GStreamer, `PipelineKind.recommended`), except a network item (http, https) or an HLS
+    /// playlist (a path ending in `.m3u8`, RFC 8216 section 4) on GStreamer 1.24 or later when no
+    /// pipeline was configured, which plays in legacy `playbin`, as every item does on 1.22, whose
+    /// default it is. Files stay in `playbin3`. Two reasons, each a thing a person sees:
     ///
-    /// From 1.24 on the recommended `playbin3` plays HLS with `hlsdemux2` (gst-plugins-good
-    /// ext/adaptivedemux2), which on 1.26.2 tells a person less, and less truly, than legacy
-    /// `hlsdemux` (gst-plugins-bad ext/hls, still built in 1.26) when a segment fails:
+    /// 1. HLS. From 1.24 on the recommended `playbin3` plays HLS with `hlsdemux2`
+    /// (gst-plugins-good ext/adaptivedemux2), which on 1.26.2 tells a person less, and less truly,
+    /// than legacy `hlsdemux` (gst-plugins-bad ext/hls, still built in 1.26) when a segment fails:
     /// - it downloads segments itself (downloadhelper.c, no souphttpsrc, so no `http-headers`
     ///   message), and its error names no segment: the details hold only `http-status-code`
     ///   (gstadaptivedemux-stream.c gst_adaptive_demux2_stream_error), and the message that would
@@ -86,6 +89,20 @@ enum GStreamerQuirks {
     /// NetworkServiceTests hold these on both (run with TONEARM_TEST_PIPELINE=playbin on 1.26.2,
     /// they passed there but for a live reconnect that the souphttpsrc retries above had hidden).
     ///
+    /// 2. Buffering. An HTTP file under `playbin3` 1.26.2 shows no buffering below 100%: its
+    /// urisourcebin's downloadbuffer starts at 0% without posting it, reads as the bytes come and
+    /// stays at 0% until the file is whole, then posts 100 (GST_DEBUG=downloadbuffer:5;
+    /// gstdownloadbuffer.c update_buffering posts a percent only when it changes), so a client
+    /// never sees the stream buffering (WatchTests, a slow server: no buffering below 100 on
+    /// 1.26.2 in `playbin3`; 1% then 100% in legacy `playbin`, on 1.22.0 and 1.26.2 alike).
+    ///
+    /// So every network item goes to legacy `playbin`, not only those named `.m3u8`: an HTTP file
+    /// buffers as on 1.22, and an HLS playlist served under another name is in legacy `playbin`
+    /// from the start, with no second load once its Content-Type is seen (the only place the
+    /// engine learns one is souphttpsrc's `http-headers`, so only http and https items ever had
+    /// that). A `.m3u8` file on disk goes there too: `hlsdemux2` would fetch its segments. A file
+    /// on disk holding a playlist under another name is not told apart: it plays in the default.
+    ///
     /// Legacy `hlsdemux` cannot stand in under `playbin3` on 1.26 (urisourcebin refuses a demuxer
     /// that posts no stream collection: gsturisourcebin.c "Adaptive demuxer is not
     /// streams-aware"), so the playbin is what changes. Under legacy `playbin`, decodebin2 tries
@@ -93,29 +110,14 @@ enum GStreamerQuirks {
     /// `hlsdemux`'s PRIMARY), which refuses to go to READY outside a streams-aware bin
     /// (gstadaptivedemux.c gst_adaptive_demux_change_state, "Element requires a streams-aware
     /// context."), and takes `hlsdemux` next. A configured pipeline (`--pipeline`,
-    /// `TONEARM_PIPELINE`) is kept as it is: `playbin3` there is `hlsdemux2`'s behaviour, above.
-    ///
-    /// HLS is known here by its name, a path ending in `.m3u8` (RFC 8216 section 4); one served
-    /// under another name is known by its Content-Type once the playlist answers, and loaded again
-    /// in legacy `playbin` then (`reloadsAsHLS`).
+    /// `TONEARM_PIPELINE`) is kept as it is: `playbin3` there is `hlsdemux2`'s behaviour and
+    /// the downloadbuffer's, above.
     static func pipeline(for uri: MediaURI, default kind: EngineConfiguration.PipelineKind, configured: Bool,
                          version: Version = GStreamer.versionNumbers) -> EngineConfiguration.PipelineKind {
-        guard uri.url.pathExtension.lowercased() == "m3u8" else { return kind }
-        return hlsInLegacyPlaybin(default: kind, configured: configured, version: version) ? .playbin : kind
-    }
-
-    /// Whether an item loaded in `kind` is to be loaded again in legacy `playbin` because the
-    /// answer for its own URI, with `contentType`, is an HLS playlist (RFC 8216 section 4:
-    /// `application/vnd.apple.mpegurl` or `audio/mpegurl`) that its name did not tell.
-    static func reloadsAsHLS(contentType: String?, in kind: EngineConfiguration.PipelineKind, configured: Bool,
-                             version: Version = GStreamer.versionNumbers) -> Bool {
-        guard let type = contentType?.lowercased(), type.contains("mpegurl") else { return false }
-        return hlsInLegacyPlaybin(default: kind, configured: configured, version: version)
+        let hls = uri.url.pathExtension.lowercased() == "m3u8"
+        guard !uri.isFile || hls, kind == .playbin3, !configured, (version.major, version.minor) >= (1, 24) else { return kind }
+        return .playbin
     }
 
     typealias Version = (major: Int, minor: Int, micro: Int)
-
-    private static func hlsInLegacyPlaybin(default kind: EngineConfiguration.PipelineKind, configured: Bool, version: Version) -> Bool {
-        kind == .playbin3 && !configured && (version.major, version.minor) >= (1, 24)
-    }
 }
