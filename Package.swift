@@ -29,10 +29,9 @@ let package = Package(
             name: "CSDL2", pkgConfig: "sdl2",
             providers: [.apt(["libsdl2-dev"])]),
         // libpulse, for the sound server's default sink (the engine only: GStreamer 1.22's pulse
-        // device provider never follows it)
-        .systemLibrary(
-            name: "CPulse", pkgConfig: "libpulse",
-            providers: [.apt(["libpulse-dev"])]),
+        // device provider never follows it), opened with dlopen where it is used (tonearm_pulse.h);
+        // its header comes from libpulse-dev
+        .target(name: "CPulse"),
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),

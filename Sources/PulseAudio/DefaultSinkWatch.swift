@@ -18,50 +18,51 @@ public final class DefaultSinkWatch: @unchecked Sendable {
     private let changed: @Sendable (String?) -> Void
 
     /// Connects to the server libpulse finds (`PULSE_SERVER`, the runtime directory's socket) as
-    /// `clientName`, without starting one; nil when libpulse cannot even start (no connection is
-    /// tried then). A server that is not there calls `changed(nil)` once.
+    /// `clientName`, without starting one; nil when libpulse is not installed (it is opened here,
+    /// not linked: `tonearm_pulse.h`) or cannot even start (no connection is tried then). A server
+    /// that is not there calls `changed(nil)` once.
     public init?(clientName: String, changed: @escaping @Sendable (String?) -> Void) {
-        guard let mainloop = pa_threaded_mainloop_new() else { return nil }
-        guard let context = pa_context_new(pa_threaded_mainloop_get_api(mainloop), clientName) else {
-            pa_threaded_mainloop_free(mainloop)
+        guard tonearm_pulse_open() == 1, let mainloop = tonearm_pa_threaded_mainloop_new() else { return nil }
+        guard let context = tonearm_pa_context_new(tonearm_pa_threaded_mainloop_get_api(mainloop), clientName) else {
+            tonearm_pa_threaded_mainloop_free(mainloop)
             return nil
         }
         self.mainloop = mainloop
         self.context = context
         self.changed = changed
         let me = Unmanaged.passUnretained(self).toOpaque()
-        pa_context_set_state_callback(context, { context, me in
+        tonearm_pa_context_set_state_callback(context, { context, me in
             guard let context, let me else { return }
             Unmanaged<DefaultSinkWatch>.fromOpaque(me).takeUnretainedValue().stateChanged(context)
         }, me)
-        pa_context_set_subscribe_callback(context, { context, event, _, me in
+        tonearm_pa_context_set_subscribe_callback(context, { context, event, _, me in
             guard let context, let me else { return }
             // only the server's own changes: the default sink is one of them
             guard event.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue == PA_SUBSCRIPTION_EVENT_SERVER.rawValue else { return }
             Unmanaged<DefaultSinkWatch>.fromOpaque(me).takeUnretainedValue().askServer(context)
         }, me)
-        guard pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0, pa_threaded_mainloop_start(mainloop) >= 0 else {
-            pa_context_unref(context)
-            pa_threaded_mainloop_free(mainloop)
+        guard tonearm_pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0, tonearm_pa_threaded_mainloop_start(mainloop) >= 0 else {
+            tonearm_pa_context_unref(context)
+            tonearm_pa_threaded_mainloop_free(mainloop)
             return nil
         }
     }
 
     deinit {
         // stopping joins libpulse's thread: no callback runs after it
-        pa_threaded_mainloop_stop(mainloop)
-        pa_context_set_state_callback(context, nil, nil)
-        pa_context_set_subscribe_callback(context, nil, nil)
-        pa_context_disconnect(context)
-        pa_context_unref(context)
-        pa_threaded_mainloop_free(mainloop)
+        tonearm_pa_threaded_mainloop_stop(mainloop)
+        tonearm_pa_context_set_state_callback(context, nil, nil)
+        tonearm_pa_context_set_subscribe_callback(context, nil, nil)
+        tonearm_pa_context_disconnect(context)
+        tonearm_pa_context_unref(context)
+        tonearm_pa_threaded_mainloop_free(mainloop)
     }
 
     /// On libpulse's thread, its lock held.
     private func stateChanged(_ context: OpaquePointer) {
-        switch pa_context_get_state(context) {
+        switch tonearm_pa_context_get_state(context) {
         case PA_CONTEXT_READY:
-            if let operation = pa_context_subscribe(context, PA_SUBSCRIPTION_MASK_SERVER, nil, nil) { pa_operation_unref(operation) }
+            if let operation = tonearm_pa_context_subscribe(context, PA_SUBSCRIPTION_MASK_SERVER, nil, nil) { tonearm_pa_operation_unref(operation) }
             askServer(context)
         case PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED:
             changed(nil)
@@ -73,13 +74,13 @@ public final class DefaultSinkWatch: @unchecked Sendable {
     /// On libpulse's thread, its lock held.
     private func askServer(_ context: OpaquePointer) {
         let me = Unmanaged.passUnretained(self).toOpaque()
-        let operation = pa_context_get_server_info(context, { _, info, me in
+        let operation = tonearm_pa_context_get_server_info(context, { _, info, me in
             guard let me else { return }
             // sink names are the server's identifiers; a name that is not UTF-8 is repaired, and
             // then names no device (the sink keeps its own choice)
             let name = info?.pointee.default_sink_name.map { String(cString: $0) }
             Unmanaged<DefaultSinkWatch>.fromOpaque(me).takeUnretainedValue().changed(name)
         }, me)
-        if let operation { pa_operation_unref(operation) }
+        if let operation { tonearm_pa_operation_unref(operation) }
     }
 }
