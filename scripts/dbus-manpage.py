@@ -97,7 +97,7 @@ def page(surface, date):
         "tables. Introspect answers with the XML installed in /usr/share/dbus-1/interfaces/.")]
     out += [".PP", roff(
         "All times are microseconds, as in MPRIS. Track ids are object paths under "
-        "/org/mpris/MediaPlayer2/TrackList/ and are the same in Metadata's mpris:trackid, the TrackList interface "
+        "/io/github/tonearm/Track/ (MPRIS reserves /org/mpris/ for NoTrack) and are the same in Metadata's mpris:trackid, the TrackList interface "
         "and the extension. States are properties: a client reads them with GetAll once, then follows "
         "org.freedesktop.DBus.Properties.PropertiesChanged, which the service sends only for a value that really "
         "changed (never for Position: the Seeked signal says when the position jumps). Moments are signals. A "

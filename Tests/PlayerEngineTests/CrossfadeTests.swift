@@ -64,7 +64,7 @@ final class CrossfadeTests: XCTestCase {
                            "both tones sound together for 2 s (less PipeWire's link) on \(kind), \(server)")
             XCTAssertGreaterThan(bands.presence(Self.low), 1.8, "the first tone before the fade")
             XCTAssertGreaterThan(bands.presence(Self.high), 3.8, "the second tone, whole")
-            XCTAssertLessThanOrEqual(Bands.longestSilence(heard), 0.010, "no silence over 10 ms from the first sound to the last")
+            XCTAssertLessThanOrEqual(Bands.longestSilence(heard), 0.010, "no silence over 10 ms from the first sound to the last on \(kind), \(server)")
             XCTAssertLessThan(heard.map(abs).max() ?? 1, 0.75, "equal-power ramps of two tones at half scale: far from full scale")
         }
     }
