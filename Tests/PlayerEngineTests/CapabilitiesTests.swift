@@ -101,8 +101,7 @@ final class CapabilitiesTests: XCTestCase {
     func testTheEnginePrefersMpg123ForMP3() throws {
         // plugins-good is a dependency (packaging/install-build-deps.sh): without it this fails
         XCTAssertTrue(GStreamer.hasElement("mpg123audiodec"), "no mpg123audiodec (gstreamer1.0-plugins-good)")
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
+        let logger = Logger.quiet
         _ = try GStreamerEngine(configuration: EngineConfiguration(pipeline: .playbin, audioSink: "fakesink sync=true", video: false),
                                 logger: logger).waitUntilReady()
         let accepting = Set(GStreamer.decoders(accepting: "audio/mpeg, mpegversion=(int)1, layer=(int)3"))

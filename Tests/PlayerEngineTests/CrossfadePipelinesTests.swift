@@ -34,8 +34,7 @@ final class CrossfadePipelinesTests: XCTestCase {
     override func setUp() {
         super.setUp()
         GStreamerEngine.prepareRegistry()
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
+        let logger = Logger.quiet
         teardown = PipelineTeardown(logger: logger)
         crossfade = Crossfade(teardown: teardown)
         levels = queue.sync {

@@ -75,3 +75,12 @@ extension XCTestCase {
         }
     }
 }
+
+extension Logger {
+    /// A logger for tests whose subject is not the log: only critical lines.
+    static var quiet: Logger {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        return logger
+    }
+}

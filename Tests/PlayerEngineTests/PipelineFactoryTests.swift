@@ -33,8 +33,7 @@ final class PipelineFactoryTests: XCTestCase {
     override func setUpWithError() throws {
         try super.setUpWithError()
         GStreamerEngine.prepareRegistry()
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
+        let logger = Logger.quiet
         let configuration = EngineConfiguration(pipeline: .playbin, audioSink: "fakesink sync=true", video: false)
         teardown = PipelineTeardown(logger: logger)
         try queue.sync {

@@ -14,8 +14,7 @@ import XCTest
 final class PipelineTeardownTests: XCTestCase {
     let queue = DispatchQueue(label: "test.teardown")
     var logger: Logger {
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
+        let logger = Logger.quiet
         return logger
     }
 

@@ -52,8 +52,7 @@ final class OutputFallbackTests: XCTestCase {
         let media = try MediaGenerator()
         let file = try media.tone("one-second", format: .ogg, seconds: 1)
         let queue = DispatchQueue(label: "test.fallback")
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
+        let logger = Logger.quiet
         let engine = GStreamerEngine(configuration: EngineConfiguration(pipeline: .playbin3, audioSink: nil, video: false), logger: logger)
         XCTAssertEqual(try engine.waitUntilReady().audioSinkDescription, "fakesink sync=true")
         let player = Player(engine: engine, queue: queue)
@@ -109,8 +108,7 @@ final class VideoTests: XCTestCase {
         }
         try onBothPipelines { kind in
             let queue = DispatchQueue(label: "test.video")
-            var logger = Logger(label: "test")
-            logger.logLevel = .critical
+            let logger = Logger.quiet
             // video on in the configuration: only the missing display turns it off
             let engine = GStreamerEngine(configuration: EngineConfiguration(pipeline: kind, audioSink: "fakesink sync=true", video: true), logger: logger)
             let player = Player(engine: engine, queue: queue)

@@ -37,8 +37,7 @@ final class VideoOutputTests: XCTestCase {
     override func setUp() {
         super.setUp()
         GStreamerEngine.prepareRegistry()
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
+        let logger = Logger.quiet
         teardown = PipelineTeardown(logger: logger)
         video = VideoOutput(queue: queue, logger: logger, configuredSink: "ximagesink", helper: "/nonexistent/tonearm-video",
                             teardown: teardown, current: { [unowned self] body in
