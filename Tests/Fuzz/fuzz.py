@@ -537,6 +537,7 @@ class Run:
         self.tracks = TrackModel()
         self.state = {}        # (iface, prop) -> (index, value) of the last accepted Set
         self.rss_start = self.rss_warm = self.rss_end = self.rss_rest = None
+        self.engine_left = False
         self.anon_warm = self.anon_end = None
         self.malloc_warm = self.malloc_end = None
         self.ping_ms = None
@@ -706,9 +707,16 @@ class Run:
         10,000-item queue holds is not a leak."""
         for iface, member in ((PLAYER, "Stop"), (EXT, "Clear")):
             await self.health.call(call_msg(self.dest, OBJ, iface, member, "", []), 10)
-        # a retired pipeline may take seconds to reach NULL (its preroll is let finish first, at
-        # most 3 s): wait until RssAnon holds still (two readings 0.5 s apart within 64 KiB), at
-        # most 6 s, so what is measured is the service at rest, not a teardown under way
+        # with nothing loaded, tonearmd ends its engine's process after 2 s, and the engine takes its
+        # pipelines to NULL first (ARCHITECTURE.md, How it runs): wait for that, at most 12 s, or
+        # the figure is GStreamer's at the end of its life (CI at cdeaae7 read RssAnon still while
+        # the engine idled through its 2 s, and counted its 10 MiB as tonearmd's growth)
+        deadline = time.monotonic() + 12
+        while time.monotonic() < deadline and len(self.svc.tree()) > 1:
+            await asyncio.sleep(0.1)
+        self.engine_left = len(self.svc.tree()) > 1
+        # then wait until RssAnon holds still (two readings 0.5 s apart within 64 KiB), at most
+        # 6 s, so what is measured is the service at rest, not a teardown under way
         await asyncio.sleep(1.5)
         last = self.svc.rss_anon_kib()
         for _ in range(9):
@@ -826,6 +834,10 @@ class Run:
                 await self.settle()
             except Exception as e:
                 self.check(False, "Stop and Clear answer before the memory is measured", repr(e))
+        if alive:
+            self.check(not self.engine_left, "the engine's process ends once nothing is loaded",
+                       "still running 12 s after Stop and Clear" if self.engine_left
+                       else "gone within 12 s of Stop and Clear, before the memory is measured")
         self.rss_end = self.svc.rss_anon_kib() if alive else None
         self.anon_end = self.svc.anon_breakdown_kib() if alive else None
         if alive and self.args.malloc_info:
