@@ -30,7 +30,9 @@ struct StreamLevel: Equatable, Sendable, CustomStringConvertible {
 /// The server applies one connection's requests in order, so what it reports goes forward through
 /// what we gave: a report equal to a level given and not yet confirmed is ours, and confirms it
 /// and all given before it; equal to the last level confirmed, while more are on their way, it is
-/// ours too, told before the server had the newer ones; equal to none, someone else set it.
+/// ours too, told before the server had the newer ones; equal to none, someone else set it. That
+/// no-news answer may also be a stale one, of a change of ours the server made and will tell of no
+/// more: `OutputLevels` reads the stream again then, a few times (`rereadLater`).
 struct StreamEcho: Equatable, Sendable {
     /// What a report of the stream's level was.
     enum Report: Equatable, Sendable {
@@ -122,6 +124,10 @@ final class GainStages {
     fileprivate var filterLevel: StreamLevel?
     /// The ReplayGain setting the filter's stage was given last.
     fileprivate var replayGainGiven: ReplayGainSetting?
+    /// The stream's re-read waited for (`OutputLevels.rereadLater`), and how many of the series the
+    /// server's last report started were made.
+    fileprivate var reread: (any DispatchSourceTimer)?
+    fileprivate var rereads = 0
 
     init(stream: Element?, front: Element?, filter: Element?) {
         self.stream = stream
@@ -129,6 +135,8 @@ final class GainStages {
         self.filter = filter
         replayGain = filter.flatMap(ReplayGainProbe.init(on:))
     }
+
+    deinit { reread?.cancel() }
 
     /// The ReplayGain factor the filter applies now (1: off, or an untagged stream).
     var replayGainFactor: Double { replayGain?.factor ?? 1 }
@@ -139,7 +147,19 @@ final class GainStages {
     func streamReopens() {
         echo = StreamEcho()
         opensPlaying = false
+        stopRereading()
     }
+
+    /// No re-read is waited for any more.
+    fileprivate func stopRereading() {
+        reread?.cancel()
+        reread = nil
+        rereads = 0
+    }
+
+    /// Whether a re-read of the stream is waited for now, and how many of the series were made, for tests.
+    var isWaitingToReread: Bool { reread != nil }
+    var rereadsMade: Int { rereads }
 }
 
 /// The one owner of the output's levels (design brief, "Levels have one owner"): it holds the
@@ -207,6 +227,10 @@ final class OutputLevels {
     static let fadeStep = Duration.milliseconds(50)
     /// A crossfade's ramps are set this often while they move (50 times a second for its length only).
     static let crossfadeStep = Duration.milliseconds(20)
+    /// A report that told nothing new while levels of ours are on their way is followed by a read
+    /// of the stream this long after it, then as long after that one, and so on, and no more (see
+    /// `rereadLater`).
+    static let rereadDelays: [Duration] = [.milliseconds(30), .milliseconds(100), .milliseconds(300)]
 
     private let queue: DispatchQueue
     private let logger: Logger
@@ -415,10 +439,27 @@ final class OutputLevels {
     /// sink's properties asks the server, after every setting this queue sent. A level of ours
     /// coming back is no news; any other is someone else's and goes to `sliderMoved`, and the stream
     /// keeps it (the player's volume, set from it, comes back as `setVolume`).
-    func streamReported(_ stages: GainStages) {
+    func streamReported(_ stages: GainStages) { streamReported(stages, reread: nil) }
+
+    /// `reread`: which re-read of the series this is (1 for the first), nil for the server's report.
+    private func streamReported(_ stages: GainStages, reread: Int?) {
         guard let stream = stages.stream, stages.echo.expected != nil else { return }
         let report = StreamLevel(volume: stream.double("volume"), muted: stream.bool("mute"))
-        switch stages.echo.hear(report) {
+        let heard = stages.echo.hear(report)
+        logger.debug("the stream's levels read", metadata: ["level": "\(report)", "report": "\(heard)", "reread": "\(reread ?? 0)",
+                                                           "pending": "\(stages.echo.given)"])
+        if heard == .unchanged, !stages.echo.given.isEmpty {
+            rereadLater(stages, afresh: reread == nil)
+        } else {
+            stages.stopRereading()
+        }
+        if let reread, heard != .unchanged {
+            logger.info("a re-read of the stream found what its report missed", metadata: [
+                "level": "\(report)", "report": "\(heard)", "reread": "\(reread)",
+                "after": "\(Self.rereadDelays.prefix(reread).reduce(.zero, +))",
+            ])
+        }
+        switch heard {
         case .first(let ours):
             if !ours { logger.info("the sound server opened the stream at its own level: ours again", metadata: ["level": "\(report)"]) }
             apply(to: stages)
@@ -433,6 +474,40 @@ final class OutputLevels {
             logger.info("the stream's levels were changed at the sound server", metadata: ["level": "\(report)", "fading": "\(fading)"])
             sliderMoved(report, fading)
         }
+    }
+
+    // MARK: Re-reading the stream
+
+    /// The server's report of the stream told no news while levels of ours are still on their way:
+    /// the stream is read again a little later, a few times at most (`rereadDelays`), each re-read
+    /// one more report by value. PipeWire 0.3.65's pulse server answers the query made at a change's
+    /// event with the stream's state from before the change, now and then (its cached info not yet
+    /// updated), and tells of that change no more: our mute was heard as the level before it, and
+    /// the desktop's slider unmuting right after looked like no change and went unheard (issue 37).
+    /// `afresh`: a report of the server's starts the series again. One timer per stream, on this
+    /// queue, existing only while a re-read is waited for; it does nothing when the stream's
+    /// pipeline went away or nothing of ours is on its way any more.
+    private func rereadLater(_ stages: GainStages, afresh: Bool) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if afresh { stages.rereads = 0 }
+        guard stages.reread == nil, stages.rereads < Self.rereadDelays.count else { return }
+        let delay = Self.rereadDelays[stages.rereads]
+        stages.rereads += 1
+        let number = stages.rereads
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.setEventHandler { [weak self, weak stages] in
+            guard let stages else { return }
+            stages.reread?.cancel()
+            stages.reread = nil
+            guard let self else { return }
+            let pipelines = self.pipelines()
+            guard [pipelines.current, pipelines.outgoing, pipelines.incoming].contains(where: { $0 === stages }),
+                  !stages.echo.given.isEmpty else { return stages.stopRereading() }
+            self.streamReported(stages, reread: number)
+        }
+        timer.schedule(deadline: .now() + .nanoseconds(Int(delay.nanoseconds)))
+        timer.resume()
+        stages.reread = timer
     }
 
     // MARK: The ramps' one timer

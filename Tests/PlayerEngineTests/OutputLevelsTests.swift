@@ -205,6 +205,50 @@ final class OutputLevelsTests: XCTestCase {
         XCTAssertTrue(pipelines.sliderMoves.isEmpty)
     }
 
+    /// issue 37: we mute, the server applies it, and its report reads the stream from before the
+    /// mute (PipeWire 0.3.65's pulse server, now and then) and no report of the mute follows. A
+    /// re-read a little later finds the mute and confirms it, so that the slider's unmute right
+    /// after is heard as the slider's, not as the level last confirmed.
+    func testAStaleReportOfOurMuteIsReadAgainAndTheSlidersUnmuteAfterItIsHeard() throws {
+        let stages = try heardStream(at: 0.5)
+        queue.sync { levels.setMuted(true) }
+        XCTAssertTrue(level(of: stages.stream!).muted, "given")
+        // the server's report reads the state from before the mute; then the server has the mute,
+        // with no report of it
+        report(StreamLevel(volume: 0.5, muted: false), of: stages)
+        XCTAssertTrue(queue.sync { stages.isWaitingToReread }, "no news while our mute is on its way: read again")
+        queue.sync { stages.stream!.set("mute", true) }
+        try waitOnQueue("the re-read confirming the mute", timeout: 2) { stages.echo.given.isEmpty }
+        XCTAssertEqual(queue.sync { stages.echo.heard }, StreamLevel(volume: 0.5, muted: true))
+        XCTAssertFalse(queue.sync { stages.isWaitingToReread }, "no timer once nothing is on its way")
+        // the desktop's slider unmutes
+        report(StreamLevel(volume: 0.5, muted: false), of: stages)
+        XCTAssertEqual(pipelines.sliderMoves.count, 1, "the slider's unmute heard")
+        XCTAssertEqual(pipelines.sliderMoves.first?.0, StreamLevel(volume: 0.5, muted: false))
+    }
+
+    /// The re-reads are few: a stream that keeps answering with the old level is read again three
+    /// times after the report, then no more, and nothing new is concluded.
+    func testTheStreamIsReadAgainAFewTimesAtMost() throws {
+        let stages = try heardStream(at: 0.5)
+        queue.sync { levels.setMuted(true) }
+        let start = ContinuousClock.now
+        report(StreamLevel(volume: 0.5, muted: false), of: stages)  // and the stand-in stays unmuted
+        try waitOnQueue("the re-reads over", timeout: 3) { !stages.isWaitingToReread }
+        let over = ContinuousClock.now - start
+        XCTAssertGreaterThanOrEqual(over, .milliseconds(420), "30, 100 and 300 ms apart (\(over))")
+        XCTAssertEqual(queue.sync { stages.rereadsMade }, OutputLevels.rereadDelays.count)
+        XCTAssertEqual(queue.sync { stages.echo.given }, [StreamLevel(volume: 0.5, muted: true)], "still on its way")
+        XCTAssertTrue(pipelines.sliderMoves.isEmpty)
+        // the pipeline gone: a re-read waited for does nothing
+        queue.sync { levels.setVolume(0.4) }
+        report(StreamLevel(volume: 0.5, muted: false), of: stages)
+        XCTAssertTrue(queue.sync { stages.isWaitingToReread })
+        queue.sync { pipelines.current = nil }
+        try waitOnQueue("the timer gone", timeout: 1) { !stages.isWaitingToReread }
+        XCTAssertEqual(queue.sync { stages.rereadsMade }, 0)
+    }
+
     /// A fade's steps come faster than the server tells of them: a report of any step given and
     /// not yet confirmed is ours, however late, and the ones before it are confirmed with it.
     func testAReportEqualToAnEarlierGivenLevelIsNotTheSlider() throws {
