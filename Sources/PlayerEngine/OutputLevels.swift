@@ -83,6 +83,14 @@ struct StreamEcho: Equatable, Sendable {
         given = []
         return .slider
     }
+
+    /// The server's state is the truth: the levels given that it still does not have after every
+    /// re-read are let go (it had them and someone else set the stream after, or it dropped them).
+    /// Returns whether any were on their way.
+    mutating func yieldToServer() -> Bool {
+        defer { given = [] }
+        return !given.isEmpty
+    }
 }
 
 /// ReplayGain as the player last asked: album mode (else track) and the pre-amp for the stream
@@ -228,8 +236,8 @@ final class OutputLevels {
     /// A crossfade's ramps are set this often while they move (50 times a second for its length only).
     static let crossfadeStep = Duration.milliseconds(20)
     /// A report that told nothing new while levels of ours are on their way is followed by a read
-    /// of the stream this long after it, then as long after that one, and so on, and no more (see
-    /// `rereadLater`).
+    /// of the stream this long after it, then as long after that one, and so on; when the last
+    /// still reads a level that is not ours, the server's is taken (see `rereadLater`).
     static let rereadDelays: [Duration] = [.milliseconds(30), .milliseconds(100), .milliseconds(300)]
 
     private let queue: DispatchQueue
@@ -449,6 +457,19 @@ final class OutputLevels {
         logger.debug("the stream's levels read", metadata: ["level": "\(report)", "report": "\(heard)", "reread": "\(reread ?? 0)",
                                                            "pending": "\(stages.echo.given)"])
         if heard == .unchanged, !stages.echo.given.isEmpty {
+            if let reread, reread >= Self.rereadDelays.count {
+                // every re-read read the level from before ours, 430 ms on: that is the server's
+                // state, whatever became of ours. In the failure this answers (issue 37, PipeWire
+                // 0.3.65) our mute got no report at all, and the desktop's unmute about 100 ms
+                // after it got one that read the level from before the mute: by value that is no
+                // news, and unheard the player stayed muted while the desktop showed it unmuted
+                stages.stopRereading()
+                if stages.echo.yieldToServer() {
+                    logger.info("the stream kept a level that is not ours: the server's is taken", metadata: ["level": "\(report)"])
+                    return heardFromSomeoneElse(report, on: stages)
+                }
+                return
+            }
             rereadLater(stages, afresh: reread == nil)
         } else {
             stages.stopRereading()
@@ -470,10 +491,16 @@ final class OutputLevels {
         case .unchanged:
             break
         case .slider:
-            let fading = fadeGain() != 1 || crossfadeGain(for: stages, pipelines(), at: .now) != 1
-            logger.info("the stream's levels were changed at the sound server", metadata: ["level": "\(report)", "fading": "\(fading)"])
-            sliderMoved(report, fading)
+            logger.info("the stream's levels were changed at the sound server", metadata: ["level": "\(report)"])
+            heardFromSomeoneElse(report, on: stages)
         }
+    }
+
+    /// Someone else set the stream at `report`: the player hears it, with whether a fade had the
+    /// stream below the volume.
+    private func heardFromSomeoneElse(_ report: StreamLevel, on stages: GainStages) {
+        let fading = fadeGain() != 1 || crossfadeGain(for: stages, pipelines(), at: .now) != 1
+        sliderMoved(report, fading)
     }
 
     // MARK: Re-reading the stream

@@ -207,7 +207,8 @@ extension SoundServerTests {
         // how often the engine read the stream again after a report with no news (OutputLevels.rereadLater)
         let logs = harness.logs
         print("the stream read again \(logs.components(separatedBy: "the stream's levels read").count - logs.components(separatedBy: "reread=0").count) times, "
-              + "\(logs.components(separatedBy: "a re-read of the stream found").count - 1) of them finding what the report missed")
+              + "\(logs.components(separatedBy: "a re-read of the stream found").count - 1) of them finding what the report missed, "
+              + "\(logs.components(separatedBy: "the server's is taken").count - 1) times the server's level taken after them")
     }
 
     /// During the sleep timer's fade the fade owns the stream's volume: the slider moved then is
