@@ -38,6 +38,9 @@ let package = Package(
         // The C library's calls that Swift's Glibc module does not import (statx, eventfd,
         // pthread_setname_np, mallopt, malloc_trim, the ASan hook): one C function per gap.
         .target(name: "CShims"),
+        // The engine's seccomp filter, a BPF program built in C (no libseccomp): what the engine
+        // takes away from itself before it reads media (docs/sandbox.md).
+        .target(name: "CSandbox"),
         // What runs inside GStreamer's streaming threads, in C: a typefinder, two pad probes, a
         // deep-notify handler.
         .target(name: "CGStreamerCallbacks", dependencies: ["CGStreamer"]),
@@ -45,7 +48,7 @@ let package = Package(
         // What the programs took from Foundation beyond FoundationEssentials, in plain Swift: locks,
         // a condition and threads over pthreads, path and text helpers, natural order. With it no
         // target links Foundation proper, and so neither ICU's data nor FoundationInternationalization.
-        .target(name: "Basics", dependencies: ["CShims"]),
+        .target(name: "Basics", dependencies: ["CSandbox", "CShims"]),
 
         // One reader of command lines, tonearmd's and tonearm-engine's: a table of options, its parse,
         // its help, completions and man page input (swift-argument-parser's parse cost tonearmd's
