@@ -86,6 +86,11 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
         arguments = EngineOptions(logLevel: logLevel).arguments
         self.environment = SpawnEnvironment.forEngine(environment).map { "\($0.key)=\($0.value)" }
         self.logger = logger
+        // said once here rather than by every engine: each reads the setting from the environment
+        // it is given (SpawnEnvironment's TONEARM_ prefix) and keeps quiet about it
+        if EngineSandbox.inEngine(environment) == .off {
+            logger.warning("\(EngineSandbox.variable)=off: the engine runs without its system-call filter, for debugging only (docs/sandbox.md)")
+        }
     }
 
     // MARK: Handlers

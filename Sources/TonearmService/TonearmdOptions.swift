@@ -134,6 +134,8 @@ public struct TonearmdOptions: Sendable {
                                 help: "auto (the default), glimagesink, software, or a sink that draws into a window it is given (ximagesink)."),
             EnvironmentVariable("TONEARM_VIDEO_HELPER", note: "the video window's program",
                                 help: "The program that shows video in a window (default: tonearm-video beside tonearmd)."),
+            EnvironmentVariable("TONEARM_SANDBOX", note: "the engine's system-call filter",
+                                help: "off runs the engine without its system-call filter, for debugging (default: on; docs/sandbox.md)."),
         ],
         exitStatuses: [
             ExitStatus(0, "Ended by SIGTERM, SIGINT or a client's Quit; or --open handed the items over."),
@@ -157,6 +159,9 @@ public struct TonearmdOptions: Sendable {
         if let text = environment["TONEARM_SNAPCAST"], !text.isEmpty { _ = try Self.snapcast(text, from: "TONEARM_SNAPCAST") }
         if let text = environment["TONEARM_ENGINE_TIMEOUT"], EngineWatch.Bounds.parseTimeout(text) == nil {
             throw UsageError("TONEARM_ENGINE_TIMEOUT must be a whole number of seconds from 1 to 600, not '\(text)'")
+        }
+        if EngineSandbox.parse(environment) == nil {
+            throw UsageError("\(EngineSandbox.variable) must be on or off, not '\(environment[EngineSandbox.variable] ?? "")'")
         }
     }
 

@@ -15,7 +15,9 @@ import PlayerModel
 //   out (stdout): `EngineReport`, the first one `hello`, then in the order things happened
 // A line it cannot read, or a version not its own, is refused (a `refused` line saying why) and the
 // process exits with status 3; a report it cannot write ends it with status 4; one that cannot set
-// no-new-privileges exits with status 5 before it reads anything.
+// no-new-privileges exits with status 5 before it reads anything; one that cannot install its
+// system-call filter says why in a `refused` line and exits with status 6, before it reads any
+// media (docs/sandbox.md).
 // Its log goes to stderr, tonearmd's.
 // Usage: tonearm-engine [--log-level LEVEL]
 
@@ -37,6 +39,10 @@ final class EngineHost: @unchecked Sendable {
     /// How the process ends when the link breaks.
     static let refusedStatus: Int32 = 3
     static let cannotWriteStatus: Int32 = 4
+    /// How it ends when it cannot confine itself: no-new-privileges (before `serve`), the
+    /// system-call filter.
+    static let cannotForbidPrivilegesStatus: Int32 = 5
+    static let cannotFilterStatus: Int32 = 6
 
     init(environment: [String: String], logger: Logger) {
         self.environment = environment
@@ -77,6 +83,25 @@ final class EngineHost: @unchecked Sendable {
         exit(Self.refusedStatus)
     }
 
+    /// Installs the system-call filter on every thread (`Confinement.refuseSystemCalls`), unless
+    /// `TONEARM_SANDBOX=off` (tonearmd said so once at its start). One that cannot be installed
+    /// ends the process (status 6) with the reason told to tonearmd: an engine never plays
+    /// unconfined unless asked to.
+    private func confine() {
+        guard EngineSandbox.inEngine(environment) == .on else {
+            logger.debug("\(EngineSandbox.variable)=off: no system-call filter")
+            return
+        }
+        do throws(SystemCallFilterError) {
+            try Confinement.refuseSystemCalls()
+        } catch {
+            let reason = "the engine cannot install its system-call filter: \(error.message) (\(EngineSandbox.variable)=off runs it without, for debugging)"
+            logger.critical("\(reason)")
+            report(.refused(reason))
+            exit(Self.cannotFilterStatus)
+        }
+    }
+
     private func report(_ value: EngineReport) {
         let line: [UInt8]
         do throws(LinkError) {
@@ -111,6 +136,11 @@ final class EngineHost: @unchecked Sendable {
             refuse("hello came twice")
         case .configure(let configuration):
             guard engine == nil else { return }
+            // GStreamer's registry, then the filter, then the engine: gst_init may run
+            // gst-plugin-scanner and loads the system's plugins, which is not media; whatever
+            // reads media (a load, a probe, a tag read) comes in a later line, so under the filter
+            GStreamerEngine.prepareRegistry()
+            confine()
             let covers = CoverCache(directory: CoverCache.defaultDirectory(environment: environment))
             let started = GStreamerEngine(configuration: configuration, covers: covers, logger: logger)
             started.whenPipelinesReleased(Memory.giveBackFreedMemory)
@@ -160,12 +190,13 @@ LoggingSystem.bootstrap { label in
 }
 let logger = Logger(label: "tonearm-engine")
 // before anything reads media: nothing a demuxer is made to run gains a privilege at execve
-// (docs/sandbox.md); a process that cannot give it up does not play (exit status 5)
+// (docs/sandbox.md); a process that cannot give it up does not play (exit status 5). The
+// system-call filter follows at `configure`, once GStreamer's registry is ready (`confine`).
 do throws(SystemErrno) {
     try Confinement.forbidNewPrivileges()
 } catch {
     logger.critical("cannot set no-new-privileges: \(error.message)")
-    exit(5)
+    exit(EngineHost.cannotForbidPrivilegesStatus)
 }
 EngineHost(environment: environment, logger: logger).serve()
 exit(0)

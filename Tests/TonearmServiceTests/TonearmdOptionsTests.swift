@@ -125,6 +125,8 @@ final class TonearmdOptionsTests: XCTestCase {
         // as before: an environment value that does not parse is refused even when the option is given
         XCTAssertNotNil(message(["--network-timeout", "5"], environment: ["TONEARM_NETWORK_TIMEOUT": "x"]))
         XCTAssertNoThrow(try read([], environment: ["TONEARM_SNAPCAST": ""]), "an empty one is none")
+        XCTAssertEqual(message([], environment: ["TONEARM_SANDBOX": "no"]), "TONEARM_SANDBOX must be on or off, not 'no'")
+        for value in ["on", "off", ""] { XCTAssertNoThrow(try read([], environment: ["TONEARM_SANDBOX": value]), value) }
     }
 
     func testTheHelpCompletionsAndManPageNameEveryOptionAndVariable() throws {
@@ -136,7 +138,7 @@ final class TonearmdOptionsTests: XCTestCase {
         }
         for variable in ["DBUS_SESSION_BUS_ADDRESS", "TONEARM_AUDIO_SINK", "TONEARM_PIPELINE", "TONEARM_RECONNECT_ATTEMPTS",
                          "TONEARM_RECONNECT_DELAY", "TONEARM_RECONNECT_MAX_DELAY", "TONEARM_NETWORK_TIMEOUT", "TONEARM_STALL_TIMEOUT",
-                         "TONEARM_SNAPCAST", "XDG_STATE_HOME", "XDG_MUSIC_DIR"] {
+                         "TONEARM_SNAPCAST", "TONEARM_SANDBOX", "XDG_STATE_HOME", "XDG_MUSIC_DIR"] {
             XCTAssertTrue(help.contains(variable), "the help lacks \(variable)")
         }
         XCTAssertTrue(help.contains("USAGE: tonearmd [<options>] [<uris> ...]"), help)
