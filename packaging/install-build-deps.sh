@@ -96,6 +96,9 @@ PACKAGES=(
     # only connects to a snapserver the user runs)
     snapserver
     snapclient
+    # sandbox tests (SandboxTests): gdb attaches to the live engine and makes the calls its
+    # system-call filter refuses from inside it (ptrace of tonearmd, process_vm_readv...)
+    gdb
     # man pages and the Debian package: man renders the generated pages in the tests;
     # dpkg-shlibdeps finds the package's library dependencies (make deb)
     man-db

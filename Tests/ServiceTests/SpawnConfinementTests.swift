@@ -6,8 +6,9 @@ import XCTest
 /// What crosses a spawn (issue 39; docs/sandbox.md): the engine and the window program keep
 /// stdin, stdout and stderr and no other descriptor of the process that started them (tonearmd's
 /// bus socket was the engine's fds 8 and 9), see only the variables of `SpawnEnvironment`'s lists
-/// (never the bus's address, never a secret of the session's), and run with no-new-privileges.
-/// Read from /proc while the item plays.
+/// (never the bus's address, never a secret of the session's), and run with no-new-privileges (the
+/// window program with the engine's system-call filter too: SandboxTests). Read from /proc while
+/// the item plays.
 final class SpawnConfinementTests: VideoTestCase {
     /// Variables of the session's that no child needs, planted in tonearmd's environment.
     static let planted = ["SSH_AUTH_SOCK": "/tmp/planted-agent.sock", "GNOME_KEYRING_CONTROL": "/tmp/planted-keyring",
@@ -48,6 +49,7 @@ final class SpawnConfinementTests: VideoTestCase {
             XCTAssertEqual(value, own[name], "\(name) is tonearmd's")
         }
         XCTAssertEqual(try ProcessTree.status(of: window, "NoNewPrivs"), "1", "inherited from the engine")
+        XCTAssertEqual(try ProcessTree.status(of: window, "Seccomp"), "2", "the engine's filter, inherited (SandboxTests)")
     }
 
     // MARK: Checks, on /proc

@@ -1,0 +1,230 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// The engine's system-call filter (issue 39; docs/sandbox.md), on the live engine while it plays: its
+/// /proc status, and calls made inside it as a debugger would (gdb attaches to it from here, which is
+/// ptrace from outside: the filter leaves that alone), each answered by the filter and not the kernel.
+/// gdb needs to be allowed to attach: the tests run as root (CAP_SYS_PTRACE), and Debian's kernels
+/// leave Yama's ptrace_scope at 0 besides.
+final class SandboxTests: ServiceTestCase {
+    typealias H = ServiceHarness
+
+    /// gdb stops every thread of the engine while it runs a call (1.5 s for the lot here): the
+    /// watchdog's 5 s would be near on a busy machine.
+    static let patientWatchdog = ["TONEARM_ENGINE_TIMEOUT": "60"]
+
+    func testTheEngineRefusesWhatADebuggerInsideItWouldTryAndPlaysOn() throws {
+        let tone = try short("tone", seconds: 30)
+        let daemon = try harness.start(environment: Self.patientWatchdog)
+        try harness.call(H.player, "OpenUri", "s", [H.uri(tone)])
+        try harness.waitForStatus("Playing")
+        let engine = try XCTUnwrap(ProcessTree.descendants(of: daemon.pid, named: "tonearm-engine").first, "an engine plays")
+        // with no filter the probes below would do what they ask (as root: attach to tonearmd and stop it)
+        let mode = try ProcessTree.status(of: engine, "Seccomp")
+        guard mode == "2" else { throw TestError("the engine runs with Seccomp: \(mode ?? "none"), not 2 (a filter); log:\n\(daemon.output)") }
+        XCTAssertEqual(try ProcessTree.status(of: engine, "Seccomp_filters"), "1")
+        XCTAssertEqual(try ProcessTree.status(of: engine, "NoNewPrivs"), "1")
+        XCTAssertEqual(try ProcessTree.status(of: daemon.pid, "Seccomp"), "0", "tonearmd itself is not filtered")
+
+        let tonearmd = daemon.pid
+        let code = try Self.firstMapping(of: tonearmd)
+        let probes: [(String, [String], Debugger.Answer)] = [
+            // what the filter is for: the engine reaching into tonearmd
+            ("ptrace(PTRACE_ATTACH, tonearmd)", Syscall.ptraceAttach(tonearmd), .failed(EPERM)),
+            ("process_vm_readv of tonearmd's code", Syscall.readMemory(of: tonearmd, at: code), .failed(EPERM)),
+            // answers only the filter gives: without it the kernel says ESRCH, ESRCH, EINVAL and
+            // EINVAL (a process with threads) (testWithTheSandboxOffTheSameCallsReachTheKernel)
+            ("ptrace(PTRACE_ATTACH, no such process)", Syscall.ptraceAttach(Self.noSuchProcess), .failed(EPERM)),
+            ("process_vm_readv of no such process", Syscall.readMemory(of: Self.noSuchProcess, at: code), .failed(EPERM)),
+            ("clone3(NULL, 0)", Syscall.clone3WithNoArguments, .failed(ENOSYS)),
+            ("unshare(CLONE_NEWUSER)", Syscall.unshareUserNamespace, .failed(EPERM)),
+            // personality: the query is answered, a change of what execve gives is not
+            ("personality(0xffffffff)", Syscall.personality(0xffff_ffff), .returned(0)),
+            ("personality(ADDR_NO_RANDOMIZE)", Syscall.personality(0x0040000), .failed(EPERM)),
+        ] + Syscall.x32Probes.map { ($0.0, $0.1, .failed(EPERM)) }
+        let answers = try Debugger.probe(engine, probes.map { ($0.0, $0.1) })
+        for ((what, _, expected), (_, answer)) in zip(probes, answers) {
+            print("\(what): \(answer)")
+            XCTAssertEqual(answer, expected, what)
+        }
+
+        // nothing happened to tonearmd, and the engine is the same and plays on
+        XCTAssertEqual(try ProcessTree.status(of: tonearmd, "TracerPid"), "0", "tonearmd is traced by no one")
+        XCTAssertEqual(ProcessTree.descendants(of: daemon.pid, named: "tonearm-engine"), [engine], "the same engine")
+        try waitForThePositionToMove()
+        XCTAssertEqual(try harness.playbackStatus, "Playing")
+    }
+
+    /// The same probes in an engine without the filter reach the kernel, which answers otherwise:
+    /// the EPERM and ENOSYS above are the filter's. Only calls with no effect are made here (no
+    /// process to attach to, no arguments to clone3, a user namespace a threaded process cannot
+    /// have); not personality, which would change what the window program gets.
+    func testWithTheSandboxOffTheSameCallsReachTheKernel() throws {
+        let tone = try short("tone", seconds: 30)
+        let daemon = try harness.start(environment: Self.patientWatchdog.merging(["TONEARM_SANDBOX": "off"]) { $1 })
+        try harness.call(H.player, "OpenUri", "s", [H.uri(tone)])
+        try harness.waitForStatus("Playing")
+        let engine = try XCTUnwrap(ProcessTree.descendants(of: daemon.pid, named: "tonearm-engine").first, "an engine plays")
+        XCTAssertEqual(try ProcessTree.status(of: engine, "Seccomp"), "0", "no filter")
+        XCTAssertEqual(try ProcessTree.status(of: engine, "NoNewPrivs"), "1", "no-new-privileges stays")
+        let warning = "TONEARM_SANDBOX=off: the engine runs without its system-call filter"
+        XCTAssertEqual(daemon.output.components(separatedBy: warning).count - 1, 1, "said once, by tonearmd:\n\(daemon.output)")
+
+        let code = try Self.firstMapping(of: daemon.pid)
+        let answers = try Debugger.probe(engine, [
+            ("ptrace(PTRACE_ATTACH, no such process)", Syscall.ptraceAttach(Self.noSuchProcess)),
+            ("process_vm_readv of no such process", Syscall.readMemory(of: Self.noSuchProcess, at: code)),
+            ("clone3(NULL, 0)", Syscall.clone3WithNoArguments),
+            ("unshare(CLONE_NEWUSER)", Syscall.unshareUserNamespace),
+        ])
+        for (what, answer) in answers { print("\(what): \(answer)") }
+        XCTAssertEqual(answers.map(\.1), [.failed(ESRCH), .failed(ESRCH), .failed(EINVAL), .failed(EINVAL)])
+        try waitForThePositionToMove()
+        XCTAssertEqual(try harness.playbackStatus, "Playing")
+    }
+
+    /// On a kernel that takes no seccomp filter (here: the engine started under a filter of the
+    /// test's own that answers seccomp(2) with EINVAL, as a kernel without CONFIG_SECCOMP_FILTER
+    /// does), the engine does not play unconfined: it says why and ends, and tonearmd, whose engine
+    /// could not set up, stops with that reason (exit status 1). With TONEARM_SANDBOX=off it plays.
+    func testAnEngineThatCannotInstallItsFilterDoesNotPlay() throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("PySupport/without_seccomp.py")
+        let wrapper = harness.directory.appendingPathComponent("engine-without-seccomp")
+        let engine = try BuiltProduct.executable("tonearm-engine")
+        try "#!/bin/sh\nexec /usr/bin/python3 '\(script.path)' '\(engine.path)' \"$@\"\n".write(to: wrapper, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: wrapper.path)
+
+        let log = harness.directory.appendingPathComponent("unfiltered.log")
+        let failing = try Daemon.launch(on: harness.bus, cacheHome: harness.cacheHome, stateHome: harness.stateHome,
+                                        musicDirectory: harness.musicDirectory, extraEnvironment: ["TONEARM_ENGINE": wrapper.path], log: log)
+        defer { failing.stop() }
+        // a fresh cache: the formats are not known, so tonearmd starts an engine at once
+        XCTAssertEqual(failing.waitForExit(timeout: 60), 1, failing.output)
+        XCTAssertTrue(failing.output.contains("GStreamer could not start: the engine cannot install its system-call filter: the kernel takes no seccomp filters"),
+                      failing.output)
+
+        let daemon = try harness.start(environment: ["TONEARM_ENGINE": wrapper.path, "TONEARM_SANDBOX": "off"])
+        try harness.call(H.player, "OpenUri", "s", [H.uri(try short("tone", seconds: 30))])
+        try harness.waitForStatus("Playing")
+        let unfiltered = try XCTUnwrap(ProcessTree.descendants(of: daemon.pid, named: "tonearm-engine").first, "an engine plays")
+        XCTAssertEqual(try ProcessTree.status(of: unfiltered, "Seccomp"), "2", "the test's own filter, not the engine's")
+        try waitForThePositionToMove()
+    }
+
+    // MARK: Helpers
+
+    /// Above the largest pid Linux gives (pid_max is at most 2^22).
+    static let noSuchProcess: Int32 = 0x7fff_fff0
+
+    /// The start of `pid`'s first mapping (its program's first page), from /proc/PID/maps.
+    static func firstMapping(of pid: Int32) throws -> UInt64 {
+        let maps = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
+        guard let start = maps.split(separator: "-").first, let address = UInt64(start, radix: 16) else {
+            throw TestError("cannot read /proc/\(pid)/maps")
+        }
+        return address
+    }
+
+    /// Waits until Position is half a second past where it is now (no event says the position
+    /// moved: it is read again every 100 ms, at most 10 s).
+    private func waitForThePositionToMove(file: StaticString = #filePath, line: UInt = #line) throws {
+        let start = try harness.position
+        let deadline = Date().addingTimeInterval(10 * ServiceHarness.slowdown)
+        while try harness.position < start + 500_000 {
+            guard Date() < deadline else {
+                XCTFail("the position stayed at \(start) µs or near it", file: file, line: line)
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
+}
+
+/// System calls as gdb calls them in the engine, by number (`syscall(3)`), with this machine's
+/// numbers.
+enum Syscall {
+    #if arch(x86_64)
+    static let numbers = (ptrace: 101, processVMReadv: 310, clone3: 435, unshare: 272, personality: 135)
+    /// x86_64's x32 ABI: getpid (39) with __X32_SYSCALL_BIT, which a kernel answers with a pid
+    /// when x32 is on and ENOSYS when it is off.
+    static let x32Probes = [("getpid through x32", ["call (long) syscall(\(0x4000_0000 | 39))"])]
+    #elseif arch(arm64)
+    static let numbers = (ptrace: 117, processVMReadv: 270, clone3: 435, unshare: 97, personality: 92)
+    static let x32Probes: [(String, [String])] = []
+    #endif
+
+    /// PTRACE_ATTACH (16) to `pid`.
+    static func ptraceAttach(_ pid: Int32) -> [String] {
+        ["call (long) syscall(\(numbers.ptrace), 16, \(pid), 0, 0)"]
+    }
+
+    /// process_vm_readv of 8 bytes at `address` in `pid` into a buffer of the engine's: two iovecs
+    /// (local, remote) and the buffer, in memory gdb has the engine allocate.
+    static func readMemory(of pid: Int32, at address: UInt64) -> [String] {
+        [
+            "set $iov = (long *) malloc(64)",
+            "set $iov[0] = (long) ($iov + 4)", "set $iov[1] = 8",
+            "set $iov[2] = \(address)", "set $iov[3] = 8",
+            "call (long) syscall(\(numbers.processVMReadv), \(pid), $iov, 1, $iov + 2, 1, 0)",
+        ]
+    }
+
+    /// clone3 with no argument structure: the kernel says EINVAL (too small) before anything.
+    static let clone3WithNoArguments = ["call (long) syscall(\(numbers.clone3), 0, 0)"]
+
+    /// unshare(CLONE_NEWUSER): the kernel says EINVAL in a process with threads.
+    static let unshareUserNamespace = ["call (long) syscall(\(numbers.unshare), \(0x1000_0000))"]
+
+    static func personality(_ persona: UInt32) -> [String] {
+        ["call (long) syscall(\(numbers.personality), \(persona))"]
+    }
+}
+
+/// gdb, attached to a live process for a few calls and detached (`gdb -p PID -batch`).
+enum Debugger {
+    enum Answer: Equatable, CustomStringConvertible {
+        case returned(Int)
+        case failed(Int32)
+
+        var description: String {
+            switch self {
+            case .returned(let value): "returned \(value)"
+            case .failed(let error): "-1, errno \(error) (\(String(cString: strerror(error))))"
+            }
+        }
+    }
+
+    /// Runs each probe's commands in `pid` (its last one a `call` of a system call), then reads
+    /// the calling thread's errno: what each call returned, or the error it failed with.
+    static func probe(_ pid: Int32, _ probes: [(String, [String])]) throws -> [(String, Answer)] {
+        var commands: [String] = []
+        for (_, lines) in probes {
+            commands += lines
+            // errno of the thread gdb called on; __errno_location has no debug type without libc's symbols
+            commands.append("print *((int *(*)(void)) __errno_location)()")
+        }
+        // no debuginfod server is asked for symbols (before the attach, which reads them)
+        let output = try Tool.run("gdb", ["-nx", "-batch", "-iex", "set debuginfod enabled off", "-p", "\(pid)"] + commands.flatMap { ["-ex", $0] },
+                                  timeout: 120)
+        // `call` and `print` each print one `$N = value`; `set` prints nothing
+        let values = output.stdout.split(separator: "\n").compactMap { line -> Int? in
+            guard line.hasPrefix("$"), let equals = line.range(of: " = ") else { return nil }
+            return Int(line[equals.upperBound...])
+        }
+        guard values.count == probes.count * 2 else {
+            throw TestError("""
+                gdb did not make every call in \(pid) (status \(output.status)); it needs to attach: root, or \
+                /proc/sys/kernel/yama/ptrace_scope 0. stdout:
+                \(output.stdout)
+                stderr:
+                \(output.stderr.split(separator: "\n").filter { !$0.contains("DWO") }.suffix(20).joined(separator: "\n"))
+                """)
+        }
+        return probes.enumerated().map { index, probe in
+            let returned = values[2 * index], error = values[2 * index + 1]
+            return (probe.0, returned == -1 ? .failed(Int32(error)) : .returned(returned))
+        }
+    }
+}
