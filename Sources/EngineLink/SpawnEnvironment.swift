@@ -89,6 +89,22 @@ public struct SpawnEnvironment: Sendable {
         return kept
     }
 
+    /// The window program's environment made from the engine's `environment`: the list's
+    /// variables and, when no session bus listens at `$XDG_RUNTIME_DIR/bus` (`busListens` says),
+    /// a session bus address that cannot be reached. With none, libdbus (which SDL loads for the
+    /// screensaver and input methods) autolaunches a bus of its own through `dbus-launch` where
+    /// dbus-x11 is installed (libdbus's `_dbus_lookup_session_address`; seen under strace as
+    /// `dbus-launch --autolaunch` from the window program, issue 39).
+    public static func forVideoWindow(_ environment: [String: String], busListens: (String) -> Bool) -> [String: String] {
+        var kept = videoWindow.filter(environment)
+        let runtime = environment["XDG_RUNTIME_DIR", default: ""]
+        if runtime.isEmpty || !busListens(runtime + "/bus") { kept["DBUS_SESSION_BUS_ADDRESS"] = unreachableBus }
+        return kept
+    }
+
+    /// An address no library connects to or starts a bus for: an unknown transport, refused at once.
+    public static let unreachableBus = "disabled:"
+
     /// The session bus's address in the engine, for `busctl --user` alone.
     public static let userManagerBus = "TONEARM_USER_MANAGER_BUS"
 }

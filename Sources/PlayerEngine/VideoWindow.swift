@@ -105,7 +105,10 @@ final class VideoWindow: @unchecked Sendable {
     private func start(size: VideoSize, display: VideoDisplay) {
         var environment = Environment.variables()
         environment.merge(display.environment) { $1 }
-        environment = SpawnEnvironment.videoWindow.filter(environment)
+        environment = SpawnEnvironment.forVideoWindow(environment) { path in
+            var status = stat()
+            return lstat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFSOCK
+        }
         let started: ChildProcess
         do {
             // the sink may ask before its caps are set: a 16:9 window until `resize`
