@@ -289,7 +289,8 @@ public final class Player: @unchecked Sendable {
     /// To NULL (rule 6): the device and file are released; the position is 0.
     public func stop() { update { $0.stop() } }
     public func next() { update { $0.next() } }
-    public func previous() { update { $0.previous() } }
+    /// Back to the current item's start, or to the item before (see `PlayerMachine.previous(now:)`).
+    public func previous() { update { $0.previous(now: clock()) } }
     /// Pauses because something outside asked (the sound server, the system going to sleep).
     public func interrupt(because reason: RateChangeReason) { update { $0.interrupt(because: reason) } }
     /// Plays again after `interrupt(because:)`, unless the user changed the transport meanwhile.

@@ -151,9 +151,14 @@ public struct PlayerMachine: Sendable {
 
     /// Whether Next would move (MPRIS CanGoNext), without building the whole `state`.
     public var canGoNext: Bool { playQueue.currentID != nil && nextItemID(wrap: settings.loopMode != .none) != nil }
-    /// Whether Previous would move (MPRIS CanGoPrevious), without building the whole `state`.
+    /// Whether Previous would do something (MPRIS CanGoPrevious), without building the whole
+    /// `state`: go to the item before, or start the current one again (`previous(now:)`). Not
+    /// whether it would do so at this instant: that turns on the position, which moves by itself,
+    /// and a property that changed 3 s into every item would need a timer (rule 7).
     public var canGoPrevious: Bool {
-        playQueue.currentID != nil && playQueue.previous(before: playQueue.currentID, wrap: settings.loopMode != .none) != nil
+        guard let current = playQueue.current else { return false }
+        // MPRIS Player.Previous: "If CanGoPrevious is false, attempting to call this method should have no effect"; a restart is an effect
+        return current.canSeek || playQueue.previous(before: current.id, wrap: settings.loopMode != .none) != nil
     }
 
     public var currentItem: Item? { playQueue.current }
@@ -415,13 +420,24 @@ public struct PlayerMachine: Sendable {
         go(to: next)
     }
 
-    /// The previous item in play order (wrapping when looping), keeping the intent. At the first
-    /// item there is nothing to go back to: no effect (MPRIS: CanGoPrevious false, Previous does
-    /// nothing), and never a silent restart, which clients could not tell from a skip.
-    public mutating func previous() {
-        guard let current = playQueue.currentID,
-              let previous = playQueue.previous(before: current, wrap: settings.loopMode != .none) else { return }
-        go(to: previous)
+    /// How far into an item Previous starts it again instead of going to the item before.
+    public static let restartsAfter: Duration = .seconds(3)
+
+    /// Previous as people expect it of a back button, at `now`: more than `restartsAfter` into an
+    /// item that can seek, back to its start, exactly, playing or paused as it was (observers hear
+    /// `seeked` once the pipeline is there: MPRIS Seeked); within them, the item before in play
+    /// order (wrapping when looping), keeping the intent; with none before, the current item's
+    /// start. An item that cannot seek (a live stream) only goes to the item before. Stopped, the
+    /// position is 0 already: only an item before is gone to.
+    public mutating func previous(now: ContinuousClock.Instant) {
+        guard let current = playQueue.current else { return }
+        let before = playQueue.previous(before: current.id, wrap: settings.loopMode != .none)
+        if current.canSeek, transportState.intent != .stopped, before == nil || position(at: now) > Self.restartsAfter {
+            // a seek, not a reload: the pipeline, its device and the gapless next item stay
+            request(SeekRequest(target: .position(.zero), mode: .exact), now: now)
+        } else if let before {
+            go(to: before)
+        }
     }
 
     /// Seeks the current item. Zero tolerances seek exactly; otherwise the fastest key-unit seek

@@ -103,7 +103,7 @@ final class MetadataMergeTests: XCTestCase {
         var generation = try XCTUnwrap(loaded(machine.takeActions()))
         machine.handle(.asyncDone(snapshot(duration: nil)), of: generation, at: .now)
         machine.handle(.durationChanged(.milliseconds(5990)), of: generation, at: .now)
-        machine.previous()
+        machine.previous(now: .now)
         _ = machine.takeActions()
         machine.next()
         generation = try XCTUnwrap(loaded(machine.takeActions()))

@@ -440,12 +440,15 @@ final class PlayerRulesTests: XCTestCase {
         XCTAssertEqual(player.currentItem?.id, ids[0])
         XCTAssertEqual(loads(), [b, a])
         XCTAssertEqual(player.state.intent, .paused)
-        // at the first item, previous has no effect (and no seek)
+        // at the first item, Previous starts it again: paused, its seek to 0 runs after the preroll
         engine.position = .seconds(5)
         player.previous()
         XCTAssertEqual(player.currentItem?.id, ids[0])
         XCTAssertEqual(loads(), [b, a])
         XCTAssertTrue(seeks().isEmpty)
+        engine.preroll()
+        XCTAssertEqual(seeks(), [.zero])
+        XCTAssertEqual(player.state.intent, .paused)
     }
 
     func testFailureMovesOnUnlessConfiguredNotTo() throws {
