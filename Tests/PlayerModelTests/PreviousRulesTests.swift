@@ -80,7 +80,7 @@ final class PreviousRulesTests: XCTestCase {
     /// said before it.
     func testThePositionPreviousGoesByIsWhereASeekWent() throws {
         var (machine, ids, _) = try playing([a, b], at: 1)
-        machine.seek(to: .seconds(10), now: t0 + .seconds(1))
+        try machine.seek(to: .seconds(10), now: t0 + .seconds(1))
         _ = machine.takeActions()
         machine.previous(now: t0 + .seconds(1))
         XCTAssertEqual(machine.currentItem?.id, ids[1])
