@@ -97,6 +97,8 @@ extension MPRISService {
                 }),
                 .typed("IsLive", get: { [player] in player.currentItem?.isLive ?? false }),
                 .typed("Muted", get: { [player] in player.state.isMuted }, set: { [player] (muted: Bool) in player.setMuted(muted) }),
+                .typed("LinearPlayback", get: { [player] in player.linearPlayback },
+                       set: { [player] (on: Bool) in player.setLinearPlayback(on) }),
             ] + Self.extensionVideoProperties(player) + bedtimeProperties() + Self.audioProperties(player)
                 + Self.outputProperties(player)
                 + Self.crossfadeProperties(player),
@@ -123,5 +125,6 @@ extension MPRISService {
         .sleepTimerChanged: .only(["SleepTimerDeadline"]),
         .audioChanged: .only(audioPropertyNames + crossfadePropertyNames),
         .outputsChanged: .only(outputPropertyNames),
+        .linearPlaybackChanged: .only(["LinearPlayback"]),
     ], rereadingAll: PlayerEventKind.stateChanges)
 }
