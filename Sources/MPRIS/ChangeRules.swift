@@ -8,7 +8,7 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
          seeked, playedToEnd, itemFailed, gapSkipped, outputFailed, videoChanged,
          stopAfterCurrentChanged, sleepTimerChanged,
          audioChanged,
-         outputsChanged
+         outputsChanged, linearPlaybackChanged
     case openRequested
 
     /// What the item or the player's settings became, each with no finer rule: Player and the
@@ -43,6 +43,7 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
         case .sleepTimerChanged: "the sleep timer is set, cancelled or fires"
         case .audioChanged: "a sound setting (ReplayGain, equalizer, crossfade) changes"
         case .outputsChanged: "the outputs or the chosen one change"
+        case .linearPlaybackChanged: "linear playback is turned on or off"
         case .openRequested: "a file is opened from the desktop"
         }
     }
@@ -73,6 +74,7 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
         case .sleepTimerChanged: self = .sleepTimerChanged
         case .audioChanged: self = .audioChanged
         case .outputsChanged: self = .outputsChanged
+        case .linearPlaybackChanged: self = .linearPlaybackChanged
         case .openRequested: self = .openRequested
         }
     }

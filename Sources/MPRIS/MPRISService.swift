@@ -312,8 +312,14 @@ public final class MPRISService: @unchecked Sendable {
         return position.microseconds
     }
 
-    /// MPRIS CanSeek: the current item's `canSeek` (the video window's keys keep the same rule).
-    var canSeek: Bool { player.currentItem?.canSeek ?? false }
+    /// MPRIS CanSeek: the current item can seek and linear playback is off (the video window's
+    /// keys keep the same rule).
+    var canSeek: Bool { player.canSeek }
+
+    /// Whether a call that would move the position goes to the player: while CanSeek is false it
+    /// has no effect (MPRIS Player.Seek, SetPosition), except while linear playback is what makes
+    /// it false, when the player refuses it and the client hears why (`LinearPlayback`).
+    var seekGoesToThePlayer: Bool { canSeek || player.linearPlayback }
 
 
     /// Parses URIs (no file-system access): InvalidArgs for a malformed one, a tonearm error for a

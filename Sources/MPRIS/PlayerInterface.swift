@@ -8,7 +8,9 @@ extension MPRISService {
         InterfaceDescription(
             name: MPRIS.player,
             methods: [
-                .typed("Next") { [player] _ in player.next() },
+                .typed("Next") { [player] _ in
+                    do throws(PlayerError) { try player.next() } catch { throw ServiceError(error) }
+                },
                 .typed("Previous") { [player] _ in player.previous() },
                 .typed("Pause") { [player] _ in player.pause() },
                 .typed("PlayPause") { [player] _ in player.togglePlayPause() },
@@ -19,16 +21,21 @@ extension MPRISService {
                 .typed("Play") { [player] _ in player.play() },
                 .typed("Seek", arguments: ["Offset"]) { [unowned self] (offset: Int64, _) in
                     // MPRIS Player.Seek: "If the CanSeek property is false, this has no effect."
-                    guard canSeek else { return }
+                    guard seekGoesToThePlayer else { return }
                     // relative to the position; any Int64 a client sends saturates instead of trapping
-                    player.seek(to: .saturating(microseconds: Self.saturatingSum(player.position.microseconds, offset)))
+                    do throws(PlayerError) {
+                        try player.seek(to: .saturating(microseconds: Self.saturatingSum(player.position.microseconds, offset)))
+                    } catch {
+                        throw ServiceError(error)
+                    }
                 },
                 .typed("SetPosition", arguments: ["TrackId", "Position"]) { [unowned self] (track: ObjectPath, position: Int64, _) in
                     // a trackid that is not current, a negative position or one past the end, or CanSeek
                     // false: ignored (MPRIS Player.SetPosition)
-                    guard canSeek, let current = player.currentItem, position >= 0, track == TrackIDs.path(current.id) else { return }
+                    guard seekGoesToThePlayer, let current = player.currentItem, position >= 0, track == TrackIDs.path(current.id)
+                    else { return }
                     if let duration = current.duration, Duration.microseconds(position) > duration { return }
-                    player.seek(to: .saturating(microseconds: position))
+                    do throws(PlayerError) { try player.seek(to: .saturating(microseconds: position)) } catch { throw ServiceError(error) }
                 },
                 .deferred("OpenUri", arguments: ["Uri"]) { [unowned self] (text: String, reply: Reply<Void>) in
                     // parsed, resolved, opened and answered by MPRISService.queueURIs; a newer
@@ -59,7 +66,7 @@ extension MPRISService {
                     // Rate 0 pauses (MPRIS: "a value of 0.0 ... should act as though Pause was called")
                     if rate == 0 { player.pause(); return }
                     do throws(PlayerError) { try player.setRate(rate) } catch {
-                        // out of range is a wrong argument; a live stream's refusal is ours
+                        // out of range is a wrong argument; a live stream's refusal, or linear playback's, is ours
                         if error.code == .rateOutOfRange { throw DBusError.invalidArgs(error.message) }
                         throw ServiceError(error)
                     }
@@ -103,6 +110,8 @@ extension MPRISService {
         .metadataChanged: .all,
         .durationChanged: .all,
         .rateChanged: .all,
+        // while linear playback is on, nothing seeks and Next is refused
+        .linearPlaybackChanged: .only(["CanGoNext", "CanSeek"]),
     ], rereadingAll: PlayerEventKind.stateChanges)
 
     private var playbackStatus: String {

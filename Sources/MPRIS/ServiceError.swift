@@ -26,6 +26,7 @@ struct ServiceError: Error, DBusErrorConvertible, CustomStringConvertible {
         case .retryBudgetExhausted: self.init("RetryBudgetExhausted", error.message)
         case .nothingToRetry: self.init("NothingToRetry", error.message)
         case .queueFull: self.init("QueueFull", error.message)
+        case .linearPlayback: self.init("LinearPlayback", error.message)
         }
     }
 
@@ -68,6 +69,7 @@ struct ServiceError: Error, DBusErrorConvertible, CustomStringConvertible {
         "RetryBudgetExhausted": "Retry was called more often than the retry budget allows for this item.",
         "NothingToRetry": "No item has failed (Retry itself does nothing then; the name is kept for clients).",
         "QueueFull": "The URIs would not fit in the queue (it holds a bounded number of tracks; the message says how many).",
+        "LinearPlayback": "LinearPlayback is on: Seek, SetPosition, SeekTo, Next and a change of Rate are refused until it is turned off.",
         "NoSuchPlaylist": "The playlist id is not one GetPlaylists lists.",
         "MalformedPlaylist": "The playlist file could not be read as M3U, M3U8, PLS or XSPF.",
         "Cancelled": "A call that queues URIs was overtaken, before its answer, by Clear, Stop or a newer OpenUri.",

@@ -21,10 +21,14 @@ extension MPRISService {
                     }
                     guard player.currentItem != nil else { throw ServiceError(PlayerError(.noCurrentItem, "nothing to seek: no current track")) }
                     // as MPRIS Seek: no effect while CanSeek is false (a stream not loaded yet, a live one
-                    // with no window to seek in)
-                    guard canSeek else { return }
-                    player.seek(to: .saturating(microseconds: position), toleranceBefore: .saturating(microseconds: before),
-                                toleranceAfter: .saturating(microseconds: after))
+                    // with no window to seek in), refused while linear playback makes it false
+                    guard seekGoesToThePlayer else { return }
+                    do throws(PlayerError) {
+                        try player.seek(to: .saturating(microseconds: position), toleranceBefore: .saturating(microseconds: before),
+                                        toleranceAfter: .saturating(microseconds: after))
+                    } catch {
+                        throw ServiceError(error)
+                    }
                 },
                 .typed("Retry") { [player] _ in
                     do {
@@ -93,6 +97,8 @@ extension MPRISService {
                 }),
                 .typed("IsLive", get: { [player] in player.currentItem?.isLive ?? false }),
                 .typed("Muted", get: { [player] in player.state.isMuted }, set: { [player] (muted: Bool) in player.setMuted(muted) }),
+                .typed("LinearPlayback", get: { [player] in player.linearPlayback },
+                       set: { [player] (on: Bool) in player.setLinearPlayback(on) }),
             ] + Self.extensionVideoProperties(player) + bedtimeProperties() + Self.audioProperties(player)
                 + Self.outputProperties(player)
                 + Self.crossfadeProperties(player),
@@ -119,5 +125,6 @@ extension MPRISService {
         .sleepTimerChanged: .only(["SleepTimerDeadline"]),
         .audioChanged: .only(audioPropertyNames + crossfadePropertyNames),
         .outputsChanged: .only(outputPropertyNames),
+        .linearPlaybackChanged: .only(["LinearPlayback"]),
     ], rereadingAll: PlayerEventKind.stateChanges)
 }

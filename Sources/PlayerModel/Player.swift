@@ -211,6 +211,9 @@ public final class Player: @unchecked Sendable {
     public var canGoNext: Bool { onQueue { machine.canGoNext } }
     /// `state.canGoPrevious` without the rest of `state`.
     public var canGoPrevious: Bool { onQueue { machine.canGoPrevious } }
+    /// Whether a seek has an effect (MPRIS CanSeek): the current item can seek, and linear
+    /// playback is off.
+    public var canSeek: Bool { onQueue { machine.canSeek } }
     /// The intent, the time control status and whether there is a current item: what a change
     /// of the transport changes, read without building the whole `state`.
     public var transport: (intent: TransportIntent, timeControlStatus: TimeControlStatus, hasCurrentItem: Bool) {
@@ -288,20 +291,25 @@ public final class Player: @unchecked Sendable {
     public func togglePlayPause() { update { $0.togglePlayPause() } }
     /// To NULL (rule 6): the device and file are released; the position is 0.
     public func stop() { update { $0.stop() } }
-    public func next() { update { $0.next() } }
-    public func previous() { update { $0.previous() } }
+    /// Refused while linear playback is on.
+    public func next() throws(PlayerError) { try update { m throws(PlayerError) in try m.next() } }
+    /// Back to the current item's start, or to the item before (see `PlayerMachine.previous(now:)`).
+    public func previous() { update { $0.previous(now: clock()) } }
     /// Pauses because something outside asked (the sound server, the system going to sleep).
     public func interrupt(because reason: RateChangeReason) { update { $0.interrupt(because: reason) } }
     /// Plays again after `interrupt(because:)`, unless the user changed the transport meanwhile.
     public func resume(because reason: RateChangeReason) { update { $0.resume(because: reason) } }
 
     /// Seeks the current item; see `PlayerMachine.seek(to:toleranceBefore:toleranceAfter:)`.
-    public func seek(to position: Duration, toleranceBefore: Duration = .zero, toleranceAfter: Duration = .zero) {
-        update { $0.seek(to: position, toleranceBefore: toleranceBefore, toleranceAfter: toleranceAfter, now: clock()) }
+    /// Refused while linear playback is on.
+    public func seek(to position: Duration, toleranceBefore: Duration = .zero, toleranceAfter: Duration = .zero) throws(PlayerError) {
+        try update { m throws(PlayerError) in
+            try m.seek(to: position, toleranceBefore: toleranceBefore, toleranceAfter: toleranceAfter, now: clock())
+        }
     }
 
-    /// Seeks by `offset` from the current position.
-    public func seek(by offset: Duration) { update { $0.seek(by: offset, now: clock()) } }
+    /// Seeks by `offset` from the current position. Refused while linear playback is on.
+    public func seek(by offset: Duration) throws(PlayerError) { try update { m throws(PlayerError) in try m.seek(by: offset, now: clock()) } }
 
     /// Sets the rate (pitch kept). Out of range, the rate stays and observers hear `refused`.
     public func setRate(_ rate: Double, reason: RateChangeReason = .client) throws(PlayerError) {
@@ -313,6 +321,9 @@ public final class Player: @unchecked Sendable {
     public func setMuted(_ muted: Bool) { update { $0.setMuted(muted) } }
     public func setLoopMode(_ mode: LoopMode) { update { $0.setLoopMode(mode) } }
     public func setShuffle(_ shuffled: Bool) { update { $0.setShuffle(shuffled) } }
+    /// `LinearPlayback.swift`.
+    public var linearPlayback: Bool { onQueue { machine.linearPlayback } }
+    public func setLinearPlayback(_ on: Bool) { update { $0.setLinearPlayback(on) } }
     /// The video and its window (`VideoState.swift`).
     public var video: VideoState { onQueue { machine.video } }
     /// MPRIS `Fullscreen`; false without a window.

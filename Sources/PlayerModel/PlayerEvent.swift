@@ -40,6 +40,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case audioChanged(AudioSettings)
     /// The chosen output or the devices listed changed (`Outputs.swift`).
     case outputsChanged(Outputs)
+    /// Linear playback was turned on or off (`LinearPlayback.swift`).
+    case linearPlaybackChanged(Bool)
     /// The person dropped these (paths or URIs, in order) on the video window: whoever resolves
     /// URIs opens them as OpenUri would, the first playing now and the rest after it.
     case openRequested([String])
@@ -64,6 +66,8 @@ public struct PlayerError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A rate other than 1 on an item that cannot seek (a live stream, internet radio): rate
         /// changes are seeks, so it would be announced and never played.
         case rateNotSupported
+        /// A seek, Next or a change of the rate while linear playback is on (`LinearPlayback.swift`).
+        case linearPlayback
     }
     public var code: Code
     public var message: String

@@ -129,6 +129,7 @@ public struct PlayerMachine: Sendable {
             .sleepTimerChanged(bedtime.timer),
             .audioChanged(audio.settings),
             .outputsChanged(output),
+            .linearPlaybackChanged(settings.linearPlayback),
         ]
         if let item = playQueue.current {
             events += [
@@ -149,11 +150,22 @@ public struct PlayerMachine: Sendable {
                      canGoNext: canGoNext, canGoPrevious: canGoPrevious)
     }
 
-    /// Whether Next would move (MPRIS CanGoNext), without building the whole `state`.
-    public var canGoNext: Bool { playQueue.currentID != nil && nextItemID(wrap: settings.loopMode != .none) != nil }
-    /// Whether Previous would move (MPRIS CanGoPrevious), without building the whole `state`.
+    /// Whether Next would move (MPRIS CanGoNext), without building the whole `state`: never while
+    /// linear playback is on (`LinearPlayback.swift`).
+    public var canGoNext: Bool {
+        !settings.linearPlayback && playQueue.currentID != nil && nextItemID(wrap: settings.loopMode != .none) != nil
+    }
+    /// Whether a seek of the current item has an effect (MPRIS CanSeek): its `canSeek`, and never
+    /// while linear playback is on.
+    public var canSeek: Bool { !settings.linearPlayback && playQueue.current?.canSeek == true }
+    /// Whether Previous would do something (MPRIS CanGoPrevious), without building the whole
+    /// `state`: go to the item before, or start the current one again (`previous(now:)`). Not
+    /// whether it would do so at this instant: that turns on the position, which moves by itself,
+    /// and a property that changed 3 s into every item would need a timer (rule 7).
     public var canGoPrevious: Bool {
-        playQueue.currentID != nil && playQueue.previous(before: playQueue.currentID, wrap: settings.loopMode != .none) != nil
+        guard let current = playQueue.current else { return false }
+        // MPRIS Player.Previous: "If CanGoPrevious is false, attempting to call this method should have no effect"; a restart is an effect
+        return current.canSeek || playQueue.previous(before: current.id, wrap: settings.loopMode != .none) != nil
     }
 
     public var currentItem: Item? { playQueue.current }
@@ -313,6 +325,7 @@ public struct PlayerMachine: Sendable {
         if restored.volume.isFinite, restored.volume != settings.volume { setVolume(restored.volume) }
         if restored.isMuted != settings.muted { setMuted(restored.isMuted) }
         settings.loopMode = restored.loopMode
+        settings.linearPlayback = restored.linearPlayback
         if restored.rate.isFinite, (configuration.minimumRate...configuration.maximumRate).contains(restored.rate) {
             settings.rate = restored.rate
         }
@@ -409,26 +422,53 @@ public struct PlayerMachine: Sendable {
         setIntent(.stopped)
     }
 
-    /// The next item in play order (wrapping when looping the queue), keeping the intent.
-    public mutating func next() {
+    /// The next item in play order (wrapping when looping the queue), keeping the intent. Refused
+    /// while linear playback is on.
+    public mutating func next() throws(PlayerError) {
+        try refuseWhileLinear("skipping to the next track")
         guard let next = nextItemID(wrap: settings.loopMode != .none) else { return }
         go(to: next)
     }
 
-    /// The previous item in play order (wrapping when looping), keeping the intent. At the first
-    /// item there is nothing to go back to: no effect (MPRIS: CanGoPrevious false, Previous does
-    /// nothing), and never a silent restart, which clients could not tell from a skip.
-    public mutating func previous() {
-        guard let current = playQueue.currentID,
-              let previous = playQueue.previous(before: current, wrap: settings.loopMode != .none) else { return }
-        go(to: previous)
+    /// How far into an item Previous starts it again instead of going to the item before.
+    public static let restartsAfter: Duration = .seconds(3)
+
+    /// Previous as people expect it of a back button, at `now`: more than `restartsAfter` into an
+    /// item that can seek, back to its start, exactly, playing or paused as it was (observers hear
+    /// `seeked` once the pipeline is there: MPRIS Seeked); within them, the item before in play
+    /// order (wrapping when looping), keeping the intent; with none before, the current item's
+    /// start. An item that cannot seek (a live stream) only goes to the item before. Stopped, the
+    /// position is 0 already: only an item before is gone to. Linear playback allows it: going back
+    /// skips nothing (`LinearPlayback.swift`).
+    public mutating func previous(now: ContinuousClock.Instant) {
+        guard let current = playQueue.current else { return }
+        let before = playQueue.previous(before: current.id, wrap: settings.loopMode != .none)
+        if current.canSeek, transportState.intent != .stopped, before == nil || position(at: now) > Self.restartsAfter {
+            // a seek, not a reload: the pipeline, its device and the gapless next item stay
+            request(SeekRequest(target: .position(.zero), mode: .exact), now: now)
+        } else if let before {
+            go(to: before)
+        }
     }
 
     /// Seeks the current item. Zero tolerances seek exactly; otherwise the fastest key-unit seek
     /// within them. Past the end goes to the next item; before 0 clamps to 0. Seeks coalesce:
-    /// while one runs, only the newest pending one runs after it (rule 5).
+    /// while one runs, only the newest pending one runs after it (rule 5). Refused while linear
+    /// playback is on.
     public mutating func seek(to position: Duration, toleranceBefore: Duration = .zero, toleranceAfter: Duration = .zero,
-                              now: ContinuousClock.Instant) {
+                              now: ContinuousClock.Instant) throws(PlayerError) {
+        try refuseWhileLinear("seeking")
+        seekItem(to: position, toleranceBefore: toleranceBefore, toleranceAfter: toleranceAfter, now: now)
+    }
+
+    /// Seeks by `offset` from the position at `now`. Refused while linear playback is on.
+    public mutating func seek(by offset: Duration, now: ContinuousClock.Instant) throws(PlayerError) {
+        try seek(to: position(at: now) + offset, now: now)
+    }
+
+    /// `seek(to:)` once allowed.
+    mutating func seekItem(to position: Duration, toleranceBefore: Duration = .zero, toleranceAfter: Duration = .zero,
+                           now: ContinuousClock.Instant) {
         guard let item = playQueue.current else { return }
         let target = max(position, .zero)
         if let duration = item.duration, target >= duration {
@@ -440,12 +480,8 @@ public struct PlayerMachine: Sendable {
         request(SeekRequest(target: .position(target), mode: mode), now: now)
     }
 
-    /// Seeks by `offset` from the position at `now`.
-    public mutating func seek(by offset: Duration, now: ContinuousClock.Instant) {
-        seek(to: position(at: now) + offset, now: now)
-    }
-
-    /// Sets the rate (pitch kept) at `now`. Out of range, the rate stays and observers hear `refused`.
+    /// Sets the rate (pitch kept) at `now`. Out of range, or while linear playback is on, the rate
+    /// stays and observers hear `refused`.
     public mutating func setRate(_ newRate: Double, reason: RateChangeReason = .client,
                                  now: ContinuousClock.Instant) throws(PlayerError) {
         guard newRate.isFinite, (configuration.minimumRate...configuration.maximumRate).contains(newRate) else {
@@ -454,6 +490,10 @@ public struct PlayerMachine: Sendable {
                               "rate \(newRate) is outside \(configuration.minimumRate)...\(configuration.maximumRate)")
         }
         guard newRate != settings.rate else { return }
+        do throws(PlayerError) { try refuseWhileLinear("changing the rate") } catch {
+            emit(.rateChanged(settings.rate, .refused))
+            throw error
+        }
         if newRate != 1, let item = playQueue.current, item.status == .readyToPlay, !Self.canChangeRate(item) {
             emit(.rateChanged(settings.rate, .refused))
             throw PlayerError(.rateNotSupported, "\(item.displayTitle) \(item.isLive ? "is a live stream" : "cannot seek"): "
@@ -1295,6 +1335,8 @@ extension PlayerMachine {
         var volume = 1.0
         var muted = false
         var loopMode: LoopMode = .none
+        /// `LinearPlayback.swift`.
+        var linearPlayback = false
     }
 
     /// What `retry` needs: how often each item was retried, and the last that failed.

@@ -55,6 +55,8 @@ public struct SavedSettings: Sendable, Equatable {
     public var audio = AudioSettings()
     /// The chosen output's id, or `default` (schema 5).
     public var output = Outputs.defaultID
+    /// Linear playback (schema 8; `LinearPlayback.swift`).
+    public var linearPlayback = false
 
     public init(currentID: ItemID? = nil, position: Duration = .zero, currentDuration: Duration? = nil,
                 intent: TransportIntent = .stopped, volume: Double = 1, isMuted: Bool = false,

@@ -1,7 +1,8 @@
 /// What the person does in the video window (docs/video.md: the window's keys and drops), as its
 /// program reports it. The window only reports; the player decides, through the same methods the
 /// matching client calls use (MPRIS PlayPause, Seek, Volume and Fullscreen, the extension's
-/// Muted and PictureInPicture, OpenUri), so that each rule is written once.
+/// Muted and PictureInPicture, OpenUri), so that each rule is written once. The on-screen bar only
+/// shows (`ControlsBar.swift`): the arrow keys are the window's only seeks.
 public enum WindowInput: Sendable, Equatable, Codable {
     case playPause
     case toggleFullscreen
@@ -54,10 +55,11 @@ extension PlayerMachine {
         case .leaveFullscreen:
             if video.isFullscreen { setFullscreen(false) }
         case .seek(let offset):
-            // MPRIS Player.Seek: "If the CanSeek property is false, this has no effect"; before 0
-            // is 0, past the end is the next item, as Seek does
-            guard currentItem?.canSeek == true else { return }
-            seek(by: offset, now: now)
+            // MPRIS Player.Seek: "If the CanSeek property is false, this has no effect" (false while
+            // linear playback is on: a key has no one to tell why); before 0 is 0, past the end is
+            // the next item, as Seek does
+            guard canSeek else { return }
+            seekItem(to: position(at: now) + offset, now: now)
         case .changeVolume(let points):
             // in whole percent, so that steps from any volume land on the numbers a person reads
             let percent = (state.volume * 100).rounded() + Double(points)

@@ -138,7 +138,7 @@ public final class StateRecorder: @unchecked Sendable {
             // off, the keys stay in the file unused until the next order replaces them
             if shuffled, let seed = player.shuffleSeed { record(.reshuffled(seed: seed, keys: player.ownShuffleKeys)) }
             recordSettings()
-        case .currentItemChanged, .intentChanged, .seeked, .volumeChanged, .loopModeChanged:
+        case .currentItemChanged, .intentChanged, .seeked, .volumeChanged, .loopModeChanged, .linearPlaybackChanged:
             recordSettings()
         case .videoChanged(let video) where video.settings != recordedVideo:
             recordSettings()
@@ -184,6 +184,7 @@ public final class StateRecorder: @unchecked Sendable {
         saved.video = player.video.settings
         saved.audio = player.audio
         saved.output = player.outputs.chosen
+        saved.linearPlayback = player.linearPlayback
         recordedVideo = saved.video
         recordedOutput = saved.output
         return saved

@@ -70,7 +70,7 @@ public final class StateStore: @unchecked Sendable {
     // @unchecked: `database`, `awaitingFullState`, `outage` and the fields below them are
     // confined to `queue` (init opens an existing file before it queues anything there);
     // `pending`, `drainScheduled` and `wholeStateWanted` are guarded by `lock`.
-    public static let schemaVersion: Int64 = 7
+    public static let schemaVersion: Int64 = 8
 
     public let path: String
     private let logger: Logger
@@ -389,6 +389,11 @@ public final class StateStore: @unchecked Sendable {
         ALTER TABLE item ADD COLUMN tags TEXT;
         PRAGMA user_version = 7;
         """,
+        // Schema 8: linear playback (issue 40).
+        """
+        ALTER TABLE player ADD COLUMN linear_playback INTEGER NOT NULL DEFAULT 0;
+        PRAGMA user_version = 8;
+        """,
     ]
 
     /// ReplayGain, the equalizer and the user's presets (schema 4); what does not parse is left
@@ -464,6 +469,10 @@ public final class StateStore: @unchecked Sendable {
             if try output.step(), let id = output.string(0) { settings.output = id }
         }
         if version >= 6 { try loadCrossfade(database, into: &settings.audio) }
+        if version >= 8 {
+            let linear = try database.prepare("SELECT linear_playback FROM player WHERE one = 1")
+            if try linear.step() { settings.linearPlayback = linear.int64(0) != 0 }
+        }
 
         var rows: [Int64: (uri: String, next: Int64?, key: UInt64?, metadata: SavedMetadata?)] = [:]
         let seven = version >= 7
@@ -939,7 +948,8 @@ public final class StateStore: @unchecked Sendable {
         private func write(_ settings: SavedSettings) throws(SQLiteError) {
             try database.cached("""
                 UPDATE player SET current = ?, position_us = ?, duration_us = ?, intent = ?, volume = ?, muted = ?,
-                    loop = ?, shuffle = ?, rate = ?, shuffle_seed = ?, video_gravity = ?, picture_in_picture = ?, controls_visible = ? WHERE one = 1
+                    loop = ?, shuffle = ?, rate = ?, shuffle_seed = ?, video_gravity = ?, picture_in_picture = ?, controls_visible = ?,
+                    linear_playback = ? WHERE one = 1
                 """).run(
                     .optional(settings.currentID.map(raw)), .integer(max(settings.position.microseconds, 0)),
                     .optional(settings.currentDuration?.microseconds), .text(settings.intent.rawValue),
@@ -947,7 +957,7 @@ public final class StateStore: @unchecked Sendable {
                     .integer(settings.isShuffled ? 1 : 0), .real(settings.rate),
                     .optional(settings.shuffleSeed.map { Int64(bitPattern: $0) }),
                     .text(settings.video.gravity.rawValue), .integer(settings.video.pictureInPicture ? 1 : 0),
-                    .integer(settings.video.controlsVisible ? 1 : 0))
+                    .integer(settings.video.controlsVisible ? 1 : 0), .integer(settings.linearPlayback ? 1 : 0))
         }
     }
 }

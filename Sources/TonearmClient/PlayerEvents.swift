@@ -14,7 +14,7 @@ public enum PlayerEventKind: String, Sendable, CaseIterable, Equatable {
     case error
     /// `Volume` or `Muted` changed.
     case volume
-    /// `LoopStatus`, `Shuffle` or `Rate` changed, or stop-after or the sleep timer.
+    /// `LoopStatus`, `Shuffle` or `Rate` changed, or stop-after, the sleep timer or linear playback.
     case options
 }
 
@@ -41,7 +41,7 @@ extension PlayerStatus {
         if itemError != old.itemError, itemError != nil { kinds.append(.error) }
         if volume != old.volume || muted != old.muted { kinds.append(.volume) }
         if loop != old.loop || shuffle != old.shuffle || rate != old.rate || stopAfterCurrent != old.stopAfterCurrent
-            || sleepDeadline != old.sleepDeadline { kinds.append(.options) }
+            || sleepDeadline != old.sleepDeadline || linearPlayback != old.linearPlayback { kinds.append(.options) }
         return kinds
     }
 }

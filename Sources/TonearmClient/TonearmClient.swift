@@ -212,19 +212,23 @@ public final class TonearmClient: @unchecked Sendable {
     /// `Seek(offset)`: relative to the current position; before 0 the service clamps to 0, past the
     /// end it goes to the next track.
     /// The service ignores a seek with no current track (MPRIS), so that is checked here first:
-    /// `.refused` with no current track and on a track that cannot seek.
+    /// `.refused` with no current track and on a track that cannot seek. While linear playback is
+    /// on, the service refuses it with `io.github.tonearm.Error.LinearPlayback` (`.service`).
     public func seek(by offset: Duration) throws {
         let player = try properties(Self.playerInterface)
-        try Self.checkSeekable(player)
+        try checkSeekable(player)
         try call(Self.playerInterface, "Seek", [.int64(offset.microsecondsSaturating)])
     }
 
-    /// The current track from `player` (`GetAll` of the MPRIS player), when there is one that can seek.
+    /// The current track from `player` (`GetAll` of the MPRIS player), when there is one that can
+    /// seek, or one that cannot only because linear playback is on: then the call is made, and the
+    /// service's refusal says why (one message, the service's).
     @discardableResult
-    private static func checkSeekable(_ player: [String: DBusValue]) throws -> (TrackID, TrackMetadata) {
+    private func checkSeekable(_ player: [String: DBusValue]) throws -> (TrackID, TrackMetadata) {
         let metadata = TrackMetadata(player["Metadata"]?.stringKeyedDictionary ?? [:])
         guard let track = metadata.trackID else { throw ClientError(.refused, "no current track to seek in") }
-        guard player["CanSeek"]?.boolValue == true else {
+        // GetAll, not Get: a service from before LinearPlayback lacks it, and the track cannot seek
+        guard try player["CanSeek"]?.boolValue == true || properties(Self.extensionInterface)["LinearPlayback"]?.boolValue == true else {
             throw ClientError(.refused, "the current track cannot seek (\(metadata.title ?? track.description))")
         }
         return (track, metadata)
@@ -232,9 +236,9 @@ public final class TonearmClient: @unchecked Sendable {
 
     /// `SetPosition(current track, position)`. The service ignores a position it cannot go to, so it
     /// is checked here first: `.refused` with no current track, on a track that cannot seek, and
-    /// past the track's end.
+    /// past the track's end; refused by the service while linear playback is on.
     public func setPosition(_ position: Duration) throws {
-        let (track, metadata) = try Self.checkSeekable(try properties(Self.playerInterface))
+        let (track, metadata) = try checkSeekable(try properties(Self.playerInterface))
         guard position >= .zero else { throw ClientError(.refused, "a position cannot be negative") }
         if let length = metadata.length, position > length {
             throw ClientError(.refused, "position \(TimeText.format(position)) is past the end of the track (\(TimeText.format(length)))")
@@ -294,6 +298,14 @@ public final class TonearmClient: @unchecked Sendable {
 
     public func setControlsVisible(_ on: Bool) throws {
         try setProperty(Self.extensionInterface, "ControlsVisible", .bool(on))
+    }
+
+    /// The extension's `LinearPlayback`: while on, the service refuses seeks, Next and rate changes
+    /// with `io.github.tonearm.Error.LinearPlayback`.
+    public func linearPlayback() throws -> Bool { try extensionFlag("LinearPlayback") }
+
+    public func setLinearPlayback(_ on: Bool) throws {
+        try setProperty(Self.extensionInterface, "LinearPlayback", .bool(on))
     }
 
     /// `Rate`; the service refuses (InvalidArgs) what is outside `MinimumRate...MaximumRate` (0 pauses).
@@ -432,6 +444,7 @@ extension PlayerStatus {
             videoSize = VideoSize(width: Int(width), height: Int(height))
         }
         stopAfterCurrent = extensionProperties["StopAfterCurrent"]?.boolValue ?? false
+        linearPlayback = extensionProperties["LinearPlayback"]?.boolValue ?? false
         if let deadline = extensionProperties["SleepTimerDeadline"]?.int64Value, deadline > 0 { sleepDeadline = deadline }
         audio = AudioStatus(extensionProperties)
         output = extensionProperties["Output"]?.stringValue

@@ -99,6 +99,8 @@ public struct PlayerStatus: Sendable, Equatable {
     public var videoSize: VideoSize? = nil
     /// The extension's `StopAfterCurrent`.
     public var stopAfterCurrent = false
+    /// The extension's `LinearPlayback` (false from a service without it).
+    public var linearPlayback = false
     /// When the sleep timer pauses, in microseconds since the Unix epoch (`SleepTimerDeadline`); nil: none.
     public var sleepDeadline: Int64? = nil
 

@@ -4,7 +4,7 @@ import TonearmClient
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print what plays: title, artist, album, state, position, volume, loop, shuffle, buffering, error.",
+        abstract: "Print what plays: title, artist, album, state, position, volume, loop, shuffle, linear playback, buffering, error.",
         discussion: """
             --json prints one object (schema in the docs/command-line.md, "tonearm status --json"). --format prints a line \
             with placeholders replaced: \(Format.placeholders.map { "{\($0)}" }.joined(separator: " ")); {{ and }} are \
@@ -62,6 +62,7 @@ enum Format {
         lines.append(("volume", percent(status.volume) + (status.muted ? " (muted)" : "")))
         lines.append(("loop", status.loop.rawValue))
         lines.append(("shuffle", status.shuffle ? "on" : "off"))
+        if status.linearPlayback { lines.append(("linear", "on: no seeking, next or rate change")) }
         if status.rate != 1 { lines.append(("rate", "\(status.rate)")) }
         if status.bufferingPercent < 100 { lines.append(("buffering", "\(status.bufferingPercent)%")) }
         if let size = status.videoSize { lines.append(("video", size.description)) }
@@ -115,11 +116,13 @@ enum Format {
         var sleep: Double?
         /// nil from a service without a crossfade; seconds 0: off.
         var crossfade: Crossfade?
+        /// The extension's `LinearPlayback`; false from a service without it.
+        var linear: Bool
 
         enum CodingKeys: String, CodingKey {
             case event, version, status, title, artist, artists, album, url, trackid, position, duration, volume, muted, loop,
                  shuffle, rate, live, buffering, waiting, error, stopAfter, sleep, replaygain, equalizer, output,
-                 crossfade
+                 crossfade, linear
         }
 
         // nil is written as null: every key is always there
@@ -151,6 +154,7 @@ enum Format {
             try c.encode(stopAfter, forKey: .stopAfter)
             try c.encode(sleep, forKey: .sleep)
             try c.encode(crossfade, forKey: .crossfade)
+            try c.encode(linear, forKey: .linear)
         }
     }
 
@@ -176,7 +180,8 @@ enum Format {
             equalizer: status.audio.map { JSONStatus.Equalizer(preset: $0.equalizerPreset, gains: $0.equalizer) },
             output: status.output, event: event,
             stopAfter: status.stopAfterCurrent, sleep: status.sleepLeft(now: wallClock()).map(seconds),
-            crossfade: status.crossfade.map { JSONStatus.Crossfade(seconds: $0.seconds, albums: $0.albums) })
+            crossfade: status.crossfade.map { JSONStatus.Crossfade(seconds: $0.seconds, albums: $0.albums) },
+            linear: status.linearPlayback)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(value), as: UTF8.self)
@@ -184,7 +189,7 @@ enum Format {
 
     /// The placeholders of `--format`.
     static let placeholders = ["title", "artist", "album", "status", "position", "duration", "volume", "muted",
-                               "loop", "shuffle", "rate", "url", "trackid", "buffering", "error"]
+                               "loop", "shuffle", "rate", "url", "trackid", "buffering", "error", "linear"]
 
     static func value(of placeholder: String, in status: PlayerStatus) -> String {
         let metadata = status.metadata
@@ -204,6 +209,7 @@ enum Format {
         case "trackid": return metadata.trackID?.description ?? ""
         case "buffering": return "\(status.bufferingPercent)%"
         case "error": return status.itemError?.message ?? ""
+        case "linear": return status.linearPlayback ? "on" : "off"
         default: return ""
         }
     }

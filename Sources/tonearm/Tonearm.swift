@@ -22,7 +22,7 @@ struct Tonearm: ParsableCommand {
             Volume.self, Mute.self, Unmute.self, Loop.self, Shuffle.self, Rate.self, Retry.self,
             Add.self, Queue.self, Jump.self, Remove.self, Move.self, Clear.self, Playlists.self, PlaylistCommand.self, Save.self,
             Status.self, Watch.self, Daemon.self,
-            Controls.self,
+            Controls.self, Linear.self,
             Fullscreen.self, Raise.self, PictureInPicture.self, Gravity.self,
             StopAfter.self, Sleep.self,
             ReplayGain.self, EQ.self,
@@ -54,6 +54,9 @@ struct ServiceOptions: ParsableArguments {
         }
     }
 
+    /// The service's refusal of a seek, Next or a rate while linear playback is on.
+    static let linearPlaybackError = "io.github.tonearm.Error.LinearPlayback"
+
     /// Connects, runs `body` with the client, and turns a `ClientError` into its message on stderr
     /// and its exit status.
     @discardableResult
@@ -70,6 +73,9 @@ struct ServiceOptions: ParsableArguments {
             case .noService:
                 Output.error("\(error.message)\nstart one with `tonearmd &` (or `systemctl --user start tonearmd`)")
                 throw ExitCode(ExitStatus.noService)
+            case _ where error.dbusErrorName == ServiceOptions.linearPlaybackError:
+                Output.error("\(error.description)\nturn it off with `tonearm linear off`")
+                throw ExitCode(ExitStatus.serviceError)
             default:
                 Output.error(error.description)
                 throw ExitCode(ExitStatus.serviceError)

@@ -42,7 +42,8 @@ struct Next: ParsableCommand {
 }
 
 struct Prev: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Go to the previous track.")
+    static let configuration = CommandConfiguration(
+        abstract: "Back to the start of the track (more than 3 s in), else to the previous track.")
     @OptionGroup var service: ServiceOptions
     func run() throws { try service.withClient { try $0.previous() } }
 }

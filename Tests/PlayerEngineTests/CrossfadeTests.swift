@@ -109,7 +109,7 @@ final class CrossfadeTests: XCTestCase {
             var skipped: ItemID?
             let heard = try record(kind, on: server, seconds: 3, items: [a, b, c]) { harness, ids in
                 Thread.sleep(forTimeInterval: 0.5)
-                harness.player.next()
+                try harness.player.next()
                 skipped = ids[1]
                 try harness.recorder.wait(for: "the third plays") { event -> Void? in
                     guard case .currentItemChanged(let item?) = event, item.id == ids[2] else { return nil }

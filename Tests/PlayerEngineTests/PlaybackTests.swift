@@ -77,7 +77,7 @@ final class StaleMessageTests: XCTestCase {
             let ids = try harness.enqueue(first, second)
             harness.player.play()
             // away before the first item's tags and preroll arrive
-            harness.player.next()
+            try harness.player.next()
             XCTAssertEqual(harness.player.currentItem?.id, ids[1])
             _ = try harness.waitForStatus(ids[1], "readyToPlay")
             try harness.waitForTimeControl(.playing)

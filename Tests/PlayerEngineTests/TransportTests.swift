@@ -23,7 +23,7 @@ final class TransportTests: XCTestCase {
             harness.player.pause()
             _ = try harness.waitForStatus(id, "readyToPlay")
             let start = harness.recorder.count
-            harness.player.seek(to: .milliseconds(2345))
+            try harness.player.seek(to: .milliseconds(2345))
             let landed = try harness.waitForSeeked(from: start)
             XCTAssertLessThan(abs((landed - .milliseconds(2345)).nanoseconds), oneBuffer.nanoseconds, "on \(kind)")
             XCTAssertLessThan(abs((harness.player.position - .milliseconds(2345)).nanoseconds), oneBuffer.nanoseconds)
@@ -42,7 +42,7 @@ final class TransportTests: XCTestCase {
             _ = try harness.waitForStatus(id, "readyToPlay")
             let start = harness.recorder.count
             // a slider dragged: twenty seeks in a row, the newest wins
-            for step in 1...20 { harness.player.seek(to: .milliseconds(step * 200)) }
+            for step in 1...20 { try harness.player.seek(to: .milliseconds(step * 200)) }
             let landed = try harness.recorder.wait(for: "final seek", from: start) { event -> Duration? in
                 guard let position = event.seekedPosition, position >= .milliseconds(3900) else { return nil }
                 return position
@@ -62,13 +62,13 @@ final class TransportTests: XCTestCase {
         harness.player.pause()
         _ = try harness.waitForStatus(ids[0], "readyToPlay")
         var start = harness.recorder.count
-        harness.player.seek(by: .seconds(2))
+        try harness.player.seek(by: .seconds(2))
         let landed = try harness.waitForSeeked(from: start)
         XCTAssertLessThan(abs((landed - .seconds(2)).nanoseconds), oneBuffer.nanoseconds)
         start = harness.recorder.count
-        harness.player.seek(by: .seconds(-10))
+        try harness.player.seek(by: .seconds(-10))
         XCTAssertEqual(try harness.waitForSeeked(from: start), .zero)
-        harness.player.seek(to: .seconds(60))
+        try harness.player.seek(to: .seconds(60))
         XCTAssertEqual(harness.player.currentItem?.id, ids[1])
         XCTAssertEqual(harness.player.state.intent, .paused)
     }
@@ -188,7 +188,7 @@ final class ScaletempoTests: XCTestCase {
                 }
                 // a seek at rate 2 pushes audio through scaletempo at that rate
                 let start = harness.recorder.count
-                harness.player.seek(to: .milliseconds(500))
+                try harness.player.seek(to: .milliseconds(500))
                 _ = try harness.waitForSeeked(from: start)
             }
             // a short item may end on its own before the next jump: wait for the last one's end

@@ -23,7 +23,7 @@ final class WarmPipelineTests: XCTestCase {
             harness.player.play()
             _ = try harness.waitForStatus(firstID, "readyToPlay")
             try harness.waitForTimeControl(.playing)
-            harness.player.seek(to: .seconds(4))
+            try harness.player.seek(to: .seconds(4))
             harness.player.stop()
             XCTAssertTrue(harness.waitForDisposals())
             XCTAssertEqual(harness.engine.pipelinesBuilt, 1)

@@ -50,7 +50,7 @@ final class MetadataMergeTests: XCTestCase {
     /// and the length its tag read found stays, unannounced again.
     func testALengthKnownFromTheTagReadSurvivesAPrerollWithoutOne() throws {
         var (machine, ids) = try playingWithTheNextRead(length: .milliseconds(5625))
-        machine.next()
+        try machine.next()
         machine.pause()
         let generation = try XCTUnwrap(loaded(machine.takeActions()))
         machine.handle(.durationChanged(nil), of: generation, at: .now)
@@ -65,7 +65,7 @@ final class MetadataMergeTests: XCTestCase {
     /// A length the pipeline measures replaces the estimate the tag read made.
     func testAMoreExactLengthRefinesIt() throws {
         var (machine, ids) = try playingWithTheNextRead(length: .milliseconds(5625))
-        machine.next()
+        try machine.next()
         let generation = try XCTUnwrap(loaded(machine.takeActions()))
         machine.handle(.asyncDone(snapshot(duration: .seconds(6))), of: generation, at: .now)
         XCTAssertEqual(machine.item(ids[1])?.duration, .seconds(6))
@@ -78,7 +78,7 @@ final class MetadataMergeTests: XCTestCase {
     /// Tags of the pipeline add to those read, and replace the ones they carry; none is dropped.
     func testTagsOfThePipelineAddToTheReadOnes() throws {
         var (machine, ids) = try playingWithTheNextRead(length: .seconds(6))
-        machine.next()
+        try machine.next()
         let generation = try XCTUnwrap(loaded(machine.takeActions()))
         var codec = Metadata()
         codec.audioCodec = "MPEG-1 Layer 3 (MP3)"
@@ -99,13 +99,13 @@ final class MetadataMergeTests: XCTestCase {
     /// Played again later, an item keeps what its first play found.
     func testAnItemPlayedAgainKeepsWhatWasFound() throws {
         var (machine, ids) = try playingWithTheNextRead(length: .milliseconds(5625))
-        machine.next()
+        try machine.next()
         var generation = try XCTUnwrap(loaded(machine.takeActions()))
         machine.handle(.asyncDone(snapshot(duration: nil)), of: generation, at: .now)
         machine.handle(.durationChanged(.milliseconds(5990)), of: generation, at: .now)
-        machine.previous()
+        machine.previous(now: .now)
         _ = machine.takeActions()
-        machine.next()
+        try machine.next()
         generation = try XCTUnwrap(loaded(machine.takeActions()))
         machine.handle(.asyncDone(snapshot(duration: nil)), of: generation, at: .now)
         XCTAssertEqual(machine.item(ids[1])?.duration, .milliseconds(5990))
@@ -139,7 +139,7 @@ final class MetadataMergeTests: XCTestCase {
         XCTAssertFalse(machine.awaitsTags(ids[0]))
         XCTAssertTrue(events(machine.takeActions()).contains(.itemStatusChanged(ids[0], .readyToPlay)),
                       "the event that ends the wait")
-        machine.next()
+        try machine.next()
         _ = machine.takeActions()
         XCTAssertFalse(machine.awaitsTags(ids[1]), "read while it was next: announced at once")
         XCTAssertFalse(machine.currentItemAwaitsTags)
@@ -188,7 +188,7 @@ final class MetadataMergeTests: XCTestCase {
         machine.handle(.durationChanged(.milliseconds(5990)), of: generation, at: .now)
         XCTAssertEqual(machine.item(ids[0])?.duration, .milliseconds(5990), "the parser's own estimate, later")
         machine.metadataRead(ids[1], .success(read("Song in mp3", duration: .milliseconds(5625))))
-        machine.next()
+        try machine.next()
         generation = try XCTUnwrap(loaded(machine.takeActions()))
         machine.handle(.asyncDone(estimated), of: generation, at: .now)
         XCTAssertEqual(machine.item(ids[1])?.duration, .milliseconds(5625), "read from more frames than the preroll's")

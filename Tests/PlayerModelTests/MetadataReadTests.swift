@@ -67,7 +67,7 @@ final class MetadataReadTests: XCTestCase {
         _ = readAll(&machine, starting: machine.takeActions())
         try machine.jump(to: ids[50])
         XCTAssertEqual(readAll(&machine, starting: machine.takeActions()), Array(ids[50...53]))
-        machine.next()
+        try machine.next()
         XCTAssertEqual(readAll(&machine, starting: machine.takeActions()), [ids[54]])
     }
 

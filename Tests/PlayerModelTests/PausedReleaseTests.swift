@@ -89,7 +89,7 @@ final class PausedReleaseTests: XCTestCase {
         var m = try paused(at: .seconds(12))
         m.advance(by: .seconds(5))
         m.fire(.pausedRelease)
-        m.machine.seek(to: .seconds(40), now: m.now)
+        try m.machine.seek(to: .seconds(40), now: m.now)
         XCTAssertTrue(engineCommands(m.take()).contains { if case .load(let uri, _) = $0 { uri == a } else { false } })
         XCTAssertEqual(m.machine.state.intent, .paused)
         XCTAssertEqual(m.machine.position(at: m.now), .seconds(40))

@@ -167,10 +167,10 @@ final class PlayerRulesTests: XCTestCase {
 
         // a seek asked before the preroll runs first: no PLAYING before it
         try player.enqueue([b])
-        player.next()
+        try player.next()
         XCTAssertEqual(loads(), [a, b])
         XCTAssertEqual(asked(), [true, true])
-        player.seek(to: .seconds(3))
+        try player.seek(to: .seconds(3))
         XCTAssertEqual(asked(), [true, true, false])
         engine.preroll()
         XCTAssertEqual(seeks(), [.seconds(3)])
@@ -262,10 +262,10 @@ final class PlayerRulesTests: XCTestCase {
     func testSeeksCoalesceToTheNewest() throws {
         try startPlaying([a])
         engine.clearCalls()
-        player.seek(to: .seconds(1))
-        player.seek(to: .seconds(2))
-        player.seek(to: .seconds(3))
-        player.seek(to: .seconds(4))
+        try player.seek(to: .seconds(1))
+        try player.seek(to: .seconds(2))
+        try player.seek(to: .seconds(3))
+        try player.seek(to: .seconds(4))
         XCTAssertEqual(seeks(), [.seconds(1)])
         let before = events.count
         engine.position = .seconds(1)
@@ -280,8 +280,8 @@ final class PlayerRulesTests: XCTestCase {
     func testASeekDoneHandedOverEndsTheSeekInFlightOnly() throws {
         try startPlaying([a])
         engine.clearCalls()
-        player.seek(to: .seconds(1))
-        player.seek(to: .seconds(4))
+        try player.seek(to: .seconds(1))
+        try player.seek(to: .seconds(4))
         engine.send(.stateChanged(.paused, pending: .paused))  // the flushing seek's lost state
         let before = events.count
         engine.send(.seekDone(.seconds(1)))
@@ -300,7 +300,7 @@ final class PlayerRulesTests: XCTestCase {
     func testAFileSeekWhilePlayingStaysPlayingAndAStreamSeekWaits() throws {
         try startPlaying([a])
         var before = events.count
-        player.seek(to: .seconds(3))
+        try player.seek(to: .seconds(3))
         engine.send(.stateChanged(.paused, pending: .paused))  // the flushing seek's lost state
         engine.send(.seekDone(.seconds(3)))
         engine.send(.stateChanged(.paused, pending: .playing))
@@ -311,7 +311,7 @@ final class PlayerRulesTests: XCTestCase {
         makePlayer(PlayerConfiguration())
         try startPlaying([try MediaURI("http://example.org/song.mp3")])
         before = events.count
-        player.seek(to: .seconds(3))
+        try player.seek(to: .seconds(3))
         engine.send(.stateChanged(.paused, pending: .paused))
         XCTAssertEqual(player.state.timeControlStatus, .waitingToPlay(.evaluatingBuffering), "a stream's seek waits for the network")
         engine.send(.seekDone(.seconds(3)))
@@ -322,7 +322,7 @@ final class PlayerRulesTests: XCTestCase {
     func testSeekBeforePrerollRunsAfterIt() throws {
         try player.enqueue([a])
         player.play()
-        player.seek(to: .seconds(5))
+        try player.seek(to: .seconds(5))
         XCTAssertTrue(seeks().isEmpty)
         XCTAssertEqual(player.position, .zero, "before the length is known, a pending seek does not show")
         engine.preroll()
@@ -333,7 +333,7 @@ final class PlayerRulesTests: XCTestCase {
         try startPlaying([a])
         player.pause()
         engine.clearCalls()
-        player.seek(to: .seconds(2))
+        try player.seek(to: .seconds(2))
         engine.send(.asyncDone)
         XCTAssertFalse(engine.calls.contains(.setPlaying(true)))
         XCTAssertEqual(player.state.intent, .paused)
@@ -343,19 +343,19 @@ final class PlayerRulesTests: XCTestCase {
     func testExactAndToleratedSeekModes() throws {
         try startPlaying([a])
         engine.clearCalls()
-        player.seek(to: .seconds(2))
+        try player.seek(to: .seconds(2))
         engine.send(.asyncDone)
-        player.seek(to: .seconds(3), toleranceBefore: .seconds(1), toleranceAfter: .zero)
+        try player.seek(to: .seconds(3), toleranceBefore: .seconds(1), toleranceAfter: .zero)
         let modes = engine.calls.compactMap { if case .seek(_, let mode, _) = $0 { mode } else { nil } }
         XCTAssertEqual(modes, [.exact, .fast(before: .seconds(1), after: .zero)])
     }
 
     func testSeekPastTheEndGoesToTheNextItemAndBeforeZeroClamps() throws {
         let ids = try startPlaying([a, b])
-        player.seek(to: .seconds(-5))
+        try player.seek(to: .seconds(-5))
         XCTAssertEqual(seeks(), [.zero])
         engine.send(.asyncDone)
-        player.seek(to: .seconds(11))
+        try player.seek(to: .seconds(11))
         XCTAssertEqual(player.currentItem?.id, ids[1])
         XCTAssertEqual(loads(), [a, b])
     }
@@ -421,9 +421,9 @@ final class PlayerRulesTests: XCTestCase {
     func testLoopQueueWraps() throws {
         let ids = try startPlaying([a, b])
         player.setLoopMode(.queue)
-        player.next()
+        try player.next()
         XCTAssertEqual(player.currentItem?.id, ids[1])
-        player.next()
+        try player.next()
         XCTAssertEqual(player.currentItem?.id, ids[0])
         XCTAssertTrue(player.state.canGoNext)
         XCTAssertTrue(player.state.canGoPrevious)
@@ -431,7 +431,7 @@ final class PlayerRulesTests: XCTestCase {
 
     func testNextAndPreviousKeepAStoppedOrPausedState() throws {
         let ids = try player.enqueue([a, b])
-        player.next()
+        try player.next()
         XCTAssertEqual(player.currentItem?.id, ids[1])
         XCTAssertTrue(loads().isEmpty, "a stopped player stays stopped")
         player.pause()
@@ -440,12 +440,15 @@ final class PlayerRulesTests: XCTestCase {
         XCTAssertEqual(player.currentItem?.id, ids[0])
         XCTAssertEqual(loads(), [b, a])
         XCTAssertEqual(player.state.intent, .paused)
-        // at the first item, previous has no effect (and no seek)
+        // at the first item, Previous starts it again: paused, its seek to 0 runs after the preroll
         engine.position = .seconds(5)
         player.previous()
         XCTAssertEqual(player.currentItem?.id, ids[0])
         XCTAssertEqual(loads(), [b, a])
         XCTAssertTrue(seeks().isEmpty)
+        engine.preroll()
+        XCTAssertEqual(seeks(), [.zero])
+        XCTAssertEqual(player.state.intent, .paused)
     }
 
     func testFailureMovesOnUnlessConfiguredNotTo() throws {
@@ -527,7 +530,7 @@ final class PlayerRulesTests: XCTestCase {
         player.setShuffle(true)
         var seen = [player.currentItem!.id]
         for _ in 1..<20 {
-            player.next()
+            try player.next()
             seen.append(player.currentItem!.id)
         }
         XCTAssertEqual(Set(seen), Set(ids))

@@ -59,11 +59,11 @@ final class RestoreTests: XCTestCase {
     }
 
     /// A seek before Play loads the item paused at the seek's target, as on a released item.
-    func testASeekOfTheRestoredItemLoadsItPausedThere() {
+    func testASeekOfTheRestoredItemLoadsItPausedThere() throws {
         var machine = PlayerMachine()
         machine.restore(saved(), resume: .pause)
         _ = machine.takeActions()
-        machine.seek(to: .seconds(20), now: t0)
+        try machine.seek(to: .seconds(20), now: t0)
         let actions = commands(machine.takeActions())
         guard case .load(_, let generation) = actions.first(where: { if case .load = $0 { true } else { false } }) else {
             return XCTFail("the seek loads: \(actions)")

@@ -195,7 +195,7 @@ final class SleepTimerTests: XCTestCase {
     func testNextKeepsItForTheNewCurrentItem() throws {
         var (m, ids) = try playing([a, b, c])
         m.machine.setStopAfterCurrent(true)
-        m.machine.next()
+        try m.machine.next()
         _ = m.take()
         XCTAssertTrue(m.machine.stopsAfterCurrent)
         m.send(.asyncDone(EngineSnapshot(position: m.sample(.zero), duration: .seconds(60), isSeekable: true, loadedRanges: [])))

@@ -94,7 +94,7 @@ final class StreamRulesTests: XCTestCase {
             XCTAssertEqual(player.currentItem?.isLive, true)
             XCTAssertEqual(player.currentItem?.isSeekable, seekable, "a window of \(window)")
             engine.clearCalls()
-            player.seek(to: .seconds(35))
+            try player.seek(to: .seconds(35))
             XCTAssertEqual(engine.calls.contains { if case .seek = $0 { true } else { false } }, seekable, "\(engine.calls)")
             XCTAssertThrowsError(try player.setRate(1.5))
         }

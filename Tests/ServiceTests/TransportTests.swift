@@ -101,7 +101,7 @@ final class TransportTests: ServiceTestCase {
         XCTAssertEqual(tracks.count, 2)
         XCTAssertEqual(try harness.trackID, tracks.first)
         XCTAssertEqual(try harness.get(H.player, "CanGoNext").bool, true)
-        XCTAssertEqual(try harness.get(H.player, "CanGoPrevious").bool, false, "first track, no loop")
+        XCTAssertEqual(try harness.get(H.player, "CanGoPrevious").bool, true, "first track, no loop: Previous starts it again")
         try harness.playerctl("next")
         try harness.waitForTrack(tracks[1])
         XCTAssertEqual(try harness.metadata["xesam:url"]?.string, H.uri(b))
@@ -130,9 +130,11 @@ final class TransportTests: ServiceTestCase {
         XCTAssertEqual(statuses, [], "PlaybackStatus announced while skipping paused: \(statuses)")
     }
 
-    /// Previous in the middle of a track goes to the previous track (it never restarts this one),
-    /// from its start, and a paused player stays paused.
-    func testPreviousInTheMiddleOfATrackGoesToThePreviousTrack() throws {
+    /// Previous as people expect it (issue 40): 5 s into a track, back to its start, paused as it
+    /// was, with Seeked and no track change; again within 3 s of the start, the track before, from
+    /// its start; at the first track, 5 s in and playing, its start, playing. CanGoPrevious is
+    /// true throughout.
+    func testPreviousStartsTheTrackAgainAfterThreeSecondsAndGoesBackWithinThem() throws {
         let a = try short("a", seconds: 10, frequency: 440), b = try short("b", seconds: 10, frequency: 660)
         try harness.startPlaying([a, b])
         let tracks = try harness.tracks
@@ -144,15 +146,39 @@ final class TransportTests: ServiceTestCase {
         var mark = harness.mark()
         try harness.playerctl("position", "5")
         _ = try harness.waitForSeeked(from: mark)
+
+        mark = harness.mark()
+        try harness.call(H.player, "Previous")
+        XCTAssertLessThan(try harness.waitForSeeked(from: mark), 100_000, "Seeked to the start")
+        XCTAssertEqual(try harness.trackID, tracks[1], "the same track")
+        XCTAssertLessThan(try harness.position, 1_000_000)
+        XCTAssertEqual(try harness.playbackStatus, "Paused")
+        XCTAssertEqual(try harness.get(H.player, "CanGoPrevious").bool, true)
+        let changed = harness.propertiesChanged(H.player, from: mark).flatMap { $0.changed.keys }
+        XCTAssertFalse(changed.contains("Metadata"), "no track change: \(changed)")
+
         mark = harness.mark()
         try harness.playerctl("previous")
         try harness.waitForChange(H.player, "Metadata of the first track", from: mark) {
             $0["Metadata"]?.dictionary?["mpris:trackid"]?.string == tracks[0]
         }
-        XCTAssertEqual(try harness.trackID, tracks[0])
         XCTAssertEqual(try harness.playerctl("metadata", "xesam:url"), H.uri(a))
         XCTAssertLessThan(try harness.position, 1_000_000, "the previous track starts from its beginning")
         XCTAssertEqual(try harness.playbackStatus, "Paused")
+
+        try harness.playerctl("play")
+        try harness.waitForStatus("Playing")
+        try harness.waitForItemStatus("readyToPlay")
+        mark = harness.mark()
+        try harness.playerctl("position", "5")
+        _ = try harness.waitForSeeked(from: mark)
+        XCTAssertEqual(try harness.get(H.player, "CanGoPrevious").bool, true, "the first track, which can start again")
+        mark = harness.mark()
+        try harness.call(H.player, "Previous")
+        XCTAssertLessThan(try harness.waitForSeeked(from: mark), 100_000)
+        XCTAssertEqual(try harness.trackID, tracks[0])
+        XCTAssertLessThan(try harness.position, 3_000_000)
+        XCTAssertEqual(try harness.playbackStatus, "Playing")
     }
 
     func testRateZeroPausesAndOtherRatesAreAnnounced() throws {

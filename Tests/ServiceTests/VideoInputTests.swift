@@ -86,6 +86,24 @@ final class VideoInputTests: VideoTestCase {
         XCTAssertTrue(daemon.isRunning)
     }
 
+    /// Linear playback (issue 40): ← and → do nothing, while space still pauses and ↓ still steps
+    /// the volume. The window's lines are handled in order, so once ↓'s Volume is announced the
+    /// arrows before it were handled, and a seek they had asked would already show in Position.
+    func testArrowKeysDoNotSeekWhileLinearPlaybackIsOn() throws {
+        let x = try startDisplay()
+        try harness.start(environment: ["DISPLAY": x.name])
+        let window = try playInFocusedWindow(on: x)
+        try press("space", in: window, on: x, H.player, "PlaybackStatus Paused") { $0["PlaybackStatus"]?.string == "Paused" }
+        try harness.set(H.extensionInterface, "LinearPlayback", "b", "true")
+        let position = try harness.position
+        let mark = harness.mark()
+        _ = try x.run("xdotool", ["key", "--window", window, "Right", "Left", "Right", "Down"])
+        try harness.waitForChange(H.player, "Volume 0.95 after the arrows", from: mark) { $0["Volume"]?.double == 0.95 }
+        XCTAssertEqual(try harness.position, position, "no key moved it")
+        XCTAssertEqual(harness.watcher.messages(from: mark).filter { $0.member == "Seeked" }.count, 0)
+        XCTAssertEqual(try harness.playbackStatus, "Paused")
+    }
+
     func testADoubleClickTogglesFullscreen() throws {
         let x = try startDisplay()
         try harness.start(environment: ["DISPLAY": x.name])

@@ -153,6 +153,7 @@ final class StateStoreTests: XCTestCase {
         XCTAssertNil(loaded.settings.shuffleSeed, "no order was saved: the player makes a new one")
         XCTAssertTrue(loaded.settings.video.controlsVisible, "a file from before ControlsVisible shows the bar")
         XCTAssertEqual(loaded.settings.audio, AudioSettings(), "a file from before the audio settings: the defaults")
+        XCTAssertFalse(loaded.settings.linearPlayback, "a file from before linear playback plays freely")
         store.record(.reshuffled(seed: 9, keys: [ItemID(1): 0]))
         store.record(.playlist(PlaylistRecord(id: 3, path: "/music/Playlists/x.m3u", firstSeen: Date(timeIntervalSince1970: 1_000))))
         store.flush()
@@ -198,6 +199,24 @@ final class StateStoreTests: XCTestCase {
         store.flush()
         store.close()
         XCTAssertEqual(try XCTUnwrap(reopen().loaded).settings.audio, audio)
+    }
+
+    /// Linear playback (schema 8) comes back as it was saved; a file from before it plays freely.
+    func testLinearPlaybackIsSaved() throws {
+        let store = reopen()
+        XCTAssertEqual(store.loaded?.settings.linearPlayback ?? false, false)
+        var settings = SavedSettings()
+        settings.linearPlayback = true
+        store.record(.settings(settings))
+        store.flush()
+        store.close()
+        let again = reopen()
+        XCTAssertEqual(try XCTUnwrap(again.loaded).settings.linearPlayback, true)
+        settings.linearPlayback = false
+        again.record(.settings(settings))
+        again.flush()
+        again.close()
+        XCTAssertEqual(try XCTUnwrap(reopen().loaded).settings.linearPlayback, false)
     }
 
     /// A change the file cannot apply (an edit of an entry it lacks) rolls its batch back and
