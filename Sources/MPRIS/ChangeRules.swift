@@ -8,7 +8,7 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
          seeked, playedToEnd, itemFailed, gapSkipped, outputFailed, videoChanged,
          stopAfterCurrentChanged, sleepTimerChanged,
          audioChanged,
-         outputsChanged, linearPlaybackChanged
+         outputsChanged, linearPlaybackChanged, resumePlacesChanged, placeKept
     case openRequested
 
     /// What the item or the player's settings became, each with no finer rule: Player and the
@@ -44,6 +44,8 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
         case .audioChanged: "a sound setting (ReplayGain, equalizer, crossfade) changes"
         case .outputsChanged: "the outputs or the chosen one change"
         case .linearPlaybackChanged: "linear playback is turned on or off"
+        case .resumePlacesChanged: "kept places are turned on or off"
+        case .placeKept: "a long track's place is kept or forgotten"
         case .openRequested: "a file is opened from the desktop"
         }
     }
@@ -75,6 +77,8 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
         case .audioChanged: self = .audioChanged
         case .outputsChanged: self = .outputsChanged
         case .linearPlaybackChanged: self = .linearPlaybackChanged
+        case .resumePlacesChanged: self = .resumePlacesChanged
+        case .placeKept: self = .placeKept
         case .openRequested: self = .openRequested
         }
     }

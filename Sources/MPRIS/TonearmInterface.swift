@@ -99,6 +99,9 @@ extension MPRISService {
                 .typed("Muted", get: { [player] in player.state.isMuted }, set: { [player] (muted: Bool) in player.setMuted(muted) }),
                 .typed("LinearPlayback", get: { [player] in player.linearPlayback },
                        set: { [player] (on: Bool) in player.setLinearPlayback(on) }),
+                .typed("ResumePlaces", get: { [player] in player.resumePlaces },
+                       set: { [player] (on: Bool) in player.setResumePlaces(on) }),
+                .typed("ResumedFrom", get: { [player] in player.resumedFrom?.microseconds ?? 0 }),
             ] + Self.extensionVideoProperties(player) + bedtimeProperties() + Self.audioProperties(player)
                 + Self.outputProperties(player)
                 + Self.crossfadeProperties(player),
@@ -116,8 +119,9 @@ extension MPRISService {
     /// changes all of them but Muted; a media key only what the transport does.
     static let tonearmChanges = ChangeRules(MPRIS.tonearm, [
         .currentItemChanged: .only(["ItemStatus", "ItemError", "TimeControlStatus", "WaitingReason", "BufferingPercent",
-                                    "LoadedRanges", "IsLive"]),
-        .intentChanged: .only(["TimeControlStatus", "WaitingReason"]),
+                                    "LoadedRanges", "IsLive", "ResumedFrom"]),
+        // Play after Stop loads the item again, from its kept place
+        .intentChanged: .only(["TimeControlStatus", "WaitingReason", "ResumedFrom"]),
         .timeControlStatusChanged: .only(["TimeControlStatus", "WaitingReason"]),
         .itemFailed: .all,
         .videoChanged: .only(["HasVideo", "VideoSize", "ControlsVisible", "VideoGravity", "PictureInPicture"]),
@@ -126,5 +130,6 @@ extension MPRISService {
         .audioChanged: .only(audioPropertyNames + crossfadePropertyNames),
         .outputsChanged: .only(outputPropertyNames),
         .linearPlaybackChanged: .only(["LinearPlayback"]),
+        .resumePlacesChanged: .only(["ResumePlaces"]),
     ], rereadingAll: PlayerEventKind.stateChanges)
 }

@@ -68,6 +68,7 @@ public final class Player: @unchecked Sendable {
     private func update<T, E: Error>(_ input: (inout PlayerMachine) throws(E) -> T) throws(E) -> T {
         try onQueue { () throws(E) -> T in
             let result: Result<T, E>
+            machine.inputInstant = clock()  // where an item left is (KeptPlaces)
             do throws(E) { result = .success(try input(&machine)) } catch { result = .failure(error) }
             perform(machine.takeActions())
             return try result.get()
@@ -324,6 +325,17 @@ public final class Player: @unchecked Sendable {
     /// `LinearPlayback.swift`.
     public var linearPlayback: Bool { onQueue { machine.linearPlayback } }
     public func setLinearPlayback(_ on: Bool) { update { $0.setLinearPlayback(on) } }
+    /// `KeptPlaces.swift`.
+    public var resumePlaces: Bool { onQueue { machine.resumePlaces } }
+    public func setResumePlaces(_ on: Bool) { update { $0.setResumePlaces(on) } }
+    /// Where the current item started from its kept place (nil: its start, or a restored position).
+    public var resumedFrom: Duration? { onQueue { machine.resumedFrom } }
+    /// Every place kept, oldest first.
+    public var keptPlaces: KeptPlaces { onQueue { machine.keptPlaces } }
+    /// The places saved, given at start whatever `--resume` says (they are not the queue).
+    public func restorePlaces(_ saved: [(MediaURI, Duration)]) { update { $0.restorePlaces(saved) } }
+    /// The current item's place if it were left now, for the saved state (`PlayerMachine.currentPlace(at:)`).
+    public var currentPlace: PlaceChange? { onQueue { machine.currentPlace(at: clock()) } }
     /// The video and its window (`VideoState.swift`).
     public var video: VideoState { onQueue { machine.video } }
     /// MPRIS `Fullscreen`; false without a window.

@@ -42,6 +42,11 @@ public enum PlayerEvent: Sendable, Equatable {
     case outputsChanged(Outputs)
     /// Linear playback was turned on or off (`LinearPlayback.swift`).
     case linearPlaybackChanged(Bool)
+    /// `ResumePlaces` was turned on or off (`KeptPlaces.swift`).
+    case resumePlacesChanged(Bool)
+    /// A moment: the place kept for an item became this (nil: forgotten), as it was
+    /// left or played to its end (`KeptPlaces.swift`).
+    case placeKept(PlaceChange)
     /// The person dropped these (paths or URIs, in order) on the video window: whoever resolves
     /// URIs opens them as OpenUri would, the first playing now and the rest after it.
     case openRequested([String])
@@ -106,7 +111,16 @@ public struct PlayerConfiguration: Sendable {
     public var maximumQueueLength = 100_000
     /// How a network item that played and then lost its connection is tried again.
     public var reconnect = ReconnectPolicy()
+    /// Items longer than this keep their place when left (`KeptPlaces.swift`); 20 minutes,
+    /// `TONEARM_RESUME_THRESHOLD` (seconds) for tests and for people who want another.
+    public var resumeThreshold = KeptPlaces.defaultThreshold
     public init() {}
+
+    /// `TONEARM_RESUME_THRESHOLD`: whole seconds, 0 to 86400; nil when it does not parse.
+    public static func parseResumeThreshold(_ text: String) -> Duration? {
+        guard let seconds = Int(text), (0...86_400).contains(seconds) else { return nil }
+        return .seconds(seconds)
+    }
 }
 
 /// A setting that does not parse, with a message naming it.

@@ -61,6 +61,16 @@ public struct PlayerMachine: Sendable {
     var fade = CrossfadeState()
     /// The release of a pipeline paused a while (`PausedRelease.swift`).
     var pausedRelease = PausedRelease()
+    /// The places long items were left at (`KeptPlaces.swift`).
+    var places = KeptPlaces()
+    /// Where the current item's load started from its kept place; nil otherwise.
+    var resumedAt: Duration?
+    /// The item that just played to its end: leaving it keeps no place.
+    var endedID: ItemID?
+    /// The instant of the input being taken, set by the owner before each one (`Player.update`):
+    /// what the position of an item being left is read at (`leaveCurrent`). Inputs that carry an
+    /// instant of their own set it too; nil (a test of the machine alone), no place is kept on leaving.
+    public var inputInstant: ContinuousClock.Instant?
 
     /// Tag reads of items that have not played (see `MetadataReads`).
     private var reads = MetadataReads()
@@ -130,6 +140,7 @@ public struct PlayerMachine: Sendable {
             .audioChanged(audio.settings),
             .outputsChanged(output),
             .linearPlaybackChanged(settings.linearPlayback),
+            .resumePlacesChanged(settings.resumePlaces),
         ]
         if let item = playQueue.current {
             events += [
@@ -326,6 +337,7 @@ public struct PlayerMachine: Sendable {
         if restored.isMuted != settings.muted { setMuted(restored.isMuted) }
         settings.loopMode = restored.loopMode
         settings.linearPlayback = restored.linearPlayback
+        settings.resumePlaces = restored.resumePlaces
         if restored.rate.isFinite, (configuration.minimumRate...configuration.maximumRate).contains(restored.rate) {
             settings.rate = restored.rate
         }
@@ -418,6 +430,7 @@ public struct PlayerMachine: Sendable {
 
     /// To NULL (rule 6): the device and file are released; the position is 0.
     public mutating func stop() {
+        leaveCurrent()
         release()
         setIntent(.stopped)
     }
@@ -657,6 +670,8 @@ public struct PlayerMachine: Sendable {
         guard !bedtime.stopAfterCurrent, let current = playQueue.currentID else { return nil }
         let nextID: ItemID? = settings.loopMode == .track ? current : nextItemID(wrap: settings.loopMode == .queue)
         guard let nextID, let next = playQueue.item(nextID), next.error == nil else { return nil }
+        // an item with a kept place starts there: loaded afresh at the end, not switched to at its start
+        guard nextID == current || startingPlace(of: next.uri) == nil else { return nil }
         return (nextID, next)
     }
 
@@ -687,17 +702,20 @@ public struct PlayerMachine: Sendable {
     /// Makes `id` current. With `load`, loads it (prerolled; playing if that is the intent).
     mutating func makeCurrent(_ id: ItemID, load shouldLoad: Bool, force: Bool = false) {
         let changed = playQueue.currentID != id
+        if changed { leaveCurrent() }
         if changed || force {
             release()
             playQueue.setCurrent(id)
             if force { playQueue.update(id) { $0.status = .unknown } }
             if changed { emit(.currentItemChanged(playQueue.current)) }
         }
-        if shouldLoad { load(id) } else { prepareGaplessNext() }
+        // the same item started over (a looping queue of one, a retry) starts from its start
+        if shouldLoad { load(id, resuming: changed) } else { prepareGaplessNext() }
         updateTimeControl()
     }
 
     private mutating func unloadCurrent() {
+        leaveCurrent()
         release()
         let hadCurrent = playQueue.currentID != nil
         playQueue.setCurrent(nil)
@@ -723,12 +741,19 @@ public struct PlayerMachine: Sendable {
     }
 
     /// Loads `id`, as an attempt of `reconnect` when it is one.
-    private mutating func load(_ id: ItemID, reconnect: Reconnect? = nil) {
+    private mutating func load(_ id: ItemID, reconnect: Reconnect? = nil, resuming: Bool = true) {
         guard let item = playQueue.item(id) else { return }
         let generation = newGeneration()
         // a seek asked while nothing was loaded runs after this preroll; a switch to another item
         // released first, which dropped it
-        let start = loadState.pendingSeek
+        var start = loadState.pendingSeek
+        endedID = nil
+        resumedAt = nil
+        if start == nil, resuming, reconnect == nil, !pausedRelease.released, case .idle = loadState, let place = startingPlace(of: item.uri) {
+            // from its start: where it was left instead, exactly, before it plays (as a restored position)
+            start = SeekRequest(target: .position(place), mode: .exact)
+            resumedAt = place
+        }
         var reconnect = reconnect
         if case .awaitingReconnect(let waiting, _) = loadState {
             // Play while the reconnect waits: this load is its attempt, and its timer is not wanted
@@ -1076,6 +1101,7 @@ public struct PlayerMachine: Sendable {
             }
         case .endOfStream:
             emit(.playedToEnd(id))
+            playedToEnd(id)
             if bedtime.stopAfterCurrent { return stopAfterCurrentEnded() }
             if settings.loopMode == .track {
                 go(to: id)
@@ -1132,6 +1158,7 @@ public struct PlayerMachine: Sendable {
             // the real boundary: the previous item played to its end
             if playQueue.item(previous)?.status == .readyToPlay {
                 emit(.playedToEnd(previous))
+                playedToEnd(previous)
             } else {
                 // it never prerolled: the next item's data did (no buffer of its own came out)
                 let name = playQueue.item(previous)!.uri.displayPath
@@ -1162,6 +1189,7 @@ public struct PlayerMachine: Sendable {
             // from like any failed item
             loadState.ready?.next = nil
             emit(.playedToEnd(previous))
+            playedToEnd(previous)
             loadState.ready?.pipeline.generation = generation
             if nextID != previous {
                 loadState.ready?.reconnected = nil
@@ -1337,6 +1365,8 @@ extension PlayerMachine {
         var loopMode: LoopMode = .none
         /// `LinearPlayback.swift`.
         var linearPlayback = false
+        /// `KeptPlaces.swift`.
+        var resumePlaces = true
     }
 
     /// What `retry` needs: how often each item was retried, and the last that failed.

@@ -57,6 +57,11 @@ public struct SavedSettings: Sendable, Equatable {
     public var output = Outputs.defaultID
     /// Linear playback (schema 8; `LinearPlayback.swift`).
     public var linearPlayback = false
+    /// Whether long items keep their places (schema 9; `KeptPlaces.swift`).
+    public var resumePlaces = true
+    /// The current item's place, written with its position (`KeptPlaces.swift`); nil: nothing to
+    /// write (not a long item, stopped, the setting off). Never loaded: the places are apart.
+    public var currentPlace: PlaceChange?
 
     public init(currentID: ItemID? = nil, position: Duration = .zero, currentDuration: Duration? = nil,
                 intent: TransportIntent = .stopped, volume: Double = 1, isMuted: Bool = false,

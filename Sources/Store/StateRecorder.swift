@@ -44,13 +44,13 @@ public final class StateRecorder: @unchecked Sendable {
     /// settings row is written at once either way.
     public func start(rewrite: Bool = false) {
         store.onNeedsFullState = { [weak self, player] in
-            player.queue.async { [weak self] in self?.recordWhole() }
+            player.queue.async { [weak self] in self?.recordWhole(withPlaces: true) }
         }
         subscribing = true
         subscription = player.subscribe { [weak self] event in self?.handle(event) }
         subscribing = false
         if rewrite {
-            recordWhole()
+            recordWhole(withPlaces: true)
         } else {
             if let seed = player.shuffleSeed, seed != store.loaded?.settings.shuffleSeed {
                 // a shuffled state saved without its order (by an older tonearmd) got a new one
@@ -69,6 +69,7 @@ public final class StateRecorder: @unchecked Sendable {
         if store.needsWholeState {
             // writes failed, or the file was replaced: what the player holds goes in whole
             store.record(.replaced(wholeQueue(), settings()))
+            store.record(.places(wholePlaces()))
         } else {
             store.record(.settings(settings()))
         }
@@ -138,8 +139,12 @@ public final class StateRecorder: @unchecked Sendable {
             // off, the keys stay in the file unused until the next order replaces them
             if shuffled, let seed = player.shuffleSeed { record(.reshuffled(seed: seed, keys: player.ownShuffleKeys)) }
             recordSettings()
-        case .currentItemChanged, .intentChanged, .seeked, .volumeChanged, .loopModeChanged, .linearPlaybackChanged:
+        case .currentItemChanged, .intentChanged, .seeked, .volumeChanged, .loopModeChanged, .linearPlaybackChanged,
+             .resumePlacesChanged:
             recordSettings()
+        case .placeKept(let change):
+            // an item left or played to its end; the current one's goes with each settings row
+            record(.place(change))
         case .videoChanged(let video) where video.settings != recordedVideo:
             recordSettings()
         case .audioChanged(let audio):
@@ -168,8 +173,21 @@ public final class StateRecorder: @unchecked Sendable {
         record(.metadata(id, metadata))
     }
 
-    private func recordWhole() {
+    /// The whole queue and settings; with the places too when the file lacks them (it was
+    /// replaced, writes failed, or it holds another state).
+    private func recordWhole(withPlaces: Bool = false) {
         record(.replaced(wholeQueue(), settings()))
+        if withPlaces { record(.places(wholePlaces())) }
+    }
+
+    /// The places the player keeps, with the current item's as it is now (the player's own copy
+    /// of it is taken only when the item is left).
+    private func wholePlaces() -> KeptPlaces {
+        var places = player.keptPlaces
+        if let current = player.currentPlace {
+            if let position = current.position { places.keep(current.uri, at: position) } else { places.forget(current.uri) }
+        }
+        return places
     }
 
     private func wholeQueue() -> [QueueEntry] {
@@ -185,6 +203,8 @@ public final class StateRecorder: @unchecked Sendable {
         saved.audio = player.audio
         saved.output = player.outputs.chosen
         saved.linearPlayback = player.linearPlayback
+        saved.resumePlaces = player.resumePlaces
+        saved.currentPlace = player.currentPlace
         recordedVideo = saved.video
         recordedOutput = saved.output
         return saved

@@ -34,6 +34,10 @@ public enum StateChange: Sendable, Equatable {
     case activePlaylist(ActivePlaylistRecord?)
     /// What became known of an entry's media: its tags, its length (schema 7).
     case metadata(ItemID, SavedMetadata)
+    /// A long item's place kept or forgotten as it was left or played to its end (schema 9).
+    case place(PlaceChange)
+    /// Every place kept, oldest first, replacing those saved: with the whole state.
+    case places(KeptPlaces)
 }
 
 /// A queue entry as saved: its stable id, its URI, and its key in the shuffled play order when
@@ -70,7 +74,7 @@ public final class StateStore: @unchecked Sendable {
     // @unchecked: `database`, `awaitingFullState`, `outage` and the fields below them are
     // confined to `queue` (init opens an existing file before it queues anything there);
     // `pending`, `drainScheduled` and `wholeStateWanted` are guarded by `lock`.
-    public static let schemaVersion: Int64 = 8
+    public static let schemaVersion: Int64 = 9
 
     public let path: String
     private let logger: Logger
@@ -125,6 +129,7 @@ public final class StateStore: @unchecked Sendable {
         loaded = contents?.state
         loadedPlaylists = contents?.playlists ?? []
         loadedActivePlaylist = contents?.active
+        loadedPlaces = contents?.places ?? []
         for record in loadedPlaylists { playlistRecords[record.id] = record }
         activePlaylist = loadedActivePlaylist
     }
@@ -135,12 +140,16 @@ public final class StateStore: @unchecked Sendable {
     public private(set) var loadedPlaylists: [PlaylistRecord] = []
     /// The active playlist as saved, before anything checks that it still is.
     public private(set) var loadedActivePlaylist: ActivePlaylistRecord?
+    /// The places kept for long items, oldest first (schema 9); empty for a fresh state.
+    public private(set) var loadedPlaces: [(MediaURI, Duration)] = []
 
     /// Everything a file holds.
     private struct Contents {
         var state: SavedState
         var playlists: [PlaylistRecord]
         var active: ActivePlaylistRecord?
+        /// The places kept, oldest first (schema 9).
+        var places: [(MediaURI, Duration)] = []
     }
 
     /// The default directory: `$XDG_STATE_HOME/tonearm`, or `~/.local/state/tonearm` (XDG Base
@@ -394,6 +403,15 @@ public final class StateStore: @unchecked Sendable {
         ALTER TABLE player ADD COLUMN linear_playback INTEGER NOT NULL DEFAULT 0;
         PRAGMA user_version = 8;
         """,
+        // Schema 9: a place kept per long item, by URI (issue 40; `KeptPlaces.swift`), and the
+        // setting that turns it off. `used` orders them (larger: kept later); past
+        // `KeptPlaces.capacity` the smallest go.
+        """
+        ALTER TABLE player ADD COLUMN resume_places INTEGER NOT NULL DEFAULT 1;
+        CREATE TABLE place (uri TEXT PRIMARY KEY, position_us INTEGER NOT NULL, used INTEGER NOT NULL);
+        CREATE INDEX place_by_used ON place(used);
+        PRAGMA user_version = 9;
+        """,
     ]
 
     /// ReplayGain, the equalizer and the user's presets (schema 4); what does not parse is left
@@ -473,6 +491,17 @@ public final class StateStore: @unchecked Sendable {
             let linear = try database.prepare("SELECT linear_playback FROM player WHERE one = 1")
             if try linear.step() { settings.linearPlayback = linear.int64(0) != 0 }
         }
+        var places: [(MediaURI, Duration)] = []
+        if version >= 9 {
+            let resume = try database.prepare("SELECT resume_places FROM player WHERE one = 1")
+            if try resume.step() { settings.resumePlaces = resume.int64(0) != 0 }
+            let rows = try database.prepare("SELECT uri, position_us FROM place ORDER BY used")
+            while try rows.step() {
+                // a row that does not make sense is left out, not a reason to drop the queue
+                guard let text = rows.string(0), let uri = try? MediaURI(text, relativeTo: "/"), rows.int64(1) > 0 else { continue }
+                places.append((uri, .microseconds(rows.int64(1))))
+            }
+        }
 
         var rows: [Int64: (uri: String, next: Int64?, key: UInt64?, metadata: SavedMetadata?)] = [:]
         let seven = version >= 7
@@ -509,7 +538,8 @@ public final class StateStore: @unchecked Sendable {
                                                 lastPlayed: list.isNull(3) ? nil : Self.date(list.int64(3))))
             }
         }
-        return Contents(state: SavedState(items: entries, settings: settings, nextID: nextID), playlists: playlists, active: active)
+        return Contents(state: SavedState(items: entries, settings: settings, nextID: nextID), playlists: playlists, active: active,
+                        places: places)
     }
 
     /// An entry's saved tags and length (schema 7); nil when neither was saved.
@@ -572,6 +602,8 @@ public final class StateStore: @unchecked Sendable {
             pending[pending.count - 1] = change  // only the newest row matters
         } else if case .metadata(let id, _) = change, case .metadata(id, _) = pending.last {
             pending[pending.count - 1] = change  // a load's tags come in a few messages
+        } else if case .place(let place) = change, case .place(let last) = pending.last, last.uri == place.uri {
+            pending[pending.count - 1] = change
         } else {
             pending.append(change)
         }
@@ -875,7 +907,31 @@ public final class StateStore: @unchecked Sendable {
                 // an entry removed meanwhile has no row: nothing to write, and nothing wrong
                 try database.cached("UPDATE item SET duration_us = ?, tags = ? WHERE id = ?")
                     .run(.optional(metadata.duration?.microseconds), .optional(TagsText.text(metadata.tags)), .integer(raw(id)))
+            case .place(let change):
+                try write(change)
+            case .places(let places):
+                try database.execute("DELETE FROM place")
+                let insert = try database.cached("INSERT INTO place (uri, position_us, used) VALUES (?, ?, ?)")
+                for (index, place) in places.all.enumerated() {
+                    try insert.run(.text(place.uri.string), .integer(place.position.microseconds), .integer(Int64(index + 1)))
+                }
             }
+        }
+
+        /// One place kept (the most recently used) or forgotten; past `KeptPlaces.capacity` the
+        /// least recently used go (an index walk of that many entries).
+        private func write(_ change: PlaceChange) throws(SQLiteError) {
+            guard let position = change.position else {
+                try database.cached("DELETE FROM place WHERE uri = ?").run(.text(change.uri.string))
+                return
+            }
+            try database.cached("""
+                INSERT INTO place (uri, position_us, used) VALUES (?, ?, (SELECT coalesce(max(used), 0) + 1 FROM place))
+                ON CONFLICT (uri) DO UPDATE SET position_us = excluded.position_us, used = excluded.used
+                """).run(.text(change.uri.string), .integer(max(position.microseconds, 1)))
+            try database.cached("""
+                DELETE FROM place WHERE used <= (SELECT used FROM place ORDER BY used DESC LIMIT 1 OFFSET ?)
+                """).run(.integer(Int64(KeptPlaces.capacity)))
         }
 
         private func raw(_ id: ItemID) -> Int64 { Int64(bitPattern: id.rawValue) }
@@ -949,7 +1005,7 @@ public final class StateStore: @unchecked Sendable {
             try database.cached("""
                 UPDATE player SET current = ?, position_us = ?, duration_us = ?, intent = ?, volume = ?, muted = ?,
                     loop = ?, shuffle = ?, rate = ?, shuffle_seed = ?, video_gravity = ?, picture_in_picture = ?, controls_visible = ?,
-                    linear_playback = ? WHERE one = 1
+                    linear_playback = ?, resume_places = ? WHERE one = 1
                 """).run(
                     .optional(settings.currentID.map(raw)), .integer(max(settings.position.microseconds, 0)),
                     .optional(settings.currentDuration?.microseconds), .text(settings.intent.rawValue),
@@ -957,7 +1013,10 @@ public final class StateStore: @unchecked Sendable {
                     .integer(settings.isShuffled ? 1 : 0), .real(settings.rate),
                     .optional(settings.shuffleSeed.map { Int64(bitPattern: $0) }),
                     .text(settings.video.gravity.rawValue), .integer(settings.video.pictureInPicture ? 1 : 0),
-                    .integer(settings.video.controlsVisible ? 1 : 0), .integer(settings.linearPlayback ? 1 : 0))
+                    .integer(settings.video.controlsVisible ? 1 : 0), .integer(settings.linearPlayback ? 1 : 0),
+                    .integer(settings.resumePlaces ? 1 : 0))
+            // the current item's place goes with its position: on the same occasions (issue 40)
+            if let place = settings.currentPlace { try write(place) }
         }
     }
 }

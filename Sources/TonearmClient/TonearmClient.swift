@@ -308,6 +308,21 @@ public final class TonearmClient: @unchecked Sendable {
         try setProperty(Self.extensionInterface, "LinearPlayback", .bool(on))
     }
 
+    /// The extension's `ResumePlaces`: whether long tracks start where they were left.
+    public func resumePlaces() throws -> Bool { try extensionFlag("ResumePlaces") }
+
+    public func setResumePlaces(_ on: Bool) throws {
+        try setProperty(Self.extensionInterface, "ResumePlaces", .bool(on))
+    }
+
+    /// The extension's `ResumedFrom`: where the current track started because its place was kept;
+    /// nil when it started from its start, or the service does not say (one from before it).
+    public func resumedFrom() throws -> Duration? {
+        // GetAll, not Get: a service from before ResumedFrom lacks it
+        guard let micro = try properties(Self.extensionInterface)["ResumedFrom"]?.int64Value, micro > 0 else { return nil }
+        return .microseconds(micro)
+    }
+
     /// `Rate`; the service refuses (InvalidArgs) what is outside `MinimumRate...MaximumRate` (0 pauses).
     public func setRate(_ rate: Double) throws {
         try setProperty(Self.playerInterface, "Rate", .double(rate))

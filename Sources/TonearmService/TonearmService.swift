@@ -144,6 +144,8 @@ public final class TonearmService: @unchecked Sendable {
             player.restore(saved, resume: resume)
             logger.info("restored \(saved.items.count) item(s) from \(store.path)", metadata: ["resume": "\(resume.rawValue)"])
         }
+        // the places of long items are not the queue: kept whatever --resume says
+        if !store.loadedPlaces.isEmpty { player.restorePlaces(store.loadedPlaces) }
         // engine commands, timers, state writes and log lines wait until the reply and the
         // PropertiesChanged of the call that caused them have left (make bench: PlayPause)
         let afterAnswer = AfterAnswer(connection: connection)

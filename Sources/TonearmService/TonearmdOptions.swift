@@ -32,6 +32,8 @@ public struct TonearmdOptions: Sendable {
     public let environment: [String: String]
     /// The environment's reconnect policy with the options over it; set by `validate`.
     public private(set) var reconnect = ReconnectPolicy()
+    /// `TONEARM_RESUME_THRESHOLD` (`KeptPlaces.swift`).
+    public private(set) var resumeThreshold = KeptPlaces.defaultThreshold
 
     public init(environment: [String: String]) {
         self.environment = environment
@@ -54,6 +56,7 @@ public struct TonearmdOptions: Sendable {
         if let snapcast { configuration.engine.snapcast = snapcast }
         if let networkTimeout { configuration.engine.networkTimeout = networkTimeout }
         configuration.player.reconnect = reconnect
+        configuration.player.resumeThreshold = resumeThreshold
         return configuration
     }
 
@@ -134,6 +137,8 @@ public struct TonearmdOptions: Sendable {
                                 help: "auto (the default), glimagesink, software, or a sink that draws into a window it is given (ximagesink)."),
             EnvironmentVariable("TONEARM_VIDEO_HELPER", note: "the video window's program",
                                 help: "The program that shows video in a window (default: tonearm-video beside tonearmd)."),
+            EnvironmentVariable("TONEARM_RESUME_THRESHOLD", note: "seconds an item must last to keep its place",
+                                help: "Items longer than this many seconds start where they were left (whole seconds, 0-86400; default 1200: 20 minutes; docs/state.md)."),
             EnvironmentVariable("TONEARM_SANDBOX", note: "the engine's system-call filter",
                                 help: "off runs the engine without its system-call filter, for debugging (default: on; docs/sandbox.md)."),
         ],
@@ -159,6 +164,12 @@ public struct TonearmdOptions: Sendable {
         if let text = environment["TONEARM_SNAPCAST"], !text.isEmpty { _ = try Self.snapcast(text, from: "TONEARM_SNAPCAST") }
         if let text = environment["TONEARM_ENGINE_TIMEOUT"], EngineWatch.Bounds.parseTimeout(text) == nil {
             throw UsageError("TONEARM_ENGINE_TIMEOUT must be a whole number of seconds from 1 to 600, not '\(text)'")
+        }
+        if let text = environment["TONEARM_RESUME_THRESHOLD"] {
+            guard let threshold = PlayerConfiguration.parseResumeThreshold(text) else {
+                throw UsageError("TONEARM_RESUME_THRESHOLD must be a whole number of seconds from 0 to 86400, not '\(text)'")
+            }
+            resumeThreshold = threshold
         }
         if EngineSandbox.parse(environment) == nil {
             throw UsageError("\(EngineSandbox.variable) must be on or off, not '\(environment[EngineSandbox.variable] ?? "")'")

@@ -12,9 +12,26 @@ struct Play: ParsableCommand {
         let progress = uris.isEmpty ? nil : WalkProgressLine(named: Dictionary(zip(uris, items)) { first, _ in first })
         defer { progress?.end() }
         try service.withClient { client in
-            if uris.isEmpty { try client.play() } else { try client.enqueue(uris, playNow: true, walkProgress: progress?.show) }
+            if uris.isEmpty {
+                // only a track loaded again (it was stopped) starts anew: say where, as for items
+                let loads = try client.status().playbackStatus == .stopped
+                try client.play()
+                if loads { try sayWhereItResumes(client) }
+            } else {
+                try client.enqueue(uris, playNow: true, walkProgress: progress?.show)
+                try sayWhereItResumes(client)
+            }
         }
     }
+}
+
+/// "resuming at 1:02:13" when the track just made current starts where it was left (its place
+/// kept: docs/state.md), read once the call that loaded it was answered.
+func sayWhereItResumes(_ client: TonearmClient) throws {
+    guard let place = try client.resumedFrom() else { return }
+    let total = Int(place.components.seconds)
+    func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+    print("resuming at \(total / 3600):\(two(total / 60 % 60)):\(two(total % 60))")
 }
 
 struct Pause: ParsableCommand {

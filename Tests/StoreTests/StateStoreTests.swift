@@ -274,4 +274,108 @@ final class StateStoreTests: XCTestCase {
             XCTAssertEqual(StateStore.uriEscaped(path), path.addingPercentEncoding(withAllowedCharacters: allowed), path)
         }
     }
+
+    // MARK: Places kept per long item (schema 9)
+
+    func book(_ name: String) throws -> MediaURI { try MediaURI("/books/\(name).opus") }
+
+    func placeNames(_ store: StateStore) -> [String] { store.loadedPlaces.map(\.0.displayName) }
+
+    /// Places come back oldest first with their positions; a forgotten one does not; the current
+    /// item's place goes with the settings row; ResumePlaces is saved.
+    func testPlacesComeBackInTheOrderTheyWereKept() throws {
+        let store = reopen()
+        store.record(.place(PlaceChange(try book("a"), .seconds(40))))
+        store.record(.place(PlaceChange(try book("b"), .seconds(50))))
+        store.record(.place(PlaceChange(try book("c"), .seconds(60))))
+        store.record(.place(PlaceChange(try book("a"), .seconds(45))))  // kept again: the newest
+        store.record(.place(PlaceChange(try book("b"), nil)))            // played to its end
+        var settings = SavedSettings()
+        settings.resumePlaces = false
+        settings.currentPlace = PlaceChange(try book("d"), .milliseconds(70_500))
+        store.record(.settings(settings))
+        store.flush()
+        store.close()
+        let again = reopen()
+        XCTAssertEqual(placeNames(again), ["c.opus", "a.opus", "d.opus"])
+        XCTAssertEqual(again.loadedPlaces.map(\.1), [.seconds(60), .seconds(45), .milliseconds(70_500)])
+        XCTAssertEqual(again.loaded?.settings.resumePlaces, false)
+        XCTAssertNil(again.loaded?.settings.currentPlace, "never loaded: the places are apart")
+    }
+
+    /// Past the capacity, the least recently kept go, in the file as in the player.
+    func testPlacesPastTheCapacityLoseTheLeastRecentlyKept() throws {
+        let store = reopen()
+        for index in 0...KeptPlaces.capacity {  // one more than the capacity
+            store.record(.place(PlaceChange(try book("\(index)"), .seconds(100 + index))))
+            if index == 0 { store.record(.place(PlaceChange(try book("x"), .seconds(11)))) }
+        }
+        store.record(.place(PlaceChange(try book("x"), .seconds(12))))  // used again: kept
+        store.flush()
+        store.close()
+        let again = reopen()
+        XCTAssertEqual(again.loadedPlaces.count, KeptPlaces.capacity)
+        XCTAssertFalse(placeNames(again).contains("0.opus"), "the oldest went")
+        XCTAssertFalse(placeNames(again).contains("1.opus"), "and the next oldest, for x")
+        XCTAssertEqual(placeNames(again).last, "x.opus")
+        XCTAssertEqual(again.loadedPlaces.last?.1, .seconds(12))
+    }
+
+    /// A file of schema 8 (linear playback, no places) is migrated: no places, ResumePlaces on, and
+    /// places are written after it.
+    func testAFileOfSchemaEightIsMigrated() throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("state.sqlite").path
+        let old = try Database(path: path)
+        try old.execute(StateStore.schema)
+        for migration in StateStore.migrations.prefix(7) { try old.execute(migration) }
+        try old.execute("""
+            UPDATE player SET head = 1, next_id = 2, current = 1, position_us = 5000000, intent = 'paused', linear_playback = 1;
+            INSERT INTO item (id, uri, next) VALUES (1, 'file:///books/a.opus', NULL);
+            """)
+        XCTAssertEqual(try old.userVersion, 8)
+        old.close()
+        let store = reopen()
+        let loaded = try XCTUnwrap(store.loaded)
+        XCTAssertEqual(loaded.items.map(\.id.rawValue), [1])
+        XCTAssertTrue(loaded.settings.linearPlayback)
+        XCTAssertTrue(loaded.settings.resumePlaces, "a file from before places keeps them")
+        XCTAssertEqual(store.loadedPlaces.count, 0)
+        store.record(.place(PlaceChange(try book("a"), .seconds(40))))
+        store.flush()
+        store.close()
+        XCTAssertEqual(placeNames(reopen()), ["a.opus"])
+    }
+
+    /// When the file needs the whole state (it disagreed, was replaced or could not be written),
+    /// the places written before it are dropped with the rest, and the whole set written after it
+    /// replaces them: what the recorder sends (`.replaced`, then `.places`).
+    func testThePlacesAreWrittenWholeWithTheWholeState() throws {
+        let store = reopen()
+        let asked = expectation(description: "the whole state asked for")
+        store.onNeedsFullState = { asked.fulfill() }
+        store.record(.place(PlaceChange(try book("old"), .seconds(40))))
+        store.flush()
+        store.record(.moved(ItemID(99), after: nil))
+        store.flush()
+        wait(for: [asked], timeout: 5)
+        store.record(.place(PlaceChange(try book("dropped"), .seconds(40))))  // before the whole state: dropped
+        store.record(.replaced([], SavedSettings()))
+        store.record(.places(KeptPlaces([(try book("a"), .seconds(41)), (try book("b"), .seconds(42))])))
+        store.flush()
+        store.close()
+        XCTAssertEqual(placeNames(reopen()), ["a.opus", "b.opus"])
+    }
+
+    /// A corrupt file is moved aside (as ever), and the fresh one keeps places.
+    func testACorruptFileStartsWithNoPlacesAndKeepsNewOnes() throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(repeating: 0x5a, count: 8192).write(to: directory.appendingPathComponent("state.sqlite"))
+        let store = reopen()
+        XCTAssertEqual(store.loadedPlaces.count, 0)
+        store.record(.place(PlaceChange(try book("a"), .seconds(40))))
+        store.flush()
+        store.close()
+        XCTAssertEqual(placeNames(reopen()), ["a.opus"])
+    }
 }
