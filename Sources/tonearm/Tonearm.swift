@@ -22,7 +22,7 @@ struct Tonearm: ParsableCommand {
             Volume.self, Mute.self, Unmute.self, Loop.self, Shuffle.self, Rate.self, Retry.self,
             Add.self, Queue.self, Jump.self, Remove.self, Move.self, Clear.self, Playlists.self, PlaylistCommand.self, Save.self,
             Status.self, Watch.self, Daemon.self,
-            Controls.self, Linear.self,
+            Controls.self, Linear.self, Places.self,
             Fullscreen.self, Raise.self, PictureInPicture.self, Gravity.self,
             StopAfter.self, Sleep.self,
             ReplayGain.self, EQ.self,

@@ -36,10 +36,14 @@ final class CLIHarness: @unchecked Sendable {
     }
 
     /// Starts tonearmd on `files` and waits for it to own its name (`gdbus wait`: the bus says so).
+    /// Variables tonearmd gets beyond the harness's (`TONEARM_RESUME_THRESHOLD`), for every start.
+    var serviceEnvironment: [String: String] = [:]
+
     func startService(_ files: [URL] = []) throws {
         daemon = try Daemon.launch(on: bus, arguments: files.map(\.path), cacheHome: directory.appendingPathComponent("cache"),
                                    stateHome: directory.appendingPathComponent("state"),
-                                   musicDirectory: directory.appendingPathComponent("music"), log: daemonLog)
+                                   musicDirectory: directory.appendingPathComponent("music"),
+                                   extraEnvironment: serviceEnvironment, log: daemonLog)
         let wait = try Tool.run("gdbus", ["wait", "--address", bus.address, "--timeout", "20", Self.name], timeout: 30)
         guard wait.status == 0 else { throw TestError("tonearmd did not take \(Self.name): \(wait.stderr)\n\(logs)") }
     }
