@@ -1,7 +1,27 @@
 import ArgumentParser
 import TonearmClient
 
-struct Linear: ParsableCommand {
+/// A setting of the service's that is on or off: set with `on` or `off`, printed with no argument.
+protocol OnOffCommand: ParsableCommand {
+    var service: ServiceOptions { get }
+    var state: Switch? { get }
+    static func read(_ client: TonearmClient) throws -> Bool
+    static func write(_ on: Bool, to client: TonearmClient) throws
+}
+
+extension OnOffCommand {
+    func run() throws {
+        try service.withClient { client in
+            if let state {
+                try Self.write(state == .on, to: client)
+            } else {
+                print(try Self.read(client) ? "on" : "off")
+            }
+        }
+    }
+}
+
+struct Linear: OnOffCommand {
     static let configuration = CommandConfiguration(
         abstract: "Linear playback: tracks play through, with no seeking, next or rate change (on), or freely (off).",
         discussion: """
@@ -11,18 +31,11 @@ struct Linear: ParsableCommand {
     @OptionGroup var service: ServiceOptions
     @Argument(help: "on or off.") var state: Switch?
 
-    func run() throws {
-        try service.withClient { client in
-            if let state {
-                try client.setLinearPlayback(state == .on)
-            } else {
-                print(try client.linearPlayback() ? "on" : "off")
-            }
-        }
-    }
+    static func read(_ client: TonearmClient) throws -> Bool { try client.linearPlayback() }
+    static func write(_ on: Bool, to client: TonearmClient) throws { try client.setLinearPlayback(on) }
 }
 
-struct Places: ParsableCommand {
+struct Places: OnOffCommand {
     static let configuration = CommandConfiguration(
         abstract: "Kept places: a long track (over 20 minutes) opened again starts where it was left (on), or at its start (off).",
         discussion: """
@@ -32,31 +45,17 @@ struct Places: ParsableCommand {
     @OptionGroup var service: ServiceOptions
     @Argument(help: "on or off.") var state: Switch?
 
-    func run() throws {
-        try service.withClient { client in
-            if let state {
-                try client.setResumePlaces(state == .on)
-            } else {
-                print(try client.resumePlaces() ? "on" : "off")
-            }
-        }
-    }
+    static func read(_ client: TonearmClient) throws -> Bool { try client.resumePlaces() }
+    static func write(_ on: Bool, to client: TonearmClient) throws { try client.setResumePlaces(on) }
 }
 
-struct Controls: ParsableCommand {
+struct Controls: OnOffCommand {
     static let configuration = CommandConfiguration(
         abstract: "Whether the video window shows its bar (title, position, play state) when the pointer moves over it.",
         discussion: "With no argument, prints on or off.")
     @OptionGroup var service: ServiceOptions
     @Argument(help: "on or off.") var state: Switch?
 
-    func run() throws {
-        try service.withClient { client in
-            if let state {
-                try client.setControlsVisible(state == .on)
-            } else {
-                print(try client.controlsVisible() ? "on" : "off")
-            }
-        }
-    }
+    static func read(_ client: TonearmClient) throws -> Bool { try client.controlsVisible() }
+    static func write(_ on: Bool, to client: TonearmClient) throws { try client.setControlsVisible(on) }
 }
