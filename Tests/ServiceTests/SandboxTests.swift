@@ -186,6 +186,31 @@ final class SandboxTests: ServiceTestCase {
         try waitForThePositionToMove()
     }
 
+    /// On a kernel without Landlock (here: landlock_create_ruleset answered with ENOSYS by a filter
+    /// of the test's own, as such a kernel answers) the engine says so once and plays: the kernel
+    /// decides. Rules the kernel refuses (landlock_restrict_self answered with EINVAL) end it
+    /// before any media, and tonearmd, whose engine could not set up, stops with the reason.
+    func testWithoutLandlockTheEnginePlaysAndWithRefusedRulesItDoesNot() throws {
+        let noLandlock = try Self.engine(refusing: ["444=\(ENOSYS)"], in: harness.directory, named: "engine-without-landlock")
+        let daemon = try harness.start(environment: ["TONEARM_ENGINE": noLandlock])
+        try harness.call(H.player, "OpenUri", "s", [H.uri(try short("tone", seconds: 30))])
+        try harness.waitForStatus("Playing")
+        try waitForThePositionToMove()
+        let notice = "Landlock is not available on this kernel: writes are not confined"
+        XCTAssertEqual(daemon.output.components(separatedBy: notice).count - 1, 1, "said once, by the engine:\n\(daemon.output)")
+
+        let refusing = try Self.engine(refusing: ["446=\(EINVAL)"], in: harness.directory, named: "engine-with-refused-rules")
+        let log = harness.directory.appendingPathComponent("refused-rules.log")
+        let failing = try Daemon.launch(on: harness.bus, cacheHome: harness.directory.appendingPathComponent("fresh-cache"),
+                                        stateHome: harness.stateHome, musicDirectory: harness.musicDirectory,
+                                        extraEnvironment: ["TONEARM_ENGINE": refusing], log: log)
+        defer { failing.stop() }
+        // a fresh cache: the formats are not known, so tonearmd starts an engine at once
+        XCTAssertEqual(failing.waitForExit(timeout: 60), 1, failing.output)
+        XCTAssertTrue(failing.output.contains("GStreamer could not start: the engine cannot apply its Landlock rules: Invalid argument"),
+                      failing.output)
+    }
+
     // MARK: Helpers
 
     static let bashrc = "# the test's own\n"
@@ -196,6 +221,19 @@ final class SandboxTests: ServiceTestCase {
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         try bashrc.write(to: home.appendingPathComponent(".bashrc"), atomically: false, encoding: .utf8)
         return home
+    }
+
+    /// A program that runs the built engine under `with_refused_calls.py` with `refused` calls
+    /// (`NUMBER=ERRNO`; Landlock's numbers are the same on x86_64 and arm64).
+    static func engine(refusing refused: [String], in directory: URL, named name: String) throws -> String {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("PySupport/with_refused_calls.py")
+        let wrapper = directory.appendingPathComponent(name)
+        let engine = try BuiltProduct.executable("tonearm-engine")
+        try "#!/bin/sh\nexec /usr/bin/python3 '\(script.path)' \(refused.joined(separator: " ")) -- '\(engine.path)' \"$@\"\n"
+            .write(to: wrapper, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: wrapper.path)
+        return wrapper.path
     }
 
     static func temporaryFolder(in directory: URL) throws -> String {
