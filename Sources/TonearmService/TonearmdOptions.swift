@@ -134,8 +134,8 @@ public struct TonearmdOptions: Sendable {
                                 help: "auto (the default), glimagesink, software, or a sink that draws into a window it is given (ximagesink)."),
             EnvironmentVariable("TONEARM_VIDEO_HELPER", note: "the video window's program",
                                 help: "The program that shows video in a window (default: tonearm-video beside tonearmd)."),
-            EnvironmentVariable("TONEARM_SANDBOX", note: "the engine's system-call filter",
-                                help: "off runs the engine without its system-call filter, for debugging (default: on; docs/sandbox.md)."),
+            EnvironmentVariable("TONEARM_SANDBOX", note: "the engine's system-call filter and write rules",
+                                help: "off runs the engine without its system-call filter and its Landlock rules on writes, for debugging (default: on; docs/sandbox.md)."),
         ],
         exitStatuses: [
             ExitStatus(0, "Ended by SIGTERM, SIGINT or a client's Quit; or --open handed the items over."),
