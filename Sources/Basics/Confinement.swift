@@ -31,18 +31,20 @@ public enum Confinement {
     /// Landlock rules (`tonearm_restrict_writes`, CSandbox, which lists the rights they handle):
     /// this process and every process it starts may change the file system only beneath
     /// `writable` (folders; a path that is not there is left out), for good. Reads are not
-    /// touched. Call it while the process has one thread, after `forbidNewPrivileges`.
-    /// Returns the kernel's Landlock ABI the rules were made for, or nil when the kernel has no
-    /// Landlock and nothing was done.
-    public static func restrictWrites(toBeneath writable: [String]) throws(WriteRulesError) -> Int? {
+    /// touched. Call it while the process has one thread, after `forbidNewPrivileges`: threads
+    /// that exist already are not bound.
+    /// Returns the kernel's Landlock ABI the rules were made for and how many threads other than
+    /// the caller existed (-1: unknown), or nil when the kernel has no Landlock and nothing was done.
+    public static func restrictWrites(toBeneath writable: [String]) throws(WriteRulesError) -> (abi: Int, unbound: Int)? {
         var copies = writable.map { strdup($0) }
         defer { for copy in copies { free(copy) } }
+        var unbound = 0
         let result = copies.withUnsafeMutableBufferPointer { buffer in
             buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) {
-                tonearm_restrict_writes($0, UInt32(buffer.count))
+                tonearm_restrict_writes($0, UInt32(buffer.count), &unbound)
             }
         }
-        if result > 0 { return result }
+        if result > 0 { return (result, unbound) }
         if result == 0 { return nil }
         throw WriteRulesError(errno: SystemErrno(errno))
     }
@@ -50,12 +52,11 @@ public enum Confinement {
 
 /// Why the Landlock rules could not be made or applied: nothing was restricted.
 public struct WriteRulesError: Error, Sendable {
-    /// The error of a Landlock call, or EBUSY when the process had more than one thread.
+    /// The error of a Landlock call.
     public let errno: SystemErrno
 
     public var message: String {
         switch errno.rawValue {
-        case EBUSY: "the process has more than one thread, which the rules would not bind"
         case EPERM: "no-new-privileges is not set (\(errno.message))"
         default: errno.message
         }

@@ -57,16 +57,14 @@ static long thread_count(void) {
     return count;
 }
 
-long tonearm_restrict_writes(const char *const *writable, unsigned count) {
+long tonearm_restrict_writes(const char *const *writable, unsigned count, long *unbound) {
     long abi = tonearm_landlock_abi();
     if (abi <= 0) return abi;
     // landlock_restrict_self binds the calling thread and those it makes later, not the others
-    // (no LANDLOCK_RESTRICT_SELF_TSYNC before ABI 8): threads that exist now would write anywhere
+    // (no LANDLOCK_RESTRICT_SELF_TSYNC before ABI 8): threads that exist now are told, not refused
+    // (a sanitizer's or a debugger's own thread; the engine's streaming threads come later)
     long threads = thread_count();
-    if (threads != 1) {
-        errno = threads < 0 ? errno : EBUSY;
-        return -1;
-    }
+    *unbound = threads < 0 ? -1 : threads - 1;
     uint64_t handled = WRITES_ABI_1;
     if (abi >= 2) handled |= LANDLOCK_ACCESS_FS_REFER;     // moving and linking between folders
     if (abi >= 3) handled |= LANDLOCK_ACCESS_FS_TRUNCATE;  // truncate(2), O_TRUNC, ftruncate

@@ -114,8 +114,12 @@ final class EngineHost: @unchecked Sendable {
         Files.makeDirectories(cache)
         let folders = EngineSandbox.writableFolders(environment)
         do throws(WriteRulesError) {
-            if let abi = try Confinement.restrictWrites(toBeneath: folders) {
+            if let (abi, unbound) = try Confinement.restrictWrites(toBeneath: folders) {
                 logger.debug("Landlock rules (ABI \(abi)): writes only beneath \(folders.joined(separator: ", "))")
+                if unbound != 0 {
+                    // only a sanitizer's or a debugger's thread is expected here: said, not fatal
+                    logger.warning("\(unbound < 0 ? "the engine's threads could not be counted" : "\(unbound) thread(s) existed before the Landlock rules"): those are not bound by them")
+                }
             } else {
                 logger.notice("Landlock is not available on this kernel: writes are not confined")
             }

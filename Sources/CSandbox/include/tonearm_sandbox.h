@@ -38,11 +38,12 @@ long tonearm_landlock_abi(void);
 // `count` paths of `writable` (a file rather than a folder keeps writing and truncating only). A
 // path that cannot be opened is left out. Reading, running programs and the network are not
 // handled: they stay as they were. Descriptors opened before keep what they could do.
-// The rules bind the calling thread and the threads and processes made after, so the process
-// must have one thread: EBUSY otherwise, and nothing is done. The caller must have set
-// no-new-privileges first (EPERM otherwise, unless it has CAP_SYS_ADMIN).
+// The rules bind the calling thread and the threads and processes made after (no TSYNC before
+// ABI 8): `*unbound` is set to how many other threads the process had, which they do not bind
+// (-1 when /proc/self/task cannot be read). The caller must have set no-new-privileges first
+// (EPERM otherwise, unless it has CAP_SYS_ADMIN).
 // Returns the ABI the rules were made for (> 0); 0 when the kernel has no Landlock, and nothing
-// is done; -1 with errno set (EBUSY, or the error of a Landlock call: nothing is restricted).
-long tonearm_restrict_writes(const char *const *writable, unsigned count);
+// is done; -1 with errno set (the error of a Landlock call: nothing is restricted).
+long tonearm_restrict_writes(const char *const *writable, unsigned count, long *unbound);
 
 #endif
