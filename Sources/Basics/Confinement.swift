@@ -20,6 +20,47 @@ public enum Confinement {
         if result > 0 { throw SystemCallFilterError(thread: Int32(truncatingIfNeeded: result)) }
         throw SystemCallFilterError(errno: SystemErrno(errno))
     }
+
+    /// The running kernel's Landlock ABI (`tonearm_landlock_abi`), 0 when it has no Landlock, nil
+    /// when the kernel would not say.
+    public static func landlockABI() -> Int? {
+        let abi = tonearm_landlock_abi()
+        return abi >= 0 ? abi : nil
+    }
+
+    /// Landlock rules (`tonearm_restrict_writes`, CSandbox, which lists the rights they handle):
+    /// this process and every process it starts may change the file system only beneath
+    /// `writable` (folders; a path that is not there is left out), for good. Reads are not
+    /// touched. Call it while the process has one thread, after `forbidNewPrivileges`: threads
+    /// that exist already are not bound.
+    /// Returns the kernel's Landlock ABI the rules were made for and how many threads other than
+    /// the caller existed (-1: unknown), or nil when the kernel has no Landlock and nothing was done.
+    public static func restrictWrites(toBeneath writable: [String]) throws(WriteRulesError) -> (abi: Int, unbound: Int)? {
+        var copies = writable.map { strdup($0) }
+        defer { for copy in copies { free(copy) } }
+        var unbound = 0
+        let result = copies.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) {
+                tonearm_restrict_writes($0, UInt32(buffer.count), &unbound)
+            }
+        }
+        if result > 0 { return (result, unbound) }
+        if result == 0 { return nil }
+        throw WriteRulesError(errno: SystemErrno(errno))
+    }
+}
+
+/// Why the Landlock rules could not be made or applied: nothing was restricted.
+public struct WriteRulesError: Error, Sendable {
+    /// The error of a Landlock call.
+    public let errno: SystemErrno
+
+    public var message: String {
+        switch errno.rawValue {
+        case EPERM: "no-new-privileges is not set (\(errno.message))"
+        default: errno.message
+        }
+    }
 }
 
 /// Why the system-call filter could not be installed: no thread of the process took it.

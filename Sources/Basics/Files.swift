@@ -33,6 +33,19 @@ public struct DirectoryEntry: Sendable {
 }
 
 public enum Files {
+    /// `mkdir(2)` of `path` and of each missing folder above it, with `mode` (`mkdir -p`); true
+    /// when `path` is a folder at the end.
+    @discardableResult
+    public static func makeDirectories(_ path: String, mode: mode_t = 0o700) -> Bool {
+        var prefix = ""
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            prefix += "/" + component
+            if mkdir(prefix, mode) != 0 && errno != EEXIST { return false }
+        }
+        if case .success(let status) = Files.status(Array(path.utf8)), status.kind == .directory { return true }
+        return false
+    }
+
     /// `stat(2)` of `path` (links followed), or the errno it failed with.
     public static func status(_ path: [UInt8]) -> Result<FileStatus, SystemErrno> {
         var info = stat()

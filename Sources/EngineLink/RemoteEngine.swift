@@ -89,7 +89,7 @@ public final class RemoteEngine: PlaybackEngine, MetadataReader, @unchecked Send
         // said once here rather than by every engine: each reads the setting from the environment
         // it is given (SpawnEnvironment's TONEARM_ prefix) and keeps quiet about it
         if EngineSandbox.inEngine(environment) == .off {
-            logger.warning("\(EngineSandbox.variable)=off: the engine runs without its system-call filter, for debugging only (docs/sandbox.md)")
+            logger.warning("\(EngineSandbox.variable)=off: the engine runs without its system-call filter and its Landlock rules, for debugging only (docs/sandbox.md)")
         }
     }
 

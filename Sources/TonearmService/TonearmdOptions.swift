@@ -139,8 +139,8 @@ public struct TonearmdOptions: Sendable {
                                 help: "The program that shows video in a window (default: tonearm-video beside tonearmd)."),
             EnvironmentVariable("TONEARM_RESUME_THRESHOLD", note: "seconds an item must last to keep its place",
                                 help: "Items longer than this many seconds start where they were left (whole seconds, 0-86400; default 1200: 20 minutes; docs/state.md)."),
-            EnvironmentVariable("TONEARM_SANDBOX", note: "the engine's system-call filter",
-                                help: "off runs the engine without its system-call filter, for debugging (default: on; docs/sandbox.md)."),
+            EnvironmentVariable("TONEARM_SANDBOX", note: "the engine's system-call filter and write rules",
+                                help: "off runs the engine without its system-call filter and its Landlock rules on writes, for debugging (default: on; docs/sandbox.md)."),
         ],
         exitStatuses: [
             ExitStatus(0, "Ended by SIGTERM, SIGINT or a client's Quit; or --open handed the items over."),

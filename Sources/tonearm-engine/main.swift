@@ -16,8 +16,8 @@ import PlayerModel
 // A line it cannot read, or a version not its own, is refused (a `refused` line saying why) and the
 // process exits with status 3; a report it cannot write ends it with status 4; one that cannot set
 // no-new-privileges exits with status 5 before it reads anything; one that cannot install its
-// system-call filter says why in a `refused` line and exits with status 6, before it reads any
-// media (docs/sandbox.md).
+// system-call filter says why in a `refused` line and exits with status 6, one that cannot apply
+// its Landlock rules with status 7, both before it reads any media (docs/sandbox.md).
 // Its log goes to stderr, tonearmd's.
 // Usage: tonearm-engine [--log-level LEVEL]
 
@@ -40,9 +40,10 @@ final class EngineHost: @unchecked Sendable {
     static let refusedStatus: Int32 = 3
     static let cannotWriteStatus: Int32 = 4
     /// How it ends when it cannot confine itself: no-new-privileges (before `serve`), the
-    /// system-call filter.
+    /// system-call filter, the Landlock rules on writes.
     static let cannotForbidPrivilegesStatus: Int32 = 5
     static let cannotFilterStatus: Int32 = 6
+    static let cannotRestrictWritesStatus: Int32 = 7
 
     init(environment: [String: String], logger: Logger) {
         self.environment = environment
@@ -102,6 +103,34 @@ final class EngineHost: @unchecked Sendable {
         }
     }
 
+    /// Applies the Landlock rules (`Confinement.restrictWrites`): from here on the engine and what
+    /// it starts change the file system only beneath `EngineSandbox.writableFolders`, unless
+    /// `TONEARM_SANDBOX=off`. The cache folder is made first, as GLib would make it, since a rule
+    /// needs its folder to exist. A kernel without Landlock is said once and the engine goes on
+    /// (its filter still stands); rules that cannot be applied otherwise end the process (status 7).
+    private func restrictWrites() {
+        guard EngineSandbox.inEngine(environment) == .on else { return }
+        let cache = EngineSandbox.cacheFolder(environment)
+        Files.makeDirectories(cache)
+        let folders = EngineSandbox.writableFolders(environment)
+        do throws(WriteRulesError) {
+            if let (abi, unbound) = try Confinement.restrictWrites(toBeneath: folders) {
+                logger.debug("Landlock rules (ABI \(abi)): writes only beneath \(folders.joined(separator: ", "))")
+                if unbound != 0 {
+                    // only a sanitizer's or a debugger's thread is expected here: said, not fatal
+                    logger.warning("\(unbound < 0 ? "the engine's threads could not be counted" : "\(unbound) thread(s) existed before the Landlock rules"): those are not bound by them")
+                }
+            } else {
+                logger.notice("Landlock is not available on this kernel: writes are not confined")
+            }
+        } catch {
+            let reason = "the engine cannot apply its Landlock rules: \(error.message) (\(EngineSandbox.variable)=off runs it without, for debugging)"
+            logger.critical("\(reason)")
+            report(.refused(reason))
+            exit(Self.cannotRestrictWritesStatus)
+        }
+    }
+
     private func report(_ value: EngineReport) {
         let line: [UInt8]
         do throws(LinkError) {
@@ -136,10 +165,13 @@ final class EngineHost: @unchecked Sendable {
             refuse("hello came twice")
         case .configure(let configuration):
             guard engine == nil else { return }
-            // GStreamer's registry, then the filter, then the engine: gst_init may run
-            // gst-plugin-scanner and loads the system's plugins, which is not media; whatever
-            // reads media (a load, a probe, a tag read) comes in a later line, so under the filter
+            // GStreamer's registry, then the Landlock rules and the filter, then the engine:
+            // gst_init may run gst-plugin-scanner and write the registry, and loads the system's
+            // plugins, which is not media; whatever reads media (a load, a probe, a tag read) comes
+            // in a later line, so under both. The process has one thread until the engine starts
+            // (the rules bind only the threads made after them: `restrictWrites` checks)
             GStreamerEngine.prepareRegistry()
+            restrictWrites()
             confine()
             let covers = CoverCache(directory: CoverCache.defaultDirectory(environment: environment))
             let started = GStreamerEngine(configuration: configuration, covers: covers, logger: logger)

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import TestSupport
 import XCTest
@@ -113,7 +114,136 @@ final class SandboxTests: ServiceTestCase {
         try waitForThePositionToMove()
     }
 
+    /// The Landlock rules (docs/sandbox.md, "Writes"): inside the playing engine, on its first
+    /// thread and on its last (a thread GStreamer made for the item), gdb has it make a file in
+    /// `$HOME`, append to and (from ABI 3) truncate an existing one there (a `.bashrc` of the test's HOME), and
+    /// make a folder there: each is refused with EACCES and nothing changed; making a file beneath
+    /// the cache folder and the temporary folder still works. The engine plays on.
+    func testTheEngineWritesOnlyBeneathItsFolders() throws {
+        // HOME and TMPDIR of the test's own: both are under /tmp, which would be the engine's
+        // temporary folder otherwise
+        let home = try Self.fakeHome(in: harness.directory), temporaryFolder = try Self.temporaryFolder(in: harness.directory)
+        let daemon = try harness.start(environment: Self.patientWatchdog.merging(["HOME": home.path, "TMPDIR": temporaryFolder]) { $1 })
+        try harness.call(H.player, "OpenUri", "s", [H.uri(try short("tone", seconds: 30))])
+        try harness.waitForStatus("Playing")
+        let engine = try XCTUnwrap(ProcessTree.descendants(of: daemon.pid, named: "tonearm-engine").first, "an engine plays")
+        guard Self.landlockABI() > 0 else { throw TestError("this kernel has no Landlock: the rules cannot be tested") }
+
+        let probe = home.appendingPathComponent("tonearm-probe").path, folder = home.appendingPathComponent("tonearm-folder").path
+        let bashrc = home.appendingPathComponent(".bashrc").path
+        let cached = harness.cacheHome.appendingPathComponent("tonearm-probe-\(engine)").path
+        let temporary = temporaryFolder + "/tonearm-probe-\(engine)"
+        defer { for path in [cached, temporary] { try? FileManager.default.removeItem(atPath: path) } }
+        let last = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(engine)/task").count
+        var refused: [(String, [String])] = []
+        for thread in [1, last] {
+            refused += [
+                ("thread \(thread): create $HOME/tonearm-probe", ["thread \(thread)", Write.create(probe)]),
+                ("thread \(thread): append to $HOME/.bashrc", [Write.append(bashrc)]),
+                ("thread \(thread): mkdir $HOME/tonearm-folder", [Write.makeFolder(folder)]),
+            ]
+            // truncating is a right of its own from ABI 3 (Linux 6.2); Debian 12's 6.1 has ABI 2
+            if Self.landlockABI() >= 3 { refused.append(("thread \(thread): truncate $HOME/.bashrc", [Write.truncate(bashrc)])) }
+        }
+        let allowed: [(String, [String])] = [
+            ("create beneath the cache folder", ["thread \(last)", "set $cached = (int) open(\"\(cached)\", 0101, 0600)", "call $cached"]),
+            ("create beneath the temporary folder", ["set $temporary = (int) open(\"\(temporary)\", 0101, 0600)", "call $temporary"]),
+            ("close them", ["call (int) close($cached) + (int) close($temporary)"]),
+        ]
+        let answers = try Debugger.probe(engine, refused + allowed)
+        for (what, answer) in answers { print("\(what): \(answer)") }
+        for (what, answer) in answers.prefix(refused.count) { XCTAssertEqual(answer, .failed(EACCES), what) }
+        for (what, answer) in answers.suffix(allowed.count) {
+            guard case .returned(let value) = answer, value >= 0 else { XCTFail("\(what): \(answer)"); continue }
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: probe), "no file made in $HOME")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder), "no folder made in $HOME")
+        XCTAssertEqual(try String(contentsOfFile: bashrc, encoding: .utf8), Self.bashrc, ".bashrc is as it was")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: cached))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: temporary))
+
+        XCTAssertEqual(ProcessTree.descendants(of: daemon.pid, named: "tonearm-engine"), [engine], "the same engine")
+        try waitForThePositionToMove()
+        XCTAssertEqual(try harness.playbackStatus, "Playing")
+    }
+
+    /// With TONEARM_SANDBOX=off the same writes in $HOME are made: the EACCES above is the rules'.
+    func testWithTheSandboxOffTheEngineWritesInHome() throws {
+        let home = try Self.fakeHome(in: harness.directory), temporaryFolder = try Self.temporaryFolder(in: harness.directory)
+        let daemon = try harness.start(environment: Self.patientWatchdog.merging(["HOME": home.path, "TMPDIR": temporaryFolder,
+                                                                                  "TONEARM_SANDBOX": "off"]) { $1 })
+        try harness.call(H.player, "OpenUri", "s", [H.uri(try short("tone", seconds: 30))])
+        try harness.waitForStatus("Playing")
+        let engine = try XCTUnwrap(ProcessTree.descendants(of: daemon.pid, named: "tonearm-engine").first, "an engine plays")
+        let probe = home.appendingPathComponent("tonearm-probe").path
+        let answers = try Debugger.probe(engine, [
+            ("create $HOME/tonearm-probe", ["set $probe = (int) open(\"\(probe)\", 0101, 0600)", "call $probe"]),
+            ("close it", ["call (int) close($probe)"]),
+        ])
+        for (what, answer) in answers { print("\(what): \(answer)") }
+        guard case .returned(let fd) = answers[0].1, fd >= 0 else { return XCTFail("\(answers[0].0): \(answers[0].1)") }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: probe))
+        try waitForThePositionToMove()
+    }
+
+    /// On a kernel without Landlock (here: landlock_create_ruleset answered with ENOSYS by a filter
+    /// of the test's own, as such a kernel answers) the engine says so once and plays: the kernel
+    /// decides. Rules the kernel refuses (landlock_restrict_self answered with EINVAL) end it
+    /// before any media, and tonearmd, whose engine could not set up, stops with the reason.
+    func testWithoutLandlockTheEnginePlaysAndWithRefusedRulesItDoesNot() throws {
+        let noLandlock = try Self.engine(refusing: ["444=\(ENOSYS)"], in: harness.directory, named: "engine-without-landlock")
+        let daemon = try harness.start(environment: ["TONEARM_ENGINE": noLandlock])
+        try harness.call(H.player, "OpenUri", "s", [H.uri(try short("tone", seconds: 30))])
+        try harness.waitForStatus("Playing")
+        try waitForThePositionToMove()
+        let notice = "Landlock is not available on this kernel: writes are not confined"
+        XCTAssertEqual(daemon.output.components(separatedBy: notice).count - 1, 1, "said once, by the engine:\n\(daemon.output)")
+
+        let refusing = try Self.engine(refusing: ["446=\(EINVAL)"], in: harness.directory, named: "engine-with-refused-rules")
+        let log = harness.directory.appendingPathComponent("refused-rules.log")
+        let failing = try Daemon.launch(on: harness.bus, cacheHome: harness.directory.appendingPathComponent("fresh-cache"),
+                                        stateHome: harness.stateHome, musicDirectory: harness.musicDirectory,
+                                        extraEnvironment: ["TONEARM_ENGINE": refusing], log: log)
+        defer { failing.stop() }
+        // a fresh cache: the formats are not known, so tonearmd starts an engine at once
+        XCTAssertEqual(failing.waitForExit(timeout: 60), 1, failing.output)
+        XCTAssertTrue(failing.output.contains("GStreamer could not start: the engine cannot apply its Landlock rules: Invalid argument"),
+                      failing.output)
+    }
+
     // MARK: Helpers
+
+    static let bashrc = "# the test's own\n"
+
+    /// A HOME of the test's own with a `.bashrc` in it.
+    static func fakeHome(in directory: URL) throws -> URL {
+        let home = directory.appendingPathComponent("home")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        try bashrc.write(to: home.appendingPathComponent(".bashrc"), atomically: false, encoding: .utf8)
+        return home
+    }
+
+    /// A program that runs the built engine under `with_refused_calls.py` with `refused` calls
+    /// (`NUMBER=ERRNO`; Landlock's numbers are the same on x86_64 and arm64).
+    static func engine(refusing refused: [String], in directory: URL, named name: String) throws -> String {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("PySupport/with_refused_calls.py")
+        let wrapper = directory.appendingPathComponent(name)
+        let engine = try BuiltProduct.executable("tonearm-engine")
+        try "#!/bin/sh\nexec /usr/bin/python3 '\(script.path)' \(refused.joined(separator: " ")) -- '\(engine.path)' \"$@\"\n"
+            .write(to: wrapper, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: wrapper.path)
+        return wrapper.path
+    }
+
+    static func temporaryFolder(in directory: URL) throws -> String {
+        let folder = directory.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder.path
+    }
+
+    /// The kernel's Landlock ABI (landlock_create_ruleset's version query), 0 without Landlock.
+    static func landlockABI() -> Int { Confinement.landlockABI() ?? 0 }
 
     /// Above the largest pid Linux gives (pid_max is at most 2^22).
     static let noSuchProcess: Int32 = 0x7fff_fff0
@@ -180,6 +310,15 @@ enum Syscall {
     static func personality(_ persona: UInt32) -> [String] {
         ["call (long) syscall(\(numbers.personality), \(persona))"]
     }
+}
+
+/// Writes as gdb makes them in the engine (flags in octal, as in fcntl.h: O_WRONLY 01, O_CREAT
+/// 0100, O_APPEND 02000; the same on x86_64 and arm64).
+enum Write {
+    static func create(_ path: String) -> String { "call (int) open(\"\(path)\", 0101, 0600)" }
+    static func append(_ path: String) -> String { "call (int) open(\"\(path)\", 02001)" }
+    static func truncate(_ path: String) -> String { "call (int) truncate(\"\(path)\", 0)" }
+    static func makeFolder(_ path: String) -> String { "call (int) mkdir(\"\(path)\", 0700)" }
 }
 
 /// gdb, attached to a live process for a few calls and detached (`gdb -p PID -batch`).
