@@ -104,6 +104,8 @@ static inline void tonearm_query_unref(GstQuery *query) { gst_query_unref(query)
 static inline void tonearm_tag_list_unref(GstTagList *list) { gst_tag_list_unref(list); }
 // gst_sample_unref is a static inline over a cast.
 static inline void tonearm_sample_unref(GstSample *sample) { gst_sample_unref(sample); }
+// gst_toc_unref is a static inline over a cast.
+static inline void tonearm_toc_unref(GstToc *toc) { gst_toc_unref(toc); }
 // GST_OBJECT_NAME is a macro; the name stays owned by the object.
 static inline const gchar *tonearm_object_name(GstObject *object) { return GST_OBJECT_NAME(object); }
 // GST_ELEMENT_GET_CLASS and the factory lookup are macros.

@@ -164,6 +164,10 @@ public struct Message: Sendable {
         /// The stream of a pulsesink that `Element.watchStreamLevels` watches changed at the sound
         /// server (its volume or mute, maybe): read them from the element.
         case streamLevelsChanged
+        /// A table of contents (GST_MESSAGE_TOC): a demuxer's or parser's chapters, editions or
+        /// tracks, as each sink that received it posts it (so more than once per stream); `updated`
+        /// when it replaces one given before.
+        case toc([TocEntry], updated: Bool)
         case latency
         case other(String)
     }
@@ -269,6 +273,16 @@ public struct Message: Sendable {
             kind = .segmentReached(seqnum: UInt32(seqnum))
         case GST_MESSAGE_ELEMENT where gst_message_has_name(message, "tonearm-stream-levels") != 0:
             kind = .streamLevelsChanged
+        case GST_MESSAGE_TOC:
+            var toc: OpaquePointer?
+            var updated: gboolean = 0
+            gst_message_parse_toc(message, &toc, &updated)
+            if let toc {
+                defer { tonearm_toc_unref(toc) }
+                kind = .toc(TocEntry.copy(gst_toc_get_entries(toc)), updated: updated != 0)
+            } else {
+                kind = .toc([], updated: updated != 0)
+            }
         default:
             kind = .other(gst_message_type_get_name(type).map { String(cString: $0) } ?? "unknown")
         }
@@ -284,3 +298,42 @@ public struct Message: Sendable {
     }
 }
 
+
+/// One entry of a table of contents (`GstTocEntry`), copied: an alternative is one of several
+/// versions of the whole (a Matroska edition), a sequence one part after another (a chapter, a
+/// cue sheet's track); nested entries are `children`. Times in nanoseconds, nil when not set.
+public struct TocEntry: Sendable, Equatable {
+    public var isAlternative: Bool
+    public var start: Int64?
+    public var stop: Int64?
+    /// The entry's title tag, repaired to UTF-8.
+    public var title: String?
+    public var children: [TocEntry]
+
+    public init(isAlternative: Bool = false, start: Int64?, stop: Int64?, title: String?, children: [TocEntry] = []) {
+        self.isAlternative = isAlternative
+        self.start = start
+        self.stop = stop
+        self.title = title
+        self.children = children
+    }
+
+    /// The entries of a `GList` of `GstTocEntry` owned by their table (not consumed), depth first.
+    static func copy(_ list: UnsafeMutablePointer<GList>?, depth: Int = 0) -> [TocEntry] {
+        guard depth < 8 else { return [] }  // a hostile file's nesting ends here
+        var entries: [TocEntry] = []
+        var node = list
+        while let current = node {
+            defer { node = current.pointee.next }
+            guard let data = current.pointee.data else { continue }
+            let entry = OpaquePointer(data)
+            var start: gint64 = -1, stop: gint64 = -1
+            if gst_toc_entry_get_start_stop_times(entry, &start, &stop) == 0 { start = -1; stop = -1 }
+            let title = gst_toc_entry_get_tags(entry).map { TagList($0) }?.string("title")
+            entries.append(TocEntry(isAlternative: gst_toc_entry_is_alternative(entry) != 0,
+                                    start: start >= 0 ? Int64(start) : nil, stop: stop >= 0 ? Int64(stop) : nil, title: title,
+                                    children: copy(gst_toc_entry_get_sub_entries(entry), depth: depth + 1)))
+        }
+        return entries
+    }
+}

@@ -8,7 +8,7 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
          seeked, playedToEnd, itemFailed, gapSkipped, outputFailed, videoChanged,
          stopAfterCurrentChanged, sleepTimerChanged,
          audioChanged,
-         outputsChanged, linearPlaybackChanged, resumePlacesChanged, placeKept
+         outputsChanged, linearPlaybackChanged, resumePlacesChanged, placeKept, chaptersChanged, currentChapterChanged
     case openRequested
 
     /// What the item or the player's settings became, each with no finer rule: Player and the
@@ -46,6 +46,8 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
         case .linearPlaybackChanged: "linear playback is turned on or off"
         case .resumePlacesChanged: "kept places are turned on or off"
         case .placeKept: "a long track's place is kept or forgotten"
+        case .chaptersChanged: "the current track's chapters are read"
+        case .currentChapterChanged: "playback enters another chapter (crossing a boundary, a seek, another track)"
         case .openRequested: "a file is opened from the desktop"
         }
     }
@@ -79,6 +81,8 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
         case .linearPlaybackChanged: self = .linearPlaybackChanged
         case .resumePlacesChanged: self = .resumePlacesChanged
         case .placeKept: self = .placeKept
+        case .chaptersChanged: self = .chaptersChanged
+        case .currentChapterChanged: self = .currentChapterChanged
         case .openRequested: self = .openRequested
         }
     }

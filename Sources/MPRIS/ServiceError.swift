@@ -27,6 +27,7 @@ struct ServiceError: Error, DBusErrorConvertible, CustomStringConvertible {
         case .nothingToRetry: self.init("NothingToRetry", error.message)
         case .queueFull: self.init("QueueFull", error.message)
         case .linearPlayback: self.init("LinearPlayback", error.message)
+        case .noSuchChapter: self.init("NoSuchChapter", error.message)
         }
     }
 
@@ -70,6 +71,7 @@ struct ServiceError: Error, DBusErrorConvertible, CustomStringConvertible {
         "NothingToRetry": "No item has failed (Retry itself does nothing then; the name is kept for clients).",
         "QueueFull": "The URIs would not fit in the queue (it holds a bounded number of tracks; the message says how many).",
         "LinearPlayback": "LinearPlayback is on: Seek, SetPosition, SeekTo, Next and a change of Rate are refused until it is turned off.",
+        "NoSuchChapter": "GoToChapter asked for a chapter the current track does not have: it has no chapters, or none of that index (Chapters lists them, from 0).",
         "NoSuchPlaylist": "The playlist id is not one GetPlaylists lists.",
         "MalformedPlaylist": "The playlist file could not be read as M3U, M3U8, PLS or XSPF.",
         "Cancelled": "A call that queues URIs was overtaken, before its answer, by Clear, Stop or a newer OpenUri.",

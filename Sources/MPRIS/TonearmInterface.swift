@@ -8,6 +8,8 @@ import Playlists
 typealias ErrorValue = DBusPair<String, String>
 /// `(xx)`: a time range, start and end in microseconds.
 typealias RangeValue = DBusPair<Int64, Int64>
+/// `(xxs)`: a chapter, its start and end in microseconds and its title.
+typealias ChapterValue = DBusTriple<Int64, Int64, String>
 
 extension MPRISService {
     func tonearmInterface() -> InterfaceDescription {
@@ -26,6 +28,13 @@ extension MPRISService {
                     do throws(PlayerError) {
                         try player.seek(to: .saturating(microseconds: position), toleranceBefore: .saturating(microseconds: before),
                                         toleranceAfter: .saturating(microseconds: after))
+                    } catch {
+                        throw ServiceError(error)
+                    }
+                },
+                .typed("GoToChapter", arguments: ["index"]) { [player] (index: Int32, _) in
+                    do throws(PlayerError) {
+                        try player.goToChapter(Int(index))  // any Int32 is checked against the chapters: none traps
                     } catch {
                         throw ServiceError(error)
                     }
@@ -102,6 +111,8 @@ extension MPRISService {
                 .typed("ResumePlaces", get: { [player] in player.resumePlaces },
                        set: { [player] (on: Bool) in player.setResumePlaces(on) }),
                 .typed("ResumedFrom", get: { [player] in player.resumedFrom?.microseconds ?? 0 }),
+                .typed("Chapters", get: { [player] in Self.chapterValues(player.chapters, length: player.currentItem?.duration) }),
+                .typed("CurrentChapter", get: { [player] in Int32(clamping: player.currentChapter ?? -1) }),
             ] + Self.extensionVideoProperties(player) + bedtimeProperties() + Self.audioProperties(player)
                 + Self.outputProperties(player)
                 + Self.crossfadeProperties(player),
@@ -115,11 +126,20 @@ extension MPRISService {
             introspectionXML: MPRIS.tonearmXML)
     }
 
+    /// Chapters as clients read them: an end the file did not give is the next chapter's start, the
+    /// last one's the track's length, or -1 while that is not known.
+    static func chapterValues(_ chapters: [Chapter], length: Duration?) -> [ChapterValue] {
+        chapters.enumerated().map { index, chapter in
+            let end = chapter.end ?? (index + 1 < chapters.count ? chapters[index + 1].start : length)
+            return ChapterValue(chapter.start.microseconds, end?.microseconds ?? -1, chapter.title)
+        }
+    }
+
     /// Which of the extension's properties each player event may change. A new current track
     /// changes all of them but Muted; a media key only what the transport does.
     static let tonearmChanges = ChangeRules(MPRIS.tonearm, [
         .currentItemChanged: .only(["ItemStatus", "ItemError", "TimeControlStatus", "WaitingReason", "BufferingPercent",
-                                    "LoadedRanges", "IsLive", "ResumedFrom"]),
+                                    "LoadedRanges", "IsLive", "ResumedFrom", "Chapters", "CurrentChapter"]),
         // Play after Stop loads the item again, from its kept place
         .intentChanged: .only(["TimeControlStatus", "WaitingReason", "ResumedFrom"]),
         .timeControlStatusChanged: .only(["TimeControlStatus", "WaitingReason"]),
@@ -131,5 +151,8 @@ extension MPRISService {
         .outputsChanged: .only(outputPropertyNames),
         .linearPlaybackChanged: .only(["LinearPlayback"]),
         .resumePlacesChanged: .only(["ResumePlaces"]),
+        .chaptersChanged: .only(["Chapters", "CurrentChapter"]),
+        .durationChanged: .only(["Chapters"]),  // the last chapter ends where the track does
+        .currentChapterChanged: .only(["CurrentChapter"]),
     ], rereadingAll: PlayerEventKind.stateChanges)
 }

@@ -352,6 +352,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         }
         pipeline = fresh
         load = Load(uri, generation)
+        readChapters(of: uri, generation)
         // per item: a display found now (the user manager's, when tonearmd has none) shows video
         try? video.choose(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)
         fresh.playbin.set("uri", uri.string)
@@ -565,6 +566,26 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         deliver(.failed(itemError), target.1)
     }
 
+    /// The chapters of the load `generation`, told when they differ from what was told of it.
+    private func found(chapters: [Chapter], _ generation: Generation) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard var current = load, current.generation == generation, current.chapters != chapters else { return }
+        current.chapters = chapters
+        load = current
+        deliver(.chapters(chapters), generation)
+    }
+
+    /// A local MP3's ID3v2 chapters, which no GStreamer element reads: its head is read beside the
+    /// engine's queue (a file read can block), and what it holds told as the load's, if still current.
+    private func readChapters(of uri: MediaURI, _ generation: Generation) {
+        guard let path = uri.path, path.lowercased().hasSuffix(".mp3") else { return }
+        DispatchQueue.global(qos: .utility).async { [weak self] in
+            let chapters = ChapterReading.id3Chapters(path: path)
+            guard !chapters.isEmpty, let self else { return }
+            self.queue.async { self.found(chapters: chapters, generation) }
+        }
+    }
+
     private func deliver(_ event: EngineEvent, _ generation: Generation) {
         let handler = handlerLock.withLock { eventHandler }
         handler?(generation, event)
@@ -614,6 +635,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             }
             if let next {
                 load = load?.switched(to: next.uri, next.generation)
+                readChapters(of: next.uri, next.generation)
                 deliver(.streamStarted(snapshot()), next.generation)
             } else {
                 deliver(.streamStarted(snapshot()), generation)
@@ -669,6 +691,8 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             if let lap = pipeline.loop.wrapped(by: seqnum) { lapped(as: lap) }
         case .streamLevelsChanged:
             levels.streamReported(pipeline.gains)
+        case .toc(let entries, _):
+            found(chapters: ChapterReading.chapters(entries), generation)
         case .latency, .other:
             break
         }
@@ -711,6 +735,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             prerollWatch.cancel()
             pipeline = next.pipeline
             load = Load(next.uri, next.generation, announcesAtPreroll: true)
+            readChapters(of: next.uri, next.generation)
         }
     }
 

@@ -41,6 +41,9 @@ struct Load {
     /// paused (the bin's query takes the furthest sink: the audio sink's clock at the pause, or a
     /// late video frame's time, as under a sanitizer's slowdown).
     var toldPosition: Int64?
+    /// The chapters last told for this load: a table of contents comes from each sink that got it,
+    /// and again after a seek, and is told only when it differs (`GStreamerEngine.found(chapters:)`).
+    var chapters: [Chapter] = []
 
     init(_ uri: MediaURI, _ generation: Generation, announcesAtPreroll: Bool = false) {
         self.uri = uri

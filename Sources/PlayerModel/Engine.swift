@@ -139,6 +139,9 @@ public enum EngineEvent: Sendable, Equatable, Codable {
     /// load. `fading`: the engine was giving the stream less than `Volume` (the sleep timer's fade,
     /// a crossfade's ramp), so `volume` is not the user's level.
     case streamLevels(volume: Double, muted: Bool, fading: Bool)
+    /// The item's chapters, sorted by start (a table of contents GStreamer read, or the engine's own
+    /// reader's: MP3's ID3 CHAP frames), each time they differ from the ones told before.
+    case chapters([Chapter])
 }
 
 /// The narrow interface the player drives. The GStreamer engine implements it; unit tests script it.

@@ -312,6 +312,15 @@ public final class Player: @unchecked Sendable {
     /// Seeks by `offset` from the current position. Refused while linear playback is on.
     public func seek(by offset: Duration) throws(PlayerError) { try update { m throws(PlayerError) in try m.seek(by: offset, now: clock()) } }
 
+    /// The current item's chapters, and the index of the one the position is in now (`Chapters.swift`).
+    public var chapters: [Chapter] { onQueue { machine.chapters } }
+    public var currentChapter: Int? { onQueue { machine.currentChapter(at: clock()) } }
+    /// Seeks exactly to the start of the current item's chapter `index`; `noSuchChapter` when it
+    /// has none of that number.
+    public func goToChapter(_ index: Int) throws(PlayerError) {
+        try update { m throws(PlayerError) in try m.goToChapter(index, now: clock()) }
+    }
+
     /// Sets the rate (pitch kept). Out of range, the rate stays and observers hear `refused`.
     public func setRate(_ rate: Double, reason: RateChangeReason = .client) throws(PlayerError) {
         try update { m throws(PlayerError) in try m.setRate(rate, reason: reason, now: clock()) }

@@ -47,6 +47,11 @@ public enum PlayerEvent: Sendable, Equatable {
     /// A moment: the place kept for an item became this (nil: forgotten), as it was
     /// left or played to its end (`KeptPlaces.swift`).
     case placeKept(PlaceChange)
+    /// The engine read an item's chapters (`Chapters.swift`).
+    case chaptersChanged(ItemID, [Chapter])
+    /// The current item's current chapter changed (nil: none): as playback crossed a boundary, a
+    /// seek, another item.
+    case currentChapterChanged(Int?)
     /// The person dropped these (paths or URIs, in order) on the video window: whoever resolves
     /// URIs opens them as OpenUri would, the first playing now and the rest after it.
     case openRequested([String])
@@ -73,6 +78,8 @@ public struct PlayerError: Error, Hashable, Sendable, CustomStringConvertible {
         case rateNotSupported
         /// A seek, Next or a change of the rate while linear playback is on (`LinearPlayback.swift`).
         case linearPlayback
+        /// GoToChapter with no chapters, or an index that is not one of them.
+        case noSuchChapter
     }
     public var code: Code
     public var message: String

@@ -27,6 +27,8 @@ public enum PlayerTimer: Hashable, Sendable, CaseIterable {
     case crossfade
     /// Paused a while: the pipeline is released (`PausedRelease.swift`), only until then.
     case pausedRelease
+    /// The next chapter boundary of the current item (`Chapters.swift`), only while playing.
+    case chapter
 }
 
 /// The player's rules (design brief, rules 1-7) as a state machine: each input (a client's request,
@@ -63,6 +65,8 @@ public struct PlayerMachine: Sendable {
     var pausedRelease = PausedRelease()
     /// The places long items were left at (`KeptPlaces.swift`).
     var places = KeptPlaces()
+    /// The current chapter announced, and its timer (`Chapters.swift`).
+    var chapterState = ChapterState()
     /// Where the current item's load started from its kept place; nil otherwise.
     var resumedAt: Duration?
     /// The item that just played to its end: leaving it keeps no place.
@@ -91,6 +95,7 @@ public struct PlayerMachine: Sendable {
         askPlayAfterPreroll()
         syncReplayGain(current: playQueue.currentID, next: loadState.ready?.next?.id, queue: playQueue)
         askCrossfadePlan()
+        settleChapters()
         readMetadata()
         defer { actions.removeAll(keepingCapacity: true) }
         return actions
@@ -149,6 +154,7 @@ public struct PlayerMachine: Sendable {
                 .durationChanged(item.id, item.duration),
                 .capabilitiesChanged(item.id, isLive: item.isLive, isSeekable: item.isSeekable),
                 .bufferingChanged(item.id, percent: item.bufferingPercent, loadedRanges: item.loadedRanges),
+                .chaptersChanged(item.id, item.chapters),
             ]
         }
         return events
@@ -993,6 +999,7 @@ public struct PlayerMachine: Sendable {
         case .sleep: sleepDue(now: now)
         case .crossfade: planCrossfade(now: now, fired: true)
         case .pausedRelease: pausedReleaseDue(now: now)
+        case .chapter: planChapters(now: now, fired: true)
         }
     }
 
@@ -1059,7 +1066,10 @@ public struct PlayerMachine: Sendable {
 
     /// An event of the engine, for the load `generation`, handed to the machine at `now`.
     public mutating func handle(_ event: EngineEvent, of generation: Generation, at now: ContinuousClock.Instant) {
-        defer { planCrossfade(now: now) }
+        defer {
+            planCrossfade(now: now)
+            planChapters(now: now)
+        }
         if case .video(.pointerMoved) = event { return pointerMoved(now: now) }
         // the devices of the machine, not of a load: whatever the generation
         if case .outputs(let devices) = event { return devicesChanged(devices) }
@@ -1129,6 +1139,8 @@ public struct PlayerMachine: Sendable {
         case .requestState(let state):
             // the sound server corks or uncorks us (pulsesink REQUEST_STATE)
             if state == .paused { interrupt(because: .soundServer) } else if state == .playing { resume(because: .soundServer) }
+        case .chapters(let chapters):
+            chaptersRead(id, chapters)
         case .gap(let at, let length):
             // it plays on (as mpv does over a bad segment); clients hear what was missed
             emit(.gapSkipped(id, at: at, length: length))

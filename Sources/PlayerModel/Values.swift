@@ -404,6 +404,8 @@ public struct Item: Hashable, Sendable, Identifiable {
     public internal(set) var isSeekable = false
     public internal(set) var bufferingPercent = 100
     public internal(set) var loadedRanges: [TimeRange] = []
+    /// The item's chapters, sorted by start, once the engine read them (`Chapters.swift`).
+    public internal(set) var chapters: [Chapter] = []
     /// The item's tags, behind one reference and nil while there are none: most items of a long
     /// queue have had none read, and inline the tags made an item 304 bytes instead of 96.
     private var tags: Tags?

@@ -265,7 +265,7 @@ private enum CommandKind: CaseIterable {
 
 private enum EventKind: CaseIterable {
     case stateChanged, asyncDone, streamStarted, live, endOfStream, failed, tags, buffering, loaded, durationChanged
-    case requestState, seekRefused, seekDone, gap, video, outputs, streamLevels
+    case requestState, seekRefused, seekDone, gap, video, outputs, streamLevels, chapters
     init(_ value: EngineEvent) {
         switch value {
         case .stateChanged: self = .stateChanged
@@ -285,6 +285,7 @@ private enum EventKind: CaseIterable {
         case .video: self = .video
         case .outputs: self = .outputs
         case .streamLevels: self = .streamLevels
+        case .chapters: self = .chapters
         }
     }
     func sample() throws -> EngineEvent {
@@ -306,6 +307,9 @@ private enum EventKind: CaseIterable {
         case .video: .video(.windowGone)
         case .outputs: .outputs([OutputDevice(id: "dac", description: "USB DAC", kind: "pulse")])
         case .streamLevels: .streamLevels(volume: 0.5, muted: false, fading: true)
+        // the last chapter's end not in the file: no key
+        case .chapters: .chapters([Chapter(start: .zero, end: .seconds(5), title: "Opening"),
+                                   Chapter(start: .seconds(90), end: nil, title: "Zwölf")])
         }
     }
 }

@@ -259,6 +259,45 @@ public final class MediaGenerator: @unchecked Sendable {
         let tokens = pipeline.split(separator: " ").map { $0 == "@TAGS@" ? tags : String($0) }
         try Processes.run(["gst-launch-1.0", "-q"] + tokens)
     }
+
+    /// A silent mono 16-bit WAV of `seconds` with a cue point at each of `cues` (seconds) labelled
+    /// with its title (`cue ` and `LIST`/`adtl`/`labl` chunks before the data): wavparse reads
+    /// them as a table of contents.
+    public func wavWithCues(_ name: String, seconds: Double, cues: [(seconds: Double, title: String)]) throws -> URL {
+        let rate = 8000
+        var data = Data()
+        func u32(_ v: Int, _ into: inout Data) { withUnsafeBytes(of: UInt32(v).littleEndian) { into.append(contentsOf: $0) } }
+        func u16(_ v: Int, _ into: inout Data) { withUnsafeBytes(of: UInt16(v).littleEndian) { into.append(contentsOf: $0) } }
+        func chunk(_ id: String, _ body: Data, _ into: inout Data) {
+            into.append(contentsOf: Array(id.utf8)); u32(body.count, &into); into.append(body)
+            if body.count % 2 == 1 { into.append(0) }
+        }
+        var body = Data(Array("WAVE".utf8))
+        var format = Data()
+        u16(1, &format); u16(1, &format); u32(rate, &format); u32(rate * 2, &format); u16(2, &format); u16(16, &format)
+        chunk("fmt ", format, &body)
+        var cue = Data()
+        u32(cues.count, &cue)
+        for (index, point) in cues.enumerated() {
+            // dwPosition and dwSampleOffset both the sample (wavparse takes the first)
+            let sample = Int(point.seconds * Double(rate))
+            u32(index + 1, &cue); u32(sample, &cue); cue.append(contentsOf: Array("data".utf8))
+            u32(0, &cue); u32(0, &cue); u32(sample, &cue)
+        }
+        chunk("cue ", cue, &body)
+        var list = Data(Array("adtl".utf8))
+        for (index, point) in cues.enumerated() {
+            var label = Data()
+            u32(index + 1, &label); label.append(contentsOf: Array(point.title.utf8) + [0])
+            chunk("labl", label, &list)
+        }
+        chunk("LIST", list, &body)
+        chunk("data", Data(count: Int(seconds * Double(rate)) * 2), &body)
+        chunk("RIFF", body, &data)
+        let output = url("\(name).wav")
+        try data.write(to: output)
+        return output
+    }
 }
 
 /// Minimal RIFF/WAVE reading and writing of 16-bit PCM, for comparing captured output.
@@ -331,6 +370,32 @@ public enum ID3Writer {
     /// 3 UTF-8): hostile tags for tests.
     public static func prependText(_ frames: [(id: String, encoding: UInt8, bytes: [UInt8])], to url: URL) throws {
         try prepend(frames: frames.map { ($0.id, Data([$0.encoding] + $0.bytes)) }, to: url)
+    }
+
+    /// ID3v2.4 chapter frames (`CHAP`, each with a `TIT2` title; a top-level `CTOC` naming them
+    /// in order unless `tableOfContents` is false) in front of a file: an audiobook's MP3.
+    public static func prependChapters(_ chapters: [(startMs: Int, endMs: Int, title: String)],
+                                       tableOfContents: Bool = true, to url: URL) throws {
+        func be32(_ value: Int) -> [UInt8] { [UInt8(value >> 24 & 0xff), UInt8(value >> 16 & 0xff), UInt8(value >> 8 & 0xff), UInt8(value & 0xff)] }
+        func frame(_ id: String, _ body: [UInt8]) -> [UInt8] {
+            let size = body.count
+            return Array(id.utf8) + [UInt8((size >> 21) & 0x7f), UInt8((size >> 14) & 0x7f), UInt8((size >> 7) & 0x7f), UInt8(size & 0x7f)]
+                + [0, 0] + body
+        }
+        var frames: [(String, Data)] = []
+        let ids = chapters.indices.map { "chp\($0)" }
+        if tableOfContents {
+            var body = Array("toc".utf8) + [0, 0x03, UInt8(chapters.count)]
+            for id in ids { body += Array(id.utf8) + [0] }
+            frames.append(("CTOC", Data(body)))
+        }
+        // written last first: the order of the frames is not the chapters' order
+        for (id, chapter) in zip(ids, chapters).reversed() {
+            let body = Array(id.utf8) + [0] + be32(chapter.startMs) + be32(chapter.endMs) + be32(-1 & 0xffff_ffff) + be32(-1 & 0xffff_ffff)
+                + frame("TIT2", [3] + Array(chapter.title.utf8))
+            frames.append(("CHAP", Data(body)))
+        }
+        try prepend(frames: frames, to: url)
     }
 
     static func prepend(frames: [(String, Data)], to url: URL) throws {
