@@ -106,3 +106,13 @@ extension TonearmClient {
         return .microseconds(micro)
     }
 }
+
+extension TonearmClient {
+    /// The extension's `NextByChapter`: while on, MPRIS Next and Previous (media keys, `tonearm
+    /// next`/`prev`) move by chapter inside a track that has chapters.
+    public func nextByChapter() throws -> Bool { try extensionFlag("NextByChapter") }
+
+    public func setNextByChapter(_ on: Bool) throws {
+        try setProperty(Self.extensionInterface, "NextByChapter", .bool(on))
+    }
+}

@@ -28,7 +28,7 @@ struct Tonearm: ParsableCommand {
             ReplayGain.self, EQ.self,
             OutputCommand.self,
             Crossfade.self,
-            Chapters.self, ChapterCommand.self,
+            Chapters.self, ChapterCommand.self, NextByChapter.self,
         ])
 }
 

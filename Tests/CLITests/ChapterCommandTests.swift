@@ -78,6 +78,27 @@ final class ChapterCommandTests: CLITestCase {
         XCTAssertEqual(try currentChapter(), 1, "nothing moved")
     }
 
+    func testNextByChapterIsSetPrintedAndMovesNextByChapter() throws {
+        let book = try chaptered("book", seconds: 60, cues: [(0, "Prologue"), (20, "Middle"), (40, "")])
+        try harness.startService()
+        XCTAssertEqual(try harness.ok("next-by-chapter"), "off\n")
+        try harness.ok("next-by-chapter", "on")
+        XCTAssertEqual(try harness.property(H.extensionInterface, "NextByChapter") as? Bool, true)
+        XCTAssertEqual(try harness.ok("next-by-chapter"), "on\n")
+        try harness.ok("play", book.path)
+        try harness.waitForReady()
+        try harness.ok("pause")
+        try harness.waitForStatus("Paused")
+        try harness.wait(for: "Chapters") { (try harness.property(H.extensionInterface, "Chapters") as? [Any])?.count == 3 }
+        try harness.ok("seek", "0")
+        try waitForChapter(0)
+        try harness.ok("next")
+        try waitForChapter(1)
+        try harness.ok("prev")
+        try waitForChapter(0)
+        XCTAssertEqual(try harness.tonearm(["next-by-chapter", "maybe"]).status, 2)
+    }
+
     func testATrackWithoutChaptersHasNone() throws {
         let tone = try track("a", title: "Tone A")
         try harness.startService()
