@@ -8,7 +8,8 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
          seeked, playedToEnd, itemFailed, gapSkipped, outputFailed, videoChanged,
          stopAfterCurrentChanged, sleepTimerChanged,
          audioChanged,
-         outputsChanged, linearPlaybackChanged, resumePlacesChanged, placeKept, chaptersChanged, currentChapterChanged
+         outputsChanged, linearPlaybackChanged, resumePlacesChanged, placeKept, chaptersChanged, currentChapterChanged,
+         nextByChapterChanged
     case openRequested
 
     /// What the item or the player's settings became, each with no finer rule: Player and the
@@ -48,6 +49,7 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
         case .placeKept: "a long track's place is kept or forgotten"
         case .chaptersChanged: "the current track's chapters are read"
         case .currentChapterChanged: "playback enters another chapter (crossing a boundary, a seek, another track)"
+        case .nextByChapterChanged: "Next and Previous by chapter is turned on or off"
         case .openRequested: "a file is opened from the desktop"
         }
     }
@@ -83,6 +85,7 @@ enum PlayerEventKind: Hashable, CaseIterable, Sendable {
         case .placeKept: self = .placeKept
         case .chaptersChanged: self = .chaptersChanged
         case .currentChapterChanged: self = .currentChapterChanged
+        case .nextByChapterChanged: self = .nextByChapterChanged
         case .openRequested: self = .openRequested
         }
     }

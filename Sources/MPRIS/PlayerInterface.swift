@@ -112,6 +112,10 @@ extension MPRISService {
         .rateChanged: .all,
         // while linear playback is on, nothing seeks and Next is refused
         .linearPlaybackChanged: .only(["CanGoNext", "CanSeek"]),
+        // by chapter, Next has somewhere to go while a chapter follows the current one
+        .nextByChapterChanged: .only(["CanGoNext"]),
+        .chaptersChanged: .only(["CanGoNext"]),
+        .currentChapterChanged: .only(["CanGoNext"]),
     ], rereadingAll: PlayerEventKind.stateChanges)
 
     private var playbackStatus: String {

@@ -113,6 +113,8 @@ extension MPRISService {
                 .typed("ResumedFrom", get: { [player] in player.resumedFrom?.microseconds ?? 0 }),
                 .typed("Chapters", get: { [player] in Self.chapterValues(player.chapters, length: player.currentItem?.duration) }),
                 .typed("CurrentChapter", get: { [player] in Int32(clamping: player.currentChapter ?? -1) }),
+                .typed("NextByChapter", get: { [player] in player.nextByChapter },
+                       set: { [player] (on: Bool) in player.setNextByChapter(on) }),
             ] + Self.extensionVideoProperties(player) + bedtimeProperties() + Self.audioProperties(player)
                 + Self.outputProperties(player)
                 + Self.crossfadeProperties(player),
@@ -154,5 +156,6 @@ extension MPRISService {
         .chaptersChanged: .only(["Chapters", "CurrentChapter"]),
         .durationChanged: .only(["Chapters"]),  // the last chapter ends where the track does
         .currentChapterChanged: .only(["CurrentChapter"]),
+        .nextByChapterChanged: .only(["NextByChapter"]),
     ], rereadingAll: PlayerEventKind.stateChanges)
 }

@@ -122,3 +122,64 @@ extension PlayerMachine {
         append(.cancelTimer(.chapter))
     }
 }
+
+/// Next and Previous by chapter (`NextByChapter`, as Totem's "next chapter" buttons): inside an item
+/// that has chapters, Next goes to the start of the next chapter and, in the last, to the next item;
+/// Previous more than `restartsAfter` into a chapter goes back to its start, within them to the
+/// chapter before, and in the first chapter to the item before (its start when there is none).
+/// Each is an exact seek, playing or paused as it was. `xesam:title` stays the item's: a chapter
+/// is no track. Linear playback still refuses Next and allows Previous. Saved with the queue.
+extension PlayerMachine {
+    public var nextByChapter: Bool { settings.nextByChapter }
+
+    public mutating func setNextByChapter(_ on: Bool) {
+        guard on != settings.nextByChapter else { return }
+        settings.nextByChapter = on
+        emit(.nextByChapterChanged(on))
+    }
+
+    /// Whether Next would go to a chapter (for CanGoNext): from the chapter announced current, so
+    /// that it changes only where `CurrentChapter` does and is announced with it (no timer of its
+    /// own, rule 7). Before the first chapter (nothing announced yet) there is one to go to.
+    var hasNextChapter: Bool {
+        guard settings.nextByChapter, let item = playQueue.current, !item.chapters.isEmpty, item.canSeek else { return false }
+        guard chapterState.itemID == item.id, let announced = chapterState.announced else { return true }
+        return announced + 1 < item.chapters.count
+    }
+
+    /// Next's chapter step: to the first chapter starting after the position; false (nothing done)
+    /// when NextByChapter is off, the item has no chapters or cannot seek, or none starts after it.
+    mutating func nextChapter(now: ContinuousClock.Instant) throws(PlayerError) -> Bool {
+        guard settings.nextByChapter, let item = playQueue.current, !item.chapters.isEmpty, item.canSeek,
+              transport.intent != .stopped else { return false }
+        let position = position(at: now)
+        guard let next = item.chapters.first(where: { $0.start > position }) else { return false }
+        seekItem(to: next.start, now: now)  // exact: zero tolerances
+        planChapters(now: now)
+        return true
+    }
+
+    /// Previous's chapter step; false when it is the item's to take (NextByChapter off, no
+    /// chapters, an item that cannot seek, stopped, before the first chapter, or within
+    /// `restartsAfter` of the first chapter's start with an item before it).
+    mutating func previousChapter(hasItemBefore: Bool, now: ContinuousClock.Instant) -> Bool {
+        guard settings.nextByChapter, let item = playQueue.current, !item.chapters.isEmpty, item.canSeek,
+              transport.intent != .stopped else { return false }
+        let position = position(at: now)
+        // the chapter started last, also from a gap after it: its start is where "back" goes
+        guard let index = item.chapters.lastIndex(where: { $0.start <= position }) else { return false }
+        let target: Duration
+        if position - item.chapters[index].start > Self.restartsAfter {
+            target = item.chapters[index].start
+        } else if index > 0 {
+            target = item.chapters[index - 1].start
+        } else if hasItemBefore {
+            return false
+        } else {
+            target = item.chapters[0].start
+        }
+        seekItem(to: target, now: now)
+        planChapters(now: now)
+        return true
+    }
+}

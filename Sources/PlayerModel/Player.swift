@@ -293,7 +293,7 @@ public final class Player: @unchecked Sendable {
     /// To NULL (rule 6): the device and file are released; the position is 0.
     public func stop() { update { $0.stop() } }
     /// Refused while linear playback is on.
-    public func next() throws(PlayerError) { try update { m throws(PlayerError) in try m.next() } }
+    public func next() throws(PlayerError) { try update { m throws(PlayerError) in try m.next(now: clock()) } }
     /// Back to the current item's start, or to the item before (see `PlayerMachine.previous(now:)`).
     public func previous() { update { $0.previous(now: clock()) } }
     /// Pauses because something outside asked (the sound server, the system going to sleep).
@@ -337,6 +337,9 @@ public final class Player: @unchecked Sendable {
     /// `KeptPlaces.swift`.
     public var resumePlaces: Bool { onQueue { machine.resumePlaces } }
     public func setResumePlaces(_ on: Bool) { update { $0.setResumePlaces(on) } }
+    /// Next and Previous by chapter (`Chapters.swift`).
+    public var nextByChapter: Bool { onQueue { machine.nextByChapter } }
+    public func setNextByChapter(_ on: Bool) { update { $0.setNextByChapter(on) } }
     /// Where the current item started from its kept place (nil: its start, or a restored position).
     public var resumedFrom: Duration? { onQueue { machine.resumedFrom } }
     /// Every place kept, oldest first.

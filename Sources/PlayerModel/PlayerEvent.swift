@@ -44,6 +44,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case linearPlaybackChanged(Bool)
     /// `ResumePlaces` was turned on or off (`KeptPlaces.swift`).
     case resumePlacesChanged(Bool)
+    /// `NextByChapter` was turned on or off (`Chapters.swift`).
+    case nextByChapterChanged(Bool)
     /// A moment: the place kept for an item became this (nil: forgotten), as it was
     /// left or played to its end (`KeptPlaces.swift`).
     case placeKept(PlaceChange)

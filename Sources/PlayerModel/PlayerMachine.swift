@@ -146,6 +146,7 @@ public struct PlayerMachine: Sendable {
             .outputsChanged(output),
             .linearPlaybackChanged(settings.linearPlayback),
             .resumePlacesChanged(settings.resumePlaces),
+            .nextByChapterChanged(settings.nextByChapter),
         ]
         if let item = playQueue.current {
             events += [
@@ -170,7 +171,8 @@ public struct PlayerMachine: Sendable {
     /// Whether Next would move (MPRIS CanGoNext), without building the whole `state`: never while
     /// linear playback is on (`LinearPlayback.swift`).
     public var canGoNext: Bool {
-        !settings.linearPlayback && playQueue.currentID != nil && nextItemID(wrap: settings.loopMode != .none) != nil
+        !settings.linearPlayback && playQueue.currentID != nil
+            && (nextItemID(wrap: settings.loopMode != .none) != nil || hasNextChapter)
     }
     /// Whether a seek of the current item has an effect (MPRIS CanSeek): its `canSeek`, and never
     /// while linear playback is on.
@@ -344,6 +346,7 @@ public struct PlayerMachine: Sendable {
         settings.loopMode = restored.loopMode
         settings.linearPlayback = restored.linearPlayback
         settings.resumePlaces = restored.resumePlaces
+        settings.nextByChapter = restored.nextByChapter
         if restored.rate.isFinite, (configuration.minimumRate...configuration.maximumRate).contains(restored.rate) {
             settings.rate = restored.rate
         }
@@ -441,8 +444,17 @@ public struct PlayerMachine: Sendable {
         setIntent(.stopped)
     }
 
-    /// The next item in play order (wrapping when looping the queue), keeping the intent. Refused
-    /// while linear playback is on.
+    /// Next at `now`: with `NextByChapter` on, the start of the current item's next chapter when
+    /// there is one after the position (`nextChapter(now:)`), else the next item. Refused while
+    /// linear playback is on.
+    public mutating func next(now: ContinuousClock.Instant) throws(PlayerError) {
+        try refuseWhileLinear("skipping to the next track")
+        if try nextChapter(now: now) { return }
+        try next()
+    }
+
+    /// The next item in play order (wrapping when looping the queue), keeping the intent, whatever
+    /// `NextByChapter` says. Refused while linear playback is on.
     public mutating func next() throws(PlayerError) {
         try refuseWhileLinear("skipping to the next track")
         guard let next = nextItemID(wrap: settings.loopMode != .none) else { return }
@@ -462,6 +474,7 @@ public struct PlayerMachine: Sendable {
     public mutating func previous(now: ContinuousClock.Instant) {
         guard let current = playQueue.current else { return }
         let before = playQueue.previous(before: current.id, wrap: settings.loopMode != .none)
+        if previousChapter(hasItemBefore: before != nil, now: now) { return }
         if current.canSeek, transportState.intent != .stopped, before == nil || position(at: now) > Self.restartsAfter {
             // a seek, not a reload: the pipeline, its device and the gapless next item stay
             request(SeekRequest(target: .position(.zero), mode: .exact), now: now)
@@ -1379,6 +1392,8 @@ extension PlayerMachine {
         var linearPlayback = false
         /// `KeptPlaces.swift`.
         var resumePlaces = true
+        /// Next and Previous move by chapter inside an item that has chapters (`Chapters.swift`).
+        var nextByChapter = false
     }
 
     /// What `retry` needs: how often each item was retried, and the last that failed.

@@ -59,6 +59,8 @@ public struct SavedSettings: Sendable, Equatable {
     public var linearPlayback = false
     /// Whether long items keep their places (schema 9; `KeptPlaces.swift`).
     public var resumePlaces = true
+    /// Whether Next and Previous move by chapter (schema 10; `Chapters.swift`).
+    public var nextByChapter = false
     /// The current item's place, written with its position (`KeptPlaces.swift`); nil: nothing to
     /// write (not a long item, stopped, the setting off). Never loaded: the places are apart.
     public var currentPlace: PlaceChange?

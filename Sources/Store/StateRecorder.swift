@@ -140,7 +140,7 @@ public final class StateRecorder: @unchecked Sendable {
             if shuffled, let seed = player.shuffleSeed { record(.reshuffled(seed: seed, keys: player.ownShuffleKeys)) }
             recordSettings()
         case .currentItemChanged, .intentChanged, .seeked, .volumeChanged, .loopModeChanged, .linearPlaybackChanged,
-             .resumePlacesChanged:
+             .resumePlacesChanged, .nextByChapterChanged:
             recordSettings()
         case .placeKept(let change):
             // an item left or played to its end; the current one's goes with each settings row
@@ -204,6 +204,7 @@ public final class StateRecorder: @unchecked Sendable {
         saved.output = player.outputs.chosen
         saved.linearPlayback = player.linearPlayback
         saved.resumePlaces = player.resumePlaces
+        saved.nextByChapter = player.nextByChapter
         saved.currentPlace = player.currentPlace
         recordedVideo = saved.video
         recordedOutput = saved.output

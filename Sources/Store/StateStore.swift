@@ -74,7 +74,7 @@ public final class StateStore: @unchecked Sendable {
     // @unchecked: `database`, `awaitingFullState`, `outage` and the fields below them are
     // confined to `queue` (init opens an existing file before it queues anything there);
     // `pending`, `drainScheduled` and `wholeStateWanted` are guarded by `lock`.
-    public static let schemaVersion: Int64 = 9
+    public static let schemaVersion: Int64 = 10
 
     public let path: String
     private let logger: Logger
@@ -412,6 +412,11 @@ public final class StateStore: @unchecked Sendable {
         CREATE INDEX place_by_used ON place(used);
         PRAGMA user_version = 9;
         """,
+        // Schema 10: Next and Previous by chapter (issue 40; `Chapters.swift`).
+        """
+        ALTER TABLE player ADD COLUMN next_by_chapter INTEGER NOT NULL DEFAULT 0;
+        PRAGMA user_version = 10;
+        """,
     ]
 
     /// ReplayGain, the equalizer and the user's presets (schema 4); what does not parse is left
@@ -490,6 +495,10 @@ public final class StateStore: @unchecked Sendable {
         if version >= 8 {
             let linear = try database.prepare("SELECT linear_playback FROM player WHERE one = 1")
             if try linear.step() { settings.linearPlayback = linear.int64(0) != 0 }
+        }
+        if version >= 10 {
+            let byChapter = try database.prepare("SELECT next_by_chapter FROM player WHERE one = 1")
+            if try byChapter.step() { settings.nextByChapter = byChapter.int64(0) != 0 }
         }
         var places: [(MediaURI, Duration)] = []
         if version >= 9 {
@@ -1005,7 +1014,7 @@ public final class StateStore: @unchecked Sendable {
             try database.cached("""
                 UPDATE player SET current = ?, position_us = ?, duration_us = ?, intent = ?, volume = ?, muted = ?,
                     loop = ?, shuffle = ?, rate = ?, shuffle_seed = ?, video_gravity = ?, picture_in_picture = ?, controls_visible = ?,
-                    linear_playback = ?, resume_places = ? WHERE one = 1
+                    linear_playback = ?, resume_places = ?, next_by_chapter = ? WHERE one = 1
                 """).run(
                     .optional(settings.currentID.map(raw)), .integer(max(settings.position.microseconds, 0)),
                     .optional(settings.currentDuration?.microseconds), .text(settings.intent.rawValue),
@@ -1014,7 +1023,7 @@ public final class StateStore: @unchecked Sendable {
                     .optional(settings.shuffleSeed.map { Int64(bitPattern: $0) }),
                     .text(settings.video.gravity.rawValue), .integer(settings.video.pictureInPicture ? 1 : 0),
                     .integer(settings.video.controlsVisible ? 1 : 0), .integer(settings.linearPlayback ? 1 : 0),
-                    .integer(settings.resumePlaces ? 1 : 0))
+                    .integer(settings.resumePlaces ? 1 : 0), .integer(settings.nextByChapter ? 1 : 0))
             // the current item's place goes with its position: on the same occasions (issue 40)
             if let place = settings.currentPlace { try write(place) }
         }

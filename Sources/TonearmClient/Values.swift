@@ -117,6 +117,8 @@ public struct PlayerStatus: Sendable, Equatable {
     public var outputDevices = 0
     /// The crossfade; nil from a service without it.
     public var crossfade: CrossfadeStatus? = nil
+    /// The chapter the position is in; nil when the track has none, or before the first.
+    public var chapter: ChapterStatus? = nil
 }
 
 /// A video's size in pixels, pixel aspect applied.

@@ -59,3 +59,19 @@ struct Controls: OnOffCommand {
     static func read(_ client: TonearmClient) throws -> Bool { try client.controlsVisible() }
     static func write(_ on: Bool, to client: TonearmClient) throws { try client.setControlsVisible(on) }
 }
+
+struct NextByChapter: OnOffCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "next-by-chapter",
+        abstract: "Next and prev (and media keys) by chapter inside a track that has chapters (on), or by track (off).",
+        discussion: """
+            With no argument, prints on or off. While on, next goes to the next chapter, and in the last to the next \
+            track; prev goes back to the chapter's start past 3 s, else to the chapter before, and in the first \
+            chapter to the previous track. Off by default; kept across restarts.
+            """)
+    @OptionGroup var service: ServiceOptions
+    @Argument(help: "on or off.") var state: Switch?
+
+    static func read(_ client: TonearmClient) throws -> Bool { try client.nextByChapter() }
+    static func write(_ on: Bool, to client: TonearmClient) throws { try client.setNextByChapter(on) }
+}

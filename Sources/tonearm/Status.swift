@@ -43,6 +43,11 @@ enum Format {
         return metadata.artists.isEmpty ? title : "\(title) — \(metadata.artists.joined(separator: ", "))"
     }
 
+    /// `2/5: Title`, or `2/5` when the chapter has no title.
+    static func chapterText(_ chapter: ChapterStatus) -> String {
+        "\(chapter.number)/\(chapter.count)" + (chapter.title.isEmpty ? "" : ": \(chapter.title)")
+    }
+
     static func human(_ status: PlayerStatus) -> String {
         var lines: [(String, String)] = []
         let metadata = status.metadata
@@ -57,6 +62,7 @@ enum Format {
         let waiting = status.playbackStatus == .playing ? status.waitingReason.map { " (waiting: \($0))" } : nil
         lines.append(("status", status.playbackStatus.rawValue + (waiting ?? "")))
         if !metadata.isEmpty {
+            if let chapter = status.chapter { lines.append(("chapter", chapterText(chapter))) }
             lines.append(("position", "\(TimeText.format(status.position)) / \(metadata.length.map(TimeText.format) ?? (status.isLive ? "live" : "-:--"))"))
         }
         lines.append(("volume", percent(status.volume) + (status.muted ? " (muted)" : "")))
@@ -86,6 +92,8 @@ enum Format {
         struct ReplayGain: Encodable { var mode: String; var preamp: Double }
         struct Equalizer: Encodable { var preset: String; var gains: [Double] }
         struct Crossfade: Encodable { var seconds: Double; var albums: Bool }
+        /// The current chapter: its number from 1, how many the track has, its title ("" when none).
+        struct Chapter: Encodable { var number: Int; var count: Int; var title: String }
         var version = 1
         var status: String
         var title: String?
@@ -118,11 +126,13 @@ enum Format {
         var crossfade: Crossfade?
         /// The extension's `LinearPlayback`; false from a service without it.
         var linear: Bool
+        /// nil when the track has no chapters or the position is before the first.
+        var chapter: Chapter?
 
         enum CodingKeys: String, CodingKey {
             case event, version, status, title, artist, artists, album, url, trackid, position, duration, volume, muted, loop,
                  shuffle, rate, live, buffering, waiting, error, stopAfter, sleep, replaygain, equalizer, output,
-                 crossfade, linear
+                 crossfade, linear, chapter
         }
 
         // nil is written as null: every key is always there
@@ -155,6 +165,7 @@ enum Format {
             try c.encode(sleep, forKey: .sleep)
             try c.encode(crossfade, forKey: .crossfade)
             try c.encode(linear, forKey: .linear)
+            try c.encode(chapter, forKey: .chapter)
         }
     }
 
@@ -181,7 +192,8 @@ enum Format {
             output: status.output, event: event,
             stopAfter: status.stopAfterCurrent, sleep: status.sleepLeft(now: wallClock()).map(seconds),
             crossfade: status.crossfade.map { JSONStatus.Crossfade(seconds: $0.seconds, albums: $0.albums) },
-            linear: status.linearPlayback)
+            linear: status.linearPlayback,
+            chapter: status.chapter.map { JSONStatus.Chapter(number: $0.number, count: $0.count, title: $0.title) })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(value), as: UTF8.self)
@@ -189,7 +201,7 @@ enum Format {
 
     /// The placeholders of `--format`.
     static let placeholders = ["title", "artist", "album", "status", "position", "duration", "volume", "muted",
-                               "loop", "shuffle", "rate", "url", "trackid", "buffering", "error", "linear"]
+                               "loop", "shuffle", "rate", "url", "trackid", "buffering", "error", "linear", "chapter"]
 
     static func value(of placeholder: String, in status: PlayerStatus) -> String {
         let metadata = status.metadata
@@ -210,6 +222,7 @@ enum Format {
         case "buffering": return "\(status.bufferingPercent)%"
         case "error": return status.itemError?.message ?? ""
         case "linear": return status.linearPlayback ? "on" : "off"
+        case "chapter": return status.chapter.map(chapterText) ?? ""
         default: return ""
         }
     }

@@ -28,6 +28,7 @@ struct Tonearm: ParsableCommand {
             ReplayGain.self, EQ.self,
             OutputCommand.self,
             Crossfade.self,
+            Chapters.self, ChapterCommand.self, NextByChapter.self,
         ])
 }
 

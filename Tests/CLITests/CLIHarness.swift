@@ -190,13 +190,21 @@ class CLITestCase: XCTestCase {
 
     /// A tagged Ogg Vorbis tone, made once per class under `name`.
     func track(_ name: String, title: String, artist: String = "Tester", album: String = "Album", seconds: Double = 30) throws -> URL {
+        try made(name) { try $0.tone(name, format: .ogg, seconds: seconds, tags: .init(title: title, artist: artist, album: album, trackNumber: 1)) }
+    }
+
+    /// A silent WAV whose cue points are its chapters (`MediaGenerator.wavWithCues`), made once per class under `name`.
+    func chaptered(_ name: String, seconds: Double, cues: [(seconds: Double, title: String)]) throws -> URL {
+        try made(name) { try $0.wavWithCues(name, seconds: seconds, cues: cues) }
+    }
+
+    private func made(_ name: String, _ make: (MediaGenerator) throws -> URL) throws -> URL {
         let key = "\(type(of: self)).\(name)"
         if let url = Self.made[key] { return url }
         let classKey = String(describing: type(of: self))
         let generator = try Self.generators[classKey] ?? MediaGenerator()
         Self.generators[classKey] = generator
-        let url = try generator.tone(name, format: .ogg, seconds: seconds,
-                                     tags: .init(title: title, artist: artist, album: album, trackNumber: 1))
+        let url = try make(generator)
         Self.made[key] = url
         return url
     }

@@ -71,7 +71,8 @@ final class CommandTests: CLITestCase {
         let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], text)
         XCTAssertEqual(Set(json.keys), ["version", "status", "title", "artist", "artists", "album", "url", "trackid", "position",
                                         "duration", "volume", "muted", "loop", "shuffle", "rate", "live", "buffering", "waiting",
-                                        "error", "stopAfter", "sleep", "replaygain", "equalizer", "output", "crossfade", "linear"],
+                                        "error", "stopAfter", "sleep", "replaygain", "equalizer", "output", "crossfade", "linear",
+                                        "chapter"],
                        "the documented schema, every key present")
         XCTAssertEqual(json["version"] as? Int, 1)
         XCTAssertEqual(json["status"] as? String, try harness.playerctl("status").lowercased())

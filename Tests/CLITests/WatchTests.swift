@@ -7,7 +7,7 @@ final class WatchTests: CLITestCase {
     static let statusKeys: Set<String> = ["version", "status", "title", "artist", "artists", "album", "url", "trackid", "position",
                                           "duration", "volume", "muted", "loop", "shuffle", "rate", "live", "buffering",
                                           "waiting", "error", "stopAfter", "sleep", "replaygain", "equalizer", "output", "crossfade",
-                                          "linear"]
+                                          "linear", "chapter"]
 
     func a() throws -> URL { try track("a", title: "Tone A", artist: "Tester", album: "Album A") }
     func b() throws -> URL { try track("b", title: "Tone B", artist: "Other", album: "Album B") }

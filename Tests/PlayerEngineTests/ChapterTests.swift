@@ -46,6 +46,22 @@ final class ChapterTests: XCTestCase {
         }
     }
 
+    /// A real Matroska file with two editions and a nested chapter: the first edition's outermost
+    /// chapters, as matroskademux's table of contents gives them (edition → chapter → chapter).
+    func testAMatroskaFilesFirstEditionsOutermostChaptersAreItsChapters() throws {
+        typealias C = MediaGenerator.MatroskaChapter
+        let file = try media.matroskaWithChapters("book", seconds: 4, editions: [
+            [C(0, 2, "One", children: [C(0.5, 1, "Inner")]), C(2, 3.5, "Two ü"), C(3.5, nil, "")],
+            [C(0, nil, "Other edition")],
+        ])
+        try onBothPipelines { kind in
+            let chapters = try self.chapters(of: file, pipeline: kind)
+            XCTAssertEqual(chapters.map(\.title), ["One", "Two ü", ""], "\(kind)")
+            XCTAssertEqual(chapters.map(\.start), [.zero, .seconds(2), .seconds(3.5)], "\(kind)")
+            XCTAssertEqual(chapters.prefix(2).map(\.end), [.seconds(2), .seconds(3.5)], "\(kind)")
+        }
+    }
+
     /// Playing across a boundary announces the next chapter once; GoToChapter seeks exactly to a
     /// chapter's start (Seeked there) and announces it; a bad index is refused and nothing moves.
     func testTheCurrentChapterFollowsPlaybackAndGoToChapterSeeks() throws {

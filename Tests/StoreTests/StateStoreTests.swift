@@ -347,6 +347,37 @@ final class StateStoreTests: XCTestCase {
         XCTAssertEqual(placeNames(reopen()), ["a.opus"])
     }
 
+    /// A file of schema 9 (places, no NextByChapter) is migrated: its settings and places stay,
+    /// NextByChapter is off, and is saved after it.
+    func testAFileOfSchemaNineIsMigrated() throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("state.sqlite").path
+        let old = try Database(path: path)
+        try old.execute(StateStore.schema)
+        for migration in StateStore.migrations.prefix(8) { try old.execute(migration) }
+        try old.execute("""
+            UPDATE player SET head = 1, next_id = 2, current = 1, position_us = 5000000, intent = 'paused', resume_places = 0;
+            INSERT INTO item (id, uri, next) VALUES (1, 'file:///books/a.opus', NULL);
+            INSERT INTO place (uri, position_us, used) VALUES ('file:///books/a.opus', 40000000, 1);
+            """)
+        XCTAssertEqual(try old.userVersion, 9)
+        old.close()
+        let store = reopen()
+        let loaded = try XCTUnwrap(store.loaded)
+        XCTAssertEqual(loaded.items.map(\.id.rawValue), [1])
+        XCTAssertFalse(loaded.settings.resumePlaces)
+        XCTAssertFalse(loaded.settings.nextByChapter, "off in a file from before it")
+        XCTAssertEqual(placeNames(store), ["a.opus"])
+        var settings = loaded.settings
+        settings.nextByChapter = true
+        store.record(.settings(settings))
+        store.flush()
+        store.close()
+        let again = reopen()
+        XCTAssertEqual(again.loaded?.settings.nextByChapter, true, "saved")
+        XCTAssertEqual(again.loaded?.settings.resumePlaces, false)
+    }
+
     /// When the file needs the whole state (it disagreed, was replaced or could not be written),
     /// the places written before it are dropped with the rest, and the whole set written after it
     /// replaces them: what the recorder sends (`.replaced`, then `.places`).

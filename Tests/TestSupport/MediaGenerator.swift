@@ -253,6 +253,75 @@ public final class MediaGenerator: @unchecked Sendable {
         return (first, second, samples)
     }
 
+    /// A chapter of `matroskaWithChapters`, in seconds; `children` are nested chapters.
+    public struct MatroskaChapter: Sendable {
+        public var start: Double
+        public var end: Double?
+        public var title: String
+        public var children: [MatroskaChapter]
+        public init(_ start: Double, _ end: Double? = nil, _ title: String, children: [MatroskaChapter] = []) {
+            (self.start, self.end, self.title, self.children) = (start, end, title, children)
+        }
+    }
+
+    /// A silent Matroska audio file (PCM) of `seconds` whose `Chapters` element holds `editions`,
+    /// each a list of chapters, nested as given. matroskamux writes a Chapters element from
+    /// wavparse's table of contents (a WAV with cues, remuxed by gst-launch-1.0), but only a flat
+    /// one in one edition; that element is then overwritten in place by ours, the same size (an
+    /// EBML Void fills what ours leaves), so that the SeekHead's offsets still hold.
+    public func matroskaWithChapters(_ name: String, seconds: Double, editions: [[MatroskaChapter]]) throws -> URL {
+        func count(_ chapters: [MatroskaChapter]) -> Int { chapters.reduce(0) { $0 + 1 + count($1.children) } }
+        let atoms = editions.reduce(0) { $0 + count($1) } + editions.count
+        // room: one long-titled cue per atom and edition, more than ours take
+        let cues = (0..<(atoms + 2)).map { (seconds * Double($0) / Double(atoms + 2), String(repeating: "x", count: 60)) }
+        let wav = try wavWithCues("\(name)-source", seconds: seconds, cues: cues)
+        let output = url("\(name).mka")
+        try gstLaunch("filesrc location=\(wav.path) ! wavparse ! matroskamux ! filesink location=\(output.path)")
+        var data = [UInt8](try Data(contentsOf: output))
+
+        // EBML: an id as written, a size as 8 bytes (0x01 and 7), unsigned integers big-endian
+        func element(_ id: [UInt8], _ body: [UInt8]) -> [UInt8] {
+            id + [0x01] + (0..<7).reversed().map { UInt8(body.count >> ($0 * 8) & 0xff) } + body
+        }
+        func uint(_ id: [UInt8], _ value: UInt64, width: Int = 8) -> [UInt8] {
+            element(id, (0..<width).reversed().map { UInt8(value >> UInt64($0 * 8) & 0xff) })
+        }
+        var uid: UInt64 = 0x7A_0000
+        func atom(_ chapter: MatroskaChapter) -> [UInt8] {
+            uid += 1
+            var body = uint([0x73, 0xC4], uid) + uint([0x91], UInt64(chapter.start * 1e9))
+            if let end = chapter.end { body += uint([0x92], UInt64(end * 1e9)) }
+            body += element([0x80], element([0x85], Array(chapter.title.utf8)) + element([0x43, 0x7C], Array("eng".utf8)))
+            for child in chapter.children { body += atom(child) }
+            return element([0xB6], body)
+        }
+        let chaptersID: [UInt8] = [0x10, 0x43, 0xA7, 0x70]
+        // the element itself, not the SeekHead's mention of it: its body starts with an EditionEntry
+        guard let at = (0..<(data.count - 14)).first(where: { i in
+            Array(data[i..<i + 4]) == chaptersID && data[i + 4] == 0x01 && data[i + 12] == 0x45 && data[i + 13] == 0xB9
+        }) else { throw TestError("matroskamux wrote no Chapters element in \(output.path)") }
+        let size = data[at + 5..<at + 12].reduce(0) { $0 << 8 | Int($1) }
+        for width in [8, 7] {  // a Void takes 2 bytes at least: one spare byte is taken by a wider uid
+            var body: [UInt8] = []
+            for edition in editions {
+                uid += 1
+                body += element([0x45, 0xB9], uint([0x45, 0xBC], uid, width: width) + edition.flatMap(atom))
+            }
+            let spare = size - body.count
+            guard spare >= 0 else { throw TestError("the chapters take \(body.count) bytes, matroskamux left \(size)") }
+            if spare == 1 { continue }
+            if spare >= 9 {
+                body += [0xEC] + element([], [UInt8](repeating: 0, count: spare - 9))
+            } else if spare >= 2 {
+                body += [0xEC, 0x80 | UInt8(spare - 2)] + [UInt8](repeating: 0, count: spare - 2)
+            }
+            data.replaceSubrange(at + 12..<at + 12 + size, with: body)
+            try Data(data).write(to: output)
+            return output
+        }
+        throw TestError("no way to fill the Chapters element of \(output.path)")
+    }
+
     /// Runs `gst-launch-1.0` on a description; `@TAGS@` stands for one argument that holds spaces.
     public func gstLaunch(_ pipeline: String, tags: String = "") throws {
         // gst-launch-1.0 escapes each argument's spaces, so every token is its own argument
