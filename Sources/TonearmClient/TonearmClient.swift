@@ -465,6 +465,7 @@ extension PlayerStatus {
         output = extensionProperties["Output"]?.stringValue
         outputDevices = extensionProperties["Outputs"]?.arrayValue?.count ?? 0
         crossfade = CrossfadeStatus(extensionProperties)
+        syncedLyrics = SyncedLine.lines(extensionProperties["SyncedLyrics"])
     }
 }
 
