@@ -71,4 +71,24 @@ final class LyricsParserTests: XCTestCase {
         let long = try XCTUnwrap(Lyrics.capped(String(repeating: "é", count: 40_000)))
         XCTAssertLessThanOrEqual(long.utf8.count, Lyrics.maximumBytes, "one long line: cut at a character")
     }
+
+    /// Metadata never goes back: a later tag event without lyrics (a bitrate, a stream's title) keeps
+    /// them; the file's own lyrics are xesam:asText before a sidecar's text, whichever came first.
+    func testAMergeWithoutLyricsKeepsThemAndTheFilesOwnWin() throws {
+        var metadata = Metadata()
+        var sidecar = Metadata()
+        sidecar.sidecarLyrics = try XCTUnwrap(Lyrics.parseLRC("[00:01.00]from the lrc"))
+        metadata.merge(sidecar)
+        XCTAssertEqual(metadata.lyricsText, "from the lrc")
+        var embedded = Metadata()
+        embedded.lyrics = "from the file"
+        metadata.merge(embedded)
+        var later = Metadata()
+        later.bitrate = 128_000
+        metadata.merge(later)
+        XCTAssertEqual(metadata.lyricsText, "from the file")
+        XCTAssertEqual(metadata.sidecarLyrics?.lines.map(\.text), ["from the lrc"], "still synced")
+        metadata.merge(sidecar)
+        XCTAssertEqual(metadata.lyricsText, "from the file", "a sidecar read later does not displace them")
+    }
 }
