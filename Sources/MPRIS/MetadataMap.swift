@@ -17,7 +17,7 @@ enum MetadataMap {
 
     private static func value(_ item: Item, _ metadata: Metadata) -> DBusValue {
         var entries: [DBusValue.DictionaryEntry] = []
-        entries.reserveCapacity(13)
+        entries.reserveCapacity(14)
         func add(_ key: String, _ value: DBusValue?) {
             if let value { entries.append(.init(.string(key), .variant(value))) }
         }
@@ -28,6 +28,7 @@ enum MetadataMap {
         add("xesam:album", (metadata.album ?? (item.isLive ? metadata.organization : nil)).map { .string($0) })
         add("xesam:albumArtist", metadata.albumArtists.isEmpty ? nil : .stringArray(metadata.albumArtists))
         add("xesam:artist", metadata.artists.isEmpty ? nil : .stringArray(metadata.artists))
+        add("xesam:asText", metadata.lyricsText.map { .string($0) })
         add("xesam:comment", metadata.comment.map { .stringArray([$0]) })
         add("xesam:contentCreated", metadata.date.map { .string($0) })
         add("xesam:discNumber", metadata.discNumber.map { .int32(Int32(clamping: $0)) })

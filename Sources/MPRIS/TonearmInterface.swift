@@ -10,6 +10,8 @@ typealias ErrorValue = DBusPair<String, String>
 typealias RangeValue = DBusPair<Int64, Int64>
 /// `(xxs)`: a chapter, its start and end in microseconds and its title.
 typealias ChapterValue = DBusTriple<Int64, Int64, String>
+/// `(xs)`: a synced lyric line, its time in microseconds and its text.
+typealias LyricLineValue = DBusPair<Int64, String>
 
 extension MPRISService {
     func tonearmInterface() -> InterfaceDescription {
@@ -115,6 +117,9 @@ extension MPRISService {
                 .typed("CurrentChapter", get: { [player] in Int32(clamping: player.currentChapter ?? -1) }),
                 .typed("NextByChapter", get: { [player] in player.nextByChapter },
                        set: { [player] (on: Bool) in player.setNextByChapter(on) }),
+                .typed("SyncedLyrics", get: { [player] in
+                    (player.currentItem?.metadata.sidecarLyrics?.lines ?? []).map { LyricLineValue($0.time.microseconds, $0.text) }
+                }),
             ] + Self.extensionVideoProperties(player) + bedtimeProperties() + Self.audioProperties(player)
                 + Self.outputProperties(player)
                 + Self.crossfadeProperties(player),
@@ -141,7 +146,7 @@ extension MPRISService {
     /// changes all of them but Muted; a media key only what the transport does.
     static let tonearmChanges = ChangeRules(MPRIS.tonearm, [
         .currentItemChanged: .only(["ItemStatus", "ItemError", "TimeControlStatus", "WaitingReason", "BufferingPercent",
-                                    "LoadedRanges", "IsLive", "ResumedFrom", "Chapters", "CurrentChapter"]),
+                                    "LoadedRanges", "IsLive", "ResumedFrom", "Chapters", "CurrentChapter", "SyncedLyrics"]),
         // Play after Stop loads the item again, from its kept place
         .intentChanged: .only(["TimeControlStatus", "WaitingReason", "ResumedFrom"]),
         .timeControlStatusChanged: .only(["TimeControlStatus", "WaitingReason"]),
@@ -157,5 +162,6 @@ extension MPRISService {
         .durationChanged: .only(["Chapters"]),  // the last chapter ends where the track does
         .currentChapterChanged: .only(["CurrentChapter"]),
         .nextByChapterChanged: .only(["NextByChapter"]),
+        .metadataChanged: .only(["SyncedLyrics"]),  // a sidecar .lrc comes as the item's tags
     ], rereadingAll: PlayerEventKind.stateChanges)
 }

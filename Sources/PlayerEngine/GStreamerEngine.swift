@@ -353,6 +353,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         pipeline = fresh
         load = Load(uri, generation)
         readChapters(of: uri, generation)
+        readLyricsSidecar(of: uri, generation)
         // per item: a display found now (the user manager's, when tonearmd has none) shows video
         try? video.choose(for: fresh, display: configuration.video ? VideoDisplay.find(for: uri) : nil)
         fresh.playbin.set("uri", uri.string)
@@ -583,6 +584,21 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             let chapters = ChapterReading.id3Chapters(path: path)
             guard !chapters.isEmpty, let self else { return }
             self.queue.async { self.found(chapters: chapters, generation) }
+        }
+    }
+
+    /// A local file's `.lrc` beside it, read beside the engine's queue (a file read can block) and
+    /// told as the load's tags; a `Metadata` with only `sidecarLyrics` replaces nothing else.
+    private func readLyricsSidecar(of uri: MediaURI, _ generation: Generation) {
+        guard uri.isFile else { return }
+        DispatchQueue.global(qos: .utility).async { [weak self] in
+            guard let lyrics = LyricsSidecar.read(besides: uri), let self else { return }
+            self.queue.async {
+                guard self.load?.generation == generation else { return }
+                var metadata = Metadata()
+                metadata.sidecarLyrics = lyrics
+                self.deliver(.tags(metadata), generation)
+            }
         }
     }
 

@@ -120,6 +120,7 @@ public final class TagMetadataReader: MetadataReader, @unchecked Sendable {
             }
             var metadata = TagMapping.metadata(info.tags, covers: covers)
             if metadata.coverURL == nil { metadata.coverURL = covers?.beside(uri) }
+            metadata.sidecarLyrics = LyricsSidecar.read(besides: uri)
             return .success(DiscoveredMedia(metadata: metadata,
                                             duration: info.duration.map { .nanoseconds($0) },
                                             isSeekable: info.isSeekable, isLive: info.isLive))

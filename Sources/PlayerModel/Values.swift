@@ -356,6 +356,11 @@ public struct Metadata: Hashable, Sendable, Codable {
     public var streamTitle: String?
     /// A radio station's name.
     public var organization: String?
+    /// The lyrics the file holds (ID3 `USLT`, a Vorbis comment `LYRICS`, MP4 `©lyr`), plain text,
+    /// at most `Lyrics.maximumBytes`.
+    public var lyrics: String?
+    /// The lyrics of a `.lrc` file beside a local file: its text, and its synced lines.
+    public var sidecarLyrics: Lyrics?
 
     public init() {}
 
@@ -389,6 +394,15 @@ public struct Metadata: Hashable, Sendable, Codable {
         if let v = newer.coverURL { coverURL = v }
         if let v = newer.streamTitle { streamTitle = v }
         if let v = newer.organization { organization = v }
+        if let v = newer.lyrics { lyrics = v }
+        if let v = newer.sidecarLyrics { sidecarLyrics = v }
+    }
+
+    /// The plain lyrics clients read (`xesam:asText`): the file's own, else the sidecar's text.
+    /// The file's win: they are what its tagger (often the user) put in it, and a sidecar's text is
+    /// still there, synced, as `SyncedLyrics`.
+    public var lyricsText: String? {
+        lyrics ?? sidecarLyrics.flatMap { $0.text.isEmpty ? nil : $0.text }
     }
 }
 

@@ -4,7 +4,8 @@
 public enum PlayerEventKind: String, Sendable, CaseIterable, Equatable {
     /// `PlaybackStatus` changed (playing, paused, stopped).
     case state
-    /// The current track changed (`mpris:trackid`), or its metadata did (tags arriving, a stream title).
+    /// The current track changed (`mpris:trackid`), or its metadata did (tags arriving, a stream title,
+    /// its `.lrc`'s `SyncedLyrics`).
     case track
     /// The position jumped (`Seeked`).
     case seeked
@@ -35,7 +36,7 @@ extension PlayerStatus {
     /// by itself, and a jump is a `Seeked` signal, not a property change.
     public func events(since old: PlayerStatus) -> [PlayerEventKind] {
         var kinds: [PlayerEventKind] = []
-        if metadata != old.metadata { kinds.append(.track) }
+        if metadata != old.metadata || syncedLyrics != old.syncedLyrics { kinds.append(.track) }
         if playbackStatus != old.playbackStatus { kinds.append(.state) }
         if bufferingPercent != old.bufferingPercent || waitingReason != old.waitingReason { kinds.append(.buffering) }
         if itemError != old.itemError, itemError != nil { kinds.append(.error) }

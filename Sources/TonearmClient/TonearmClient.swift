@@ -466,6 +466,7 @@ extension PlayerStatus {
         outputDevices = extensionProperties["Outputs"]?.arrayValue?.count ?? 0
         crossfade = CrossfadeStatus(extensionProperties)
         chapter = ChapterStatus(extensionProperties)
+        syncedLyrics = SyncedLine.lines(extensionProperties["SyncedLyrics"])
     }
 }
 

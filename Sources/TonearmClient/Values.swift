@@ -45,6 +45,8 @@ public struct TrackMetadata: Sendable, Equatable {
     /// `mpris:length`; nil when not known yet (or for a live stream).
     public var length: Duration?
     public var artURL: String?
+    /// `xesam:asText`: the lyrics as plain text.
+    public var lyrics: String?
 
     public init() {}
 
@@ -59,6 +61,7 @@ public struct TrackMetadata: Sendable, Equatable {
         trackNumber = dictionary["xesam:trackNumber"]?.int32Value.map(Int.init)
         length = dictionary["mpris:length"]?.int64Value.map { .microseconds($0) }
         artURL = dictionary["mpris:artUrl"]?.stringValue
+        lyrics = dictionary["xesam:asText"]?.stringValue
     }
 
     /// True for MPRIS's empty `Metadata` (no current track).
@@ -103,6 +106,8 @@ public struct PlayerStatus: Sendable, Equatable {
     public var linearPlayback = false
     /// When the sleep timer pauses, in microseconds since the Unix epoch (`SleepTimerDeadline`); nil: none.
     public var sleepDeadline: Int64? = nil
+    /// The extension's `SyncedLyrics`, sorted by time (empty from a service without it).
+    public var syncedLyrics: [SyncedLine] = []
 
     /// The sleep timer's time left at `now` (microseconds since the Unix epoch); nil: none.
     public func sleepLeft(now: Int64) -> Duration? {
@@ -158,5 +163,24 @@ extension Duration {
         if microseconds >= Double(Int64.max) { return .microseconds(Int64.max) }
         if microseconds <= Double(Int64.min) { return .microseconds(Int64.min) }
         return .microseconds(Int64(microseconds))
+    }
+}
+
+/// One line of the extension's `SyncedLyrics`: when it starts and its text.
+public struct SyncedLine: Sendable, Equatable {
+    public var time: Duration
+    public var text: String
+    public init(time: Duration, text: String) {
+        self.time = time
+        self.text = text
+    }
+
+    /// From the `a(xs)` as the service sends it; a mistyped entry is left out.
+    static func lines(_ value: DBusValue?) -> [SyncedLine] {
+        (value?.arrayValue ?? []).compactMap { entry in
+            guard let fields = entry.structureValue, fields.count == 2, let time = fields[0].int64Value,
+                  let text = fields[1].stringValue else { return nil }
+            return SyncedLine(time: .microseconds(time), text: text)
+        }
     }
 }

@@ -21,7 +21,7 @@ struct Tonearm: ParsableCommand {
             Play.self, Pause.self, Toggle.self, Stop.self, Next.self, Prev.self, Seek.self,
             Volume.self, Mute.self, Unmute.self, Loop.self, Shuffle.self, Rate.self, Retry.self,
             Add.self, Queue.self, Jump.self, Remove.self, Move.self, Clear.self, Playlists.self, PlaylistCommand.self, Save.self,
-            Status.self, Watch.self, Daemon.self,
+            Status.self, Watch.self, LyricsCommand.self, Daemon.self,
             Controls.self, Linear.self, Places.self,
             Fullscreen.self, Raise.self, PictureInPicture.self, Gravity.self,
             StopAfter.self, Sleep.self,

@@ -7,7 +7,7 @@ import XCTest
 final class DocumentationTests: XCTestCase {
     static let commands = ["play", "pause", "toggle", "stop", "next", "prev", "seek", "volume", "mute", "unmute", "loop",
                            "shuffle", "rate", "retry", "add", "queue", "jump", "remove", "move", "clear", "playlists", "playlist",
-                           "save", "status", "watch", "daemon", "fullscreen", "raise", "pip", "gravity", "linear", "places",
+                           "save", "status", "watch", "lyrics", "daemon", "fullscreen", "raise", "pip", "gravity", "linear", "places",
                            "chapters", "chapter"]
 
     func run(_ executable: URL, _ arguments: [String]) throws -> String {

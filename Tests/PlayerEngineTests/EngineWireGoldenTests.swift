@@ -158,6 +158,8 @@ private enum Samples {
         metadata.coverURL = URL(fileURLWithPath: "/tmp/covers/ab cd.jpg")
         metadata.streamTitle = "Now"
         metadata.organization = "Radio"
+        metadata.lyrics = "la\nla"
+        metadata.sidecarLyrics = Lyrics(text: "one\ntwo", lines: [LyricLine(time: .milliseconds(1500), text: "one")])
         return metadata
     }
     static var configuration: EngineConfiguration {

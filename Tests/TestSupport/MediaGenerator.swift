@@ -27,6 +27,9 @@ public final class MediaGenerator: @unchecked Sendable {
         public var genre: String?
         public var date: String?
         public var comment: String?
+        /// Lyrics: an ID3 `USLT` frame in an MP3 (UTF-8, may hold newlines), a Vorbis comment
+        /// `LYRICS` in Ogg, Opus and FLAC (one line: taginject's syntax has no newline).
+        public var lyrics: String?
         /// More taginject fields as written there (`replaygain-track-gain=-6.0`), for all but MP3.
         public var extra: [String] = []
         public init(title: String? = nil, artist: String? = nil, album: String? = nil, albumArtist: String? = nil,
@@ -58,6 +61,8 @@ public final class MediaGenerator: @unchecked Sendable {
             if let genre { parts.append("genre=\(quoted(genre))") }
             if let date { parts.append("datetime=(GstDateTime)\(date)") }
             if let comment { parts.append("comment=\(quoted(comment))") }
+            // GStreamer 1.22 writes no lyrics tag to Vorbis comments: a raw comment instead
+            if let lyrics { parts.append("extended-comment=\(quoted("LYRICS=" + lyrics))") }
             parts += extra
             return parts.joined(separator: ",")
         }
@@ -421,6 +426,9 @@ public enum ID3Writer {
         text("TPOS", tags.discNumber.map(String.init))
         text("TCON", tags.genre)
         text("TDRC", tags.date)
+        if let lyrics = tags.lyrics {
+            frames.append(("USLT", Data([3] + Array("eng".utf8) + [0] + Array(lyrics.utf8))))
+        }
         if let comment = tags.comment {
             frames.append(("COMM", Data([3] + Array("eng".utf8) + [0] + Array(comment.utf8))))
         }
