@@ -90,23 +90,24 @@ final class SandboxTests: ServiceTestCase {
     /// does), the engine does not play unconfined: it says why and ends, and tonearmd, whose engine
     /// could not set up, stops with that reason (exit status 1). With TONEARM_SANDBOX=off it plays.
     func testAnEngineThatCannotInstallItsFilterDoesNotPlay() throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("PySupport/without_seccomp.py")
-        let wrapper = harness.directory.appendingPathComponent("engine-without-seccomp")
-        let engine = try BuiltProduct.executable("tonearm-engine")
-        try "#!/bin/sh\nexec /usr/bin/python3 '\(script.path)' '\(engine.path)' \"$@\"\n".write(to: wrapper, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: wrapper.path)
+        // seccomp(2) is 317 on x86_64, 277 on arm64; EINVAL is 22
+        #if arch(arm64)
+        let seccomp = 277
+        #else
+        let seccomp = 317
+        #endif
+        let wrapper = try Self.engine(refusing: ["\(seccomp)=22"], in: harness.directory, named: "engine-without-seccomp")
 
         let log = harness.directory.appendingPathComponent("unfiltered.log")
         let failing = try Daemon.launch(on: harness.bus, cacheHome: harness.cacheHome, stateHome: harness.stateHome,
-                                        musicDirectory: harness.musicDirectory, extraEnvironment: ["TONEARM_ENGINE": wrapper.path], log: log)
+                                        musicDirectory: harness.musicDirectory, extraEnvironment: ["TONEARM_ENGINE": wrapper], log: log)
         defer { failing.stop() }
         // a fresh cache: the formats are not known, so tonearmd starts an engine at once
         XCTAssertEqual(failing.waitForExit(timeout: 60), 1, failing.output)
         XCTAssertTrue(failing.output.contains("GStreamer could not start: the engine cannot install its system-call filter: the kernel takes no seccomp filters"),
                       failing.output)
 
-        let daemon = try harness.start(environment: ["TONEARM_ENGINE": wrapper.path, "TONEARM_SANDBOX": "off"])
+        let daemon = try harness.start(environment: ["TONEARM_ENGINE": wrapper, "TONEARM_SANDBOX": "off"])
         try harness.call(H.player, "OpenUri", "s", [H.uri(try short("tone", seconds: 30))])
         try harness.waitForStatus("Playing")
         let unfiltered = try XCTUnwrap(ProcessTree.descendants(of: daemon.pid, named: "tonearm-engine").first, "an engine plays")
