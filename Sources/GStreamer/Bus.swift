@@ -68,7 +68,7 @@ public final class Bus: @unchecked Sendable {
     /// `gst_video_overlay_set_window_handle` before the message is dropped; nil leaves the message
     /// to the sink's own window. It is the one handler here that may wait, bounded, for a window.
     public func takeAsyncDone(dropping unread: Unread = [], windowFor: (@Sendable (_ width: Int, _ height: Int) -> UInt64?)? = nil,
-                              _ handler: @escaping @Sendable () -> Bool) {
+                              _ handler: @escaping @Sendable (_ seqnum: UInt32) -> Bool) {
         let box = SyncHandler(pipeline: UnsafeMutableRawPointer(pipeline.pointer), unread: unread, handler: handler, windowFor: windowFor)
         gst_bus_set_sync_handler(pointer, { _, message, data in
             guard let message, let data else { return GST_BUS_PASS }
@@ -76,7 +76,7 @@ public final class Bus: @unchecked Sendable {
             guard box.isPublished else { return GST_BUS_PASS }
             let fromPipeline = UnsafeMutableRawPointer(tonearm_message_src(message)) == box.pipeline
             let drop = switch tonearm_message_type(message) {
-            case GST_MESSAGE_ASYNC_DONE: fromPipeline && box.handler()
+            case GST_MESSAGE_ASYNC_DONE: fromPipeline && box.handler(gst_message_get_seqnum(message))
             case GST_MESSAGE_STATE_CHANGED: !fromPipeline && box.unread.contains(.childStateChanges)
             case GST_MESSAGE_STREAM_STATUS: box.unread.contains(.streamStatus)
             case GST_MESSAGE_ELEMENT: box.answerWindowRequest(message)
@@ -103,10 +103,10 @@ public final class Bus: @unchecked Sendable {
 private final class SyncHandler: Sendable {
     nonisolated(unsafe) let pipeline: UnsafeMutableRawPointer
     let unread: Bus.Unread
-    let handler: @Sendable () -> Bool
+    let handler: @Sendable (UInt32) -> Bool
     let windowFor: (@Sendable (_ width: Int, _ height: Int) -> UInt64?)?
     private let published = Atomic<Bool>(false)
-    init(pipeline: UnsafeMutableRawPointer, unread: Bus.Unread, handler: @escaping @Sendable () -> Bool,
+    init(pipeline: UnsafeMutableRawPointer, unread: Bus.Unread, handler: @escaping @Sendable (UInt32) -> Bool,
          windowFor: (@Sendable (_ width: Int, _ height: Int) -> UInt64?)?) {
         self.pipeline = pipeline
         self.unread = unread
@@ -177,9 +177,14 @@ public struct Message: Sendable {
     public var source: String
     /// Whether the pipeline itself posted it (state changes of children are not the pipeline's).
     public var isFromPipeline: Bool
+    /// Its sequence number (`gst_message_get_seqnum`): from the counter events' numbers come from,
+    /// so a message made before an event has an older one (`Seqnum.isOlder`), unless it was
+    /// given the number of the event that caused it.
+    public var seqnum: UInt32
 
     init(_ message: UnsafeMutablePointer<GstMessage>, fromPipeline: Bool) {
         isFromPipeline = fromPipeline
+        seqnum = gst_message_get_seqnum(message)
         let source = tonearm_message_src(message).flatMap { tonearm_object_name($0) }.map { String(utf8Repairing: $0) } ?? ""
         self.source = source
         let type = tonearm_message_type(message)
@@ -336,4 +341,10 @@ public struct TocEntry: Sendable, Equatable {
         }
         return entries
     }
+}
+
+/// GStreamer's sequence numbers (`gst_util_seqnum_next`), which wrap around.
+public enum Seqnum {
+    /// Whether `a` was given before `b` (`gst_util_seqnum_compare` < 0).
+    public static func isOlder(_ a: UInt32, than b: UInt32) -> Bool { Int32(bitPattern: a &- b) < 0 }
 }

@@ -369,10 +369,14 @@ public final class Element: @unchecked Sendable {
 
     /// Like `seek`, and gives the seek event's sequence number (`gst_event_get_seqnum`), which the
     /// messages the seek causes carry (its SEGMENT_DONE); nil when it was refused.
-    public func numberedSeek(rate: Double, flags: SeekFlags, start: Int64) -> UInt32? {
+    /// `beforeSending` gets the number before the event is sent: a flushing seek can preroll, and
+    /// post its ASYNC_DONE, before `gst_element_send_event` returns.
+    public func numberedSeek(rate: Double, flags: SeekFlags, start: Int64,
+                             beforeSending: (UInt32) -> Void = { _ in }) -> UInt32? {
         guard let event = gst_event_new_seek(rate, GST_FORMAT_TIME, GstSeekFlags(rawValue: flags.rawValue),
                                              GST_SEEK_TYPE_SET, gint64(start), GST_SEEK_TYPE_NONE, -1) else { return nil }
         let seqnum = gst_event_get_seqnum(event)
+        beforeSending(seqnum)
         return gst_element_send_event(pointer, event) != 0 ? seqnum : nil  // the element takes the event
     }
 

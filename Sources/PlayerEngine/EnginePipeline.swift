@@ -38,9 +38,10 @@ final class EnginePipeline: @unchecked Sendable {
     /// The item about-to-finish switched the uri to, until its STREAM_START (`handle`).
     var switching: (uri: MediaURI, generation: Generation)?
     /// The exact seek whose ASYNC_DONE is handed straight to the player (see `seek`): the
-    /// generation it belongs to and the position it goes to. Set before the seek is sent,
-    /// taken by the thread that posts the next ASYNC_DONE.
-    var awaitedSeek: (generation: Generation, position: Duration)?
+    /// generation it belongs to, the position it goes to and its event's sequence number. Set
+    /// before the seek is sent, taken by the thread that posts the next ASYNC_DONE made after it
+    /// (an older one, a pause's that was on its way, is not the seek's).
+    var awaitedSeek: (generation: Generation, position: Duration, seqnum: UInt32)?
     /// The display its video goes to (nil: its video is dropped), and whether a sink of it got
     /// the window (such a pipeline is never kept warm: its sink holds the window's id).
     var display: VideoDisplay?

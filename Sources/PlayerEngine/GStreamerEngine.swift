@@ -54,7 +54,17 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         configuration: configuration, queue: queue, logger: logger, outputs: outputs, levels: levels, video: video,
         teardown: teardown, owner: self, hasCurrent: { [unowned self] in pipeline != nil },
         drain: { [weak self] pipeline in self?.drainBus(pipeline) },
-        seekDone: { [weak self] generation, position in self?.deliver(.seekDone(PositionSample(position, at: .now)), generation) })
+        seekDone: { [weak self] generation, position, seqnum in
+            guard let engine = self else { return }
+            engine.deliver(.seekDone(PositionSample(position, at: .now)), generation)
+            engine.seekEnded(seqnum)
+        })
+
+    /// An exact seek's ASYNC_DONE was taken where it was posted (`seekDone`) and never reaches
+    /// the bus: that seek is no longer on its way.
+    private func seekEnded(_ seqnum: UInt32) {
+        queue.async { [self] in if load?.seekSeqnum == seqnum { load?.seekSeqnum = nil } }
+    }
     /// The state of the current item's load (`Load.swift`): made by `load` and a crossfade's start,
     /// derived at a gapless switch or a loop's lap, nil once retired; non-nil exactly while
     /// `pipeline` is.
@@ -468,10 +478,11 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
         // hop through this queue. Armed before the seek: a flushing seek can preroll before
         // gst_element_seek returns. A rate change (`.current`), a key-unit seek (it lands where the
         // key unit is) and a live window (it slides) go the bus's way, with a snapshot.
-        if mode == .exact, case .position = target, load?.reportedLive != true {
-            pipeline.lock.withLock { pipeline.awaitedSeek = (generation, .nanoseconds(start)) }
+        let awaits = if mode == .exact, case .position = target, load?.reportedLive != true { true } else { false }
+        let seqnum = pipeline.playbin.numberedSeek(rate: rate, flags: flags, start: start) { seqnum in
+            load?.seekSeqnum = seqnum
+            if awaits { pipeline.lock.withLock { pipeline.awaitedSeek = (generation, .nanoseconds(start), seqnum) } }
         }
-        let seqnum = pipeline.playbin.numberedSeek(rate: rate, flags: flags, start: start)
         if seqnum == nil {
             pipeline.lock.withLock { pipeline.awaitedSeek = nil }
             deliver(.seekRefused, generation)
@@ -627,6 +638,23 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
             let position = old == new && new == .paused ? nil : positionSample()
             deliver(.stateChanged(Self.state(new) ?? .null, pending: Self.state(pending), position: position), generation)
         case .asyncDone:
+            // After the preroll, an ASYNC_DONE is told to the player only as a seek's end: a pause's
+            // or a play's, told while the player's next seek was on its way here, was taken for
+            // that seek's end (Seeked at the paused position, and the seek's own end then taken
+            // for nothing: ChapterTests, GoToChapter right after Pause). The state change tells
+            // the player the rest. A seek's end is an ASYNC_DONE made after the seek was sent
+            // (one on the bus from before it is older); an exact seek's comes as `.seekDone`.
+            let seekEnd: Bool
+            if load?.prerolled == true {
+                if let sent = load?.seekSeqnum, !Seqnum.isOlder(message.seqnum, than: sent) {
+                    load?.seekSeqnum = nil
+                    seekEnd = true
+                } else {
+                    seekEnd = false
+                }
+            } else {
+                seekEnd = true  // the preroll's: the player's load ends with it
+            }
             prerollWatch.cancel()
             if load?.prerolled == false {
                 load?.prerolled = true
@@ -646,7 +674,7 @@ public final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
                 load?.reportedLive = true
                 deliver(.live, generation)
             }
-            deliver(.asyncDone(snapshot), generation)
+            if seekEnd { deliver(.asyncDone(snapshot), generation) }
         case .streamStart:
             if load?.announcesAtPreroll == true { return }  // a crossfade's item is announced at its preroll
             // after about-to-finish, STREAM_START is the boundary to the next item (trap 2)

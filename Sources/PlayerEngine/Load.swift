@@ -30,6 +30,9 @@ struct Load {
     var announcesAtPreroll = false
     /// The rate the player last asked for with a seek: a redraw of a paused frame keeps it.
     var rate = 1.0
+    /// The sequence number of the last seek sent: an ASYNC_DONE made before it (a pause's, still
+    /// on the bus when the seek went) is not the seek's end, and is not told as one.
+    var seekSeqnum: UInt32?
     /// A redraw of the paused frame is under way (`VideoOutput.showControls`): its ASYNC_DONE and state
     /// changes are the engine's own, not the player's.
     var redrawing = false

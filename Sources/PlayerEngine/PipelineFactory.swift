@@ -32,7 +32,7 @@ final class PipelineFactory: @unchecked Sendable {
     private let drain: (EnginePipeline) -> Void
     /// Told, on the thread that posts it, the ASYNC_DONE that ends an exact seek: the generation
     /// and position the seek was armed with (`EnginePipeline.awaitedSeek`).
-    private let seekDone: @Sendable (Generation, Duration) -> Void
+    private let seekDone: @Sendable (Generation, Duration, UInt32) -> Void
 
     /// The equalizer's gains as the player last asked (`AudioStages.swift`): every new filter gets them.
     var equalizer = Equalizer.flat
@@ -61,7 +61,7 @@ final class PipelineFactory: @unchecked Sendable {
 
     init(configuration: EngineConfiguration, queue: DispatchQueue, logger: Logger, outputs: AudioOutputs, levels: OutputLevels,
          video: VideoOutput, teardown: PipelineTeardown, owner: AnyObject, hasCurrent: @escaping () -> Bool,
-         drain: @escaping (EnginePipeline) -> Void, seekDone: @escaping @Sendable (Generation, Duration) -> Void) {
+         drain: @escaping (EnginePipeline) -> Void, seekDone: @escaping @Sendable (Generation, Duration, UInt32) -> Void) {
         self.configuration = configuration
         self.queue = queue
         self.logger = logger
@@ -144,14 +144,16 @@ final class PipelineFactory: @unchecked Sendable {
             // a streaming thread, in the sync handler: the sink draws into our window (trap 12)
             guard let video, let pipeline else { return nil }
             return video.window(for: pipeline, width: width, height: height)
-        }) { [weak pipeline] in
+        }) { [weak pipeline] seqnum in
             guard let pipeline else { return false }
-            let awaited: (generation: Generation, position: Duration)? = pipeline.lock.withLock {
-                defer { pipeline.awaitedSeek = nil }
-                return pipeline.awaitedSeek
+            let awaited: (generation: Generation, position: Duration, seqnum: UInt32)? = pipeline.lock.withLock {
+                // an ASYNC_DONE made before the seek (a pause's, posted as the seek was armed) is not its end
+                guard let awaited = pipeline.awaitedSeek, !Seqnum.isOlder(seqnum, than: awaited.seqnum) else { return nil }
+                pipeline.awaitedSeek = nil
+                return awaited
             }
             guard let awaited else { return false }
-            seekDone(awaited.generation, awaited.position)
+            seekDone(awaited.generation, awaited.position, awaited.seqnum)
             return true
         }
         let drain = drain

@@ -46,7 +46,7 @@ final class PipelineFactoryTests: XCTestCase {
             factory = PipelineFactory(configuration: configuration, queue: queue, logger: logger, outputs: outputs,
                                       levels: levels, video: video, teardown: teardown, owner: self,
                                       hasCurrent: { [unowned self] in engineHasPipeline },
-                                      drain: { pipeline in while pipeline.bus.pop() != nil {} }, seekDone: { _, _ in })
+                                      drain: { pipeline in while pipeline.bus.pop() != nil {} }, seekDone: { _, _, _ in })
             factory.setUp(exclusiveDevice: sink.exclusive)
         }
     }
